@@ -1,0 +1,247 @@
+// Package state holds the records through which shims, hooks and commands
+// know about each other: one JSON file per running shim, an append-only
+// incident log, and per-server lifecycle logs, all under
+// $XDG_STATE_HOME/mcp-heal with 0700 directories and 0600 files.
+//
+// The record is a contract: shims write it on every transition, hooks and
+// `mcp-heal status` read it. Bump Schema on an incompatible change.
+package state
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/adrg/xdg"
+	"github.com/natefinch/atomic"
+)
+
+// Schema is the version of Record's layout.
+const Schema = 1
+
+// Mode of a shim.
+const (
+	ModeStdio  = "stdio"
+	ModeRemote = "remote"
+)
+
+// States a shim reports.
+const (
+	Starting   = "starting"   // first spawn or first session not yet up
+	Running    = "running"    // child up and handshake done
+	Restarting = "restarting" // child died; respawning and replaying now
+	Backoff    = "backoff"    // waiting before the next respawn attempt
+	Failed     = "failed"     // crash loop: requests are answered with an error
+	Stopping   = "stopping"   // client went away; shutting down
+)
+
+// Exit describes how a child (or remote session) ended.
+type Exit struct {
+	Code     *int      `json:"code,omitempty"`   // exit code, when it exited
+	Signal   string    `json:"signal,omitempty"` // e.g. "killed", when signalled
+	Reason   string    `json:"reason,omitempty"` // one line: "exited with code 1", "hung: no ping reply in 2s", "session lost (HTTP 404)"
+	At       time.Time `json:"at"`
+	UptimeMS int64     `json:"uptime_ms"`
+}
+
+// Record is the state of one running shim.
+type Record struct {
+	Schema    int    `json:"schema"`
+	Server    string `json:"server"`            // name as Claude Code knows it
+	Session   string `json:"session,omitempty"` // CLAUDE_CODE_SESSION_ID
+	ClaudePID int    `json:"claude_pid"`        // the shim's parent
+	ShimPID   int    `json:"shim_pid"`
+	Mode      string `json:"mode"`   // ModeStdio or ModeRemote
+	Target    string `json:"target"` // command line or URL, secrets removed
+	State     string `json:"state"`
+	ChildPID  int    `json:"child_pid,omitempty"`
+	Restarts  int    `json:"restarts"`
+	// Era is "stateless" (server/discover, 2026-07-28) or "handshake"
+	// (initialize), once the client negotiated; ProtocolVersion is the one
+	// agreed.
+	Era             string    `json:"era,omitempty"`
+	ProtocolVersion string    `json:"protocol_version,omitempty"`
+	LastExit        *Exit     `json:"last_exit,omitempty"`
+	LastError       string    `json:"last_error,omitempty"`
+	StderrTail      []string  `json:"stderr_tail,omitempty"`
+	Retried         int       `json:"retried"` // requests re-sent after a respawn
+	FailedCalls     int       `json:"failed_calls"`
+	Started         time.Time `json:"started"`
+	ChildStarted    time.Time `json:"child_started,omitempty"`
+	Updated         time.Time `json:"updated"`
+}
+
+// Dir is the mcp-heal state directory. Tests that change XDG_STATE_HOME in
+// process must call xdg.Reload first.
+func Dir() string { return filepath.Join(xdg.StateHome, "mcp-heal") }
+
+// ShimsDir holds one record per running shim.
+func ShimsDir() string { return filepath.Join(Dir(), "shims") }
+
+// LogsDir holds per-server lifecycle and traffic logs.
+func LogsDir() string { return filepath.Join(Dir(), "logs") }
+
+// IncidentsPath is the append-only incident log.
+func IncidentsPath() string { return filepath.Join(Dir(), "incidents.jsonl") }
+
+// LogPath is the lifecycle log of server.
+func LogPath(server string) string { return filepath.Join(LogsDir(), SafeName(server)+".log") }
+
+// TrafficLogPath is the opt-in traffic log of server.
+func TrafficLogPath(server string) string {
+	return filepath.Join(LogsDir(), SafeName(server)+".traffic.log")
+}
+
+// SafeName maps a server name to a file name component.
+func SafeName(server string) string {
+	if server == "" {
+		return "_"
+	}
+	var b strings.Builder
+	for _, r := range server {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	s := b.String()
+	if s == "." || s == ".." {
+		s = "_"
+	}
+	return s
+}
+
+// EnsureDir creates dir (and parents) with mode 0700 and tightens an
+// existing dir to 0700.
+func EnsureDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	return os.Chmod(dir, 0o700)
+}
+
+func recordPath(pid int) string { return filepath.Join(ShimsDir(), strconv.Itoa(pid)+".json") }
+
+// Write replaces the record of r.ShimPID atomically, stamping Schema and
+// Updated.
+func Write(r *Record) error {
+	if r.ShimPID <= 0 {
+		return errors.New("state: record without shim pid")
+	}
+	if err := EnsureDir(ShimsDir()); err != nil {
+		return err
+	}
+	r.Schema = Schema
+	r.Updated = time.Now().UTC()
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	// atomic.WriteFile writes a temp file (0600 from os.CreateTemp) in the
+	// same directory and renames it over the target.
+	return atomic.WriteFile(recordPath(r.ShimPID), strings.NewReader(string(b)))
+}
+
+// Remove deletes the record of shim pid; a missing record is not an error.
+func Remove(pid int) error {
+	err := os.Remove(recordPath(pid))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// Read returns the record of shim pid.
+func Read(pid int) (*Record, error) { return readFile(recordPath(pid)) }
+
+func readFile(path string) (*Record, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r Record
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return &r, nil
+}
+
+// Alive reports whether a process with pid exists.
+func Alive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// List returns the records of live shims, oldest first. Records whose shim
+// is gone are stale: List deletes them and leaves them out. Unreadable
+// records are skipped.
+func List() ([]*Record, error) {
+	ents, err := os.ReadDir(ShimsDir())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []*Record
+	for _, e := range ents {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".json") {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimSuffix(name, ".json"))
+		if err != nil {
+			continue
+		}
+		path := filepath.Join(ShimsDir(), name)
+		if !Alive(pid) {
+			os.Remove(path)
+			continue
+		}
+		r, err := readFile(path)
+		if err != nil || r.ShimPID != pid {
+			continue
+		}
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Started.Before(out[j].Started) })
+	return out, nil
+}
+
+// Find returns the live shim records for server in one Claude Code session:
+// matched by session id when known, else by the Claude Code pid (hooks get
+// CLAUDE_PID; a shim's parent is that process). Empty session and zero pid
+// match every record of server.
+func Find(server, session string, claudePID int) ([]*Record, error) {
+	all, err := List()
+	if err != nil {
+		return nil, err
+	}
+	var out []*Record
+	for _, r := range all {
+		if r.Server != server {
+			continue
+		}
+		if session != "" && r.Session != "" {
+			if r.Session != session {
+				continue
+			}
+		} else if claudePID > 0 && r.ClaudePID != claudePID {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}

