@@ -1,0 +1,38 @@
+// Package claudecfg finds the MCP server entries Claude Code would load for a
+// project in every scope (project .mcp.json, ~/.claude.json user and local
+// scopes, plugin-provided servers), and rewrites them so Claude Code launches
+// them through `mcp-heal shim` (wrap) or back (unwrap). Rewrites are pure
+// functions on the file's bytes plus one atomic commit with a backup.
+package claudecfg
+
+// Scopes a server entry can come from.
+const (
+	ScopeProject = "project" // <project>/.mcp.json
+	ScopeUser    = "user"    // ~/.claude.json "mcpServers"
+	ScopeLocal   = "local"   // ~/.claude.json "projects"[<project>]["mcpServers"]
+	ScopePlugin  = "plugin"  // an installed plugin's .mcp.json or plugin.json
+)
+
+// Server is one MCP server entry as configured, with its wrapped state
+// resolved: for a wrapped entry, Command/Args/URL/Headers describe the real
+// server the shim runs, not the shim.
+type Server struct {
+	Name      string            `json:"name"`      // as Claude Code knows it (plugin servers: "plugin:<plugin>:<server>")
+	Scope     string            `json:"scope"`     // Scope* constant
+	File      string            `json:"file"`      // the config file it was read from
+	Transport string            `json:"transport"` // "stdio", "http" or "sse"
+	Command   string            `json:"command,omitempty"`
+	Args      []string          `json:"args,omitempty"`
+	Env       map[string]string `json:"-"` // values are secrets: never print them
+	EnvKeys   []string          `json:"env_keys,omitempty"`
+	URL       string            `json:"url,omitempty"`
+	Headers   map[string]string `json:"-"` // values are secrets: never print them
+	Wrapped   bool              `json:"wrapped"`
+	Shadowed  bool              `json:"shadowed,omitempty"` // a higher-precedence scope defines the same name
+}
+
+// Options says where to look.
+type Options struct {
+	Home       string // the user's home (~/.claude.json, ~/.claude/plugins)
+	ProjectDir string // the project (cwd or CLAUDE_PROJECT_DIR)
+}
