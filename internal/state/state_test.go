@@ -1,0 +1,186 @@
+package state
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/adrg/xdg"
+)
+
+func useTempState(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", dir)
+	xdg.Reload()
+	t.Cleanup(xdg.Reload)
+	return dir
+}
+
+func TestWriteReadListModes(t *testing.T) {
+	useTempState(t)
+	r := &Record{Server: "tiny", Session: "s1", ShimPID: os.Getpid(), ClaudePID: os.Getppid(), Mode: ModeStdio, State: Running, Started: time.Now()}
+	if err := Write(r); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Read(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Server != "tiny" || got.Schema != Schema || got.Updated.IsZero() {
+		t.Errorf("got %+v", got)
+	}
+	st, err := os.Stat(recordPath(os.Getpid()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("record mode %v, want 0600", st.Mode().Perm())
+	}
+	for _, d := range []string{Dir(), ShimsDir()} {
+		st, err := os.Stat(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm() != 0o700 {
+			t.Errorf("%s mode %v, want 0700", d, st.Mode().Perm())
+		}
+	}
+	all, err := List()
+	if err != nil || len(all) != 1 {
+		t.Fatalf("List = %v, %v; want 1 record", all, err)
+	}
+	if err := Remove(os.Getpid()); err != nil {
+		t.Fatal(err)
+	}
+	if err := Remove(os.Getpid()); err != nil {
+		t.Errorf("second Remove: %v", err)
+	}
+}
+
+// TestStaleRecordsDropped writes a record for a process that has exited:
+// List must leave it out and delete it.
+func TestStaleRecordsDropped(t *testing.T) {
+	useTempState(t)
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := cmd.Process.Pid
+	if err := Write(&Record{Server: "gone", ShimPID: dead}); err != nil {
+		t.Fatal(err)
+	}
+	all, err := List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 0 {
+		t.Fatalf("got %d records, want 0 (stale)", len(all))
+	}
+	if _, err := os.Stat(recordPath(dead)); !os.IsNotExist(err) {
+		t.Errorf("stale record not removed: %v", err)
+	}
+}
+
+func TestFind(t *testing.T) {
+	useTempState(t)
+	// Three live processes stand in for three shims.
+	var pids []int
+	for i := 0; i < 3; i++ {
+		cmd := exec.Command("sleep", "30")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		pids = append(pids, cmd.Process.Pid)
+	}
+	recs := []*Record{
+		{Server: "a", Session: "s1", ClaudePID: 100, ShimPID: pids[0]},
+		{Server: "a", Session: "s2", ClaudePID: 200, ShimPID: pids[1]},
+		{Server: "a", ClaudePID: 300, ShimPID: pids[2]},
+	}
+	for _, r := range recs {
+		if err := Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		server, session string
+		claudePID       int
+		want            int
+	}{
+		{"a", "s1", 0, 2}, // s1, plus the record without a session matched by nothing else: pid 0 matches all
+		{"a", "s2", 200, 1},
+		{"a", "", 300, 1},
+		{"a", "", 0, 3},
+		{"b", "", 0, 0},
+	}
+	for _, tt := range tests {
+		got, err := Find(tt.server, tt.session, tt.claudePID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != tt.want {
+			t.Errorf("Find(%q,%q,%d) = %d records, want %d", tt.server, tt.session, tt.claudePID, len(got), tt.want)
+		}
+	}
+}
+
+func TestIncidents(t *testing.T) {
+	useTempState(t)
+	for i := 0; i < 5; i++ {
+		srv := "a"
+		if i%2 == 1 {
+			srv = "b"
+		}
+		if err := AppendIncident(Incident{Server: srv, Event: "PostToolUseFailure", Class: "connection-closed"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, err := Incidents("", 0)
+	if err != nil || len(all) != 5 {
+		t.Fatalf("got %d, %v; want 5", len(all), err)
+	}
+	a, _ := Incidents("a", 2)
+	if len(a) != 2 || a[0].Server != "a" {
+		t.Errorf("got %+v", a)
+	}
+	st, _ := os.Stat(IncidentsPath())
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("incident log mode %v", st.Mode().Perm())
+	}
+}
+
+func TestIncidentLogTrimmed(t *testing.T) {
+	useTempState(t)
+	long := string(make([]byte, 4000))
+	for i := 0; i < 400; i++ {
+		if err := AppendIncident(Incident{Server: "a", Error: long}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := os.Stat(IncidentsPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Size() > MaxIncidentBytes+64<<10 {
+		t.Errorf("incident log %d bytes, want trimmed near %d", st.Size(), MaxIncidentBytes)
+	}
+	all, err := Incidents("", 0)
+	if err != nil || len(all) == 0 {
+		t.Fatalf("after trim: %d, %v", len(all), err)
+	}
+}
+
+func TestSafeName(t *testing.T) {
+	for in, want := range map[string]string{"tiny": "tiny", "plugin:x:y": "plugin_x_y", "../etc": ".._etc", "..": "_", "": "_", "a b/c": "a_b_c"} {
+		if got := SafeName(in); got != want {
+			t.Errorf("SafeName(%q) = %q, want %q", in, got, want)
+		}
+		if filepath.Base(SafeName(in)) != SafeName(in) {
+			t.Errorf("SafeName(%q) has a separator", in)
+		}
+	}
+}
