@@ -1,0 +1,191 @@
+package example
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
+)
+
+// Resource URIs.
+const (
+	helloURI   = "example://hello"
+	counterURI = "example://counter" // updated by counter_increment
+	sessionURI = "example://session" // same JSON as the session_info tool
+)
+
+func resourceList() []map[string]any {
+	return []map[string]any{
+		{"uri": helloURI, "name": "hello", "mimeType": "text/plain", "description": "A fixed greeting."},
+		{"uri": counterURI, "name": "counter", "mimeType": "text/plain", "description": "counter_increment's counter; subscribe to hear about changes."},
+		{"uri": sessionURI, "name": "session", "mimeType": "application/json", "description": "This server process: pid, protocol version, log level, subscriptions."},
+	}
+}
+
+func resourceTemplates() []map[string]any {
+	return []map[string]any{
+		{"uriTemplate": "example://echo/{text}", "name": "echo", "mimeType": "text/plain"},
+	}
+}
+
+type uriParams struct {
+	URI string `json:"uri"`
+}
+
+func (s *server) readResource(params json.RawMessage) (any, error) {
+	var p uriParams
+	if json.Unmarshal(params, &p) != nil || p.URI == "" {
+		return nil, &rpcError{jsonrpc.CodeInvalidParams, "resources/read: missing uri"}
+	}
+	var text, mime string
+	switch {
+	case p.URI == helloURI:
+		text, mime = "Hello from the mcp-heal example server.", "text/plain"
+	case p.URI == counterURI:
+		text, mime = strconv.Itoa(s.counterValue()), "text/plain"
+	case p.URI == sessionURI:
+		b, _ := json.Marshal(s.sessionInfo())
+		text, mime = string(b), "application/json"
+	case strings.HasPrefix(p.URI, "example://echo/"):
+		text, mime = strings.TrimPrefix(p.URI, "example://echo/"), "text/plain"
+	default:
+		// Resources spec: resource not found is -32002.
+		return nil, &rpcError{-32002, "resource not found: " + p.URI}
+	}
+	return map[string]any{"contents": []map[string]any{{"uri": p.URI, "mimeType": mime, "text": text}}}, nil
+}
+
+func (s *server) subscribe(method string, params json.RawMessage) (any, error) {
+	var p uriParams
+	if json.Unmarshal(params, &p) != nil || p.URI == "" {
+		return nil, &rpcError{jsonrpc.CodeInvalidParams, method + ": missing uri"}
+	}
+	s.mu.Lock()
+	if method == "resources/subscribe" {
+		s.subs[p.URI] = true
+	} else {
+		delete(s.subs, p.URI)
+	}
+	s.mu.Unlock()
+	return struct{}{}, nil
+}
+
+// listen serves subscriptions/listen (2026-07-28): acknowledge what is
+// honoured, then keep the request open, carrying resource updates tagged
+// with the listen request's id, until the client cancels it.
+func (s *server) listen(ctx context.Context, req request) (any, error) {
+	var p struct {
+		Notifications *struct {
+			ResourceSubscriptions []string `json:"resourceSubscriptions"`
+			ToolsListChanged      bool     `json:"toolsListChanged"`
+			PromptsListChanged    bool     `json:"promptsListChanged"`
+			ResourcesListChanged  bool     `json:"resourcesListChanged"`
+		} `json:"notifications"`
+	}
+	if json.Unmarshal(req.Params, &p) != nil || p.Notifications == nil {
+		return nil, &rpcError{jsonrpc.CodeInvalidParams, "subscriptions/listen: missing notifications"}
+	}
+	key := string(req.ID)
+	l := listen{resources: map[string]bool{}}
+	for _, u := range p.Notifications.ResourceSubscriptions {
+		l.resources[u] = true
+	}
+	s.mu.Lock()
+	s.listens[key] = l
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.listens, key)
+		s.mu.Unlock()
+	}()
+	s.notify("notifications/subscriptions/acknowledged", map[string]any{
+		"_meta": map[string]any{metaSubscriptionID: req.ID},
+		"notifications": map[string]any{
+			"resourceSubscriptions": p.Notifications.ResourceSubscriptions,
+			"toolsListChanged":      p.Notifications.ToolsListChanged,
+			"promptsListChanged":    p.Notifications.PromptsListChanged,
+			"resourcesListChanged":  p.Notifications.ResourcesListChanged,
+		},
+	})
+	<-ctx.Done()
+	return nil, errNoReply
+}
+
+// resourceUpdated tells subscribers (handshake-era resources/subscribe and
+// stateless-era listen streams) that uri changed.
+func (s *server) resourceUpdated(uri string) {
+	s.mu.Lock()
+	legacy := s.subs[uri]
+	var listeners []string
+	for id, l := range s.listens {
+		if l.resources[uri] {
+			listeners = append(listeners, id)
+		}
+	}
+	s.mu.Unlock()
+	if legacy {
+		s.notify("notifications/resources/updated", map[string]any{"uri": uri})
+	}
+	for _, id := range listeners {
+		s.notify("notifications/resources/updated", map[string]any{
+			"uri":   uri,
+			"_meta": map[string]any{metaSubscriptionID: json.RawMessage(id)},
+		})
+	}
+}
+
+func promptList() []map[string]any {
+	return []map[string]any{
+		{"name": "greet", "description": "Greets someone.",
+			"arguments": []map[string]any{{"name": "name", "description": "who to greet", "required": true}}},
+	}
+}
+
+func getPrompt(params json.RawMessage) (any, error) {
+	var p struct {
+		Name      string            `json:"name"`
+		Arguments map[string]string `json:"arguments"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.Name != "greet" {
+		return nil, &rpcError{jsonrpc.CodeInvalidParams, "unknown prompt: " + p.Name}
+	}
+	name := p.Arguments["name"]
+	if name == "" {
+		return nil, &rpcError{jsonrpc.CodeInvalidParams, "prompts/get greet: missing argument name"}
+	}
+	return map[string]any{
+		"description": "A greeting",
+		"messages": []map[string]any{{"role": "user",
+			"content": map[string]any{"type": "text", "text": "Please greet " + name + "."}}},
+	}, nil
+}
+
+// failStart implements --fail-starts: count this start in FailFile and fail
+// the first FailStarts of them, as a server with a broken environment does.
+func failStart(opts Options, stderr io.Writer) error {
+	if opts.FailStarts <= 0 {
+		return nil
+	}
+	if opts.FailFile == "" {
+		return fmt.Errorf("--fail-starts needs --fail-file")
+	}
+	counterMu.Lock()
+	defer counterMu.Unlock()
+	n, err := ReadCounter(opts.FailFile)
+	if err != nil {
+		return err
+	}
+	n++
+	if err := writeFileAtomic(opts.FailFile, []byte(strconv.Itoa(n)+"\n")); err != nil {
+		return err
+	}
+	if n <= opts.FailStarts {
+		fmt.Fprintf(stderr, "example-server: simulated start failure %d of %d: cannot open database (connection refused)\n", n, opts.FailStarts)
+		return &ExitError{Code: 1, Reason: fmt.Sprintf("simulated start failure %d of %d", n, opts.FailStarts)}
+	}
+	return nil
+}

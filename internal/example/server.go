@@ -1,0 +1,550 @@
+// Package example is the built-in example MCP server behind
+// `mcp-heal example-server`: a small, real stdio server written against the
+// MCP specification directly (no SDK), speaking both protocol eras. It is the
+// server `mcp-heal demo` heals and the fixture the other packages' tests run
+// the shim against, so it has tools with every retry-relevant annotation,
+// tools that crash or hang on request, and start-up faults driven by flags.
+package example
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
+)
+
+// Eras the server can speak.
+const (
+	EraBoth      = "both"      // answer server/discover and initialize
+	EraHandshake = "handshake" // -32601 to server/discover, like most servers today
+	EraStateless = "stateless" // server/discover only; -32601 to initialize
+)
+
+// StatelessVersion is the protocol version of the stateless era.
+const StatelessVersion = "2026-07-28"
+
+// handshakeVersions are the handshake-era versions the server accepts, newest
+// first; an unknown requested version is answered with the newest (2025-11-25
+// lifecycle: "the server MUST respond with another protocol version it
+// supports").
+var handshakeVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+// Meta keys of the stateless era (2026-07-28, per-request _meta).
+const (
+	metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
+	metaServerInfo      = "io.modelcontextprotocol/serverInfo"
+	metaSubscriptionID  = "io.modelcontextprotocol/subscriptionId"
+)
+
+// Options configure one run of the server.
+type Options struct {
+	// Era is EraBoth (default), EraHandshake or EraStateless.
+	Era string
+	// Name is the serverInfo name (default "mcp-heal-example").
+	Name string
+	// StateFile holds counter_increment's counter as a decimal integer, so
+	// a test can tell whether a call ran twice. Empty keeps it in memory.
+	StateFile string
+	// CallLog, when set, gets one line per tools/call the server executed:
+	// `<tool> <arguments JSON>`.
+	CallLog string
+	// FailStarts and FailFile: the first FailStarts starts (counted in
+	// FailFile) fail with a message on stderr and exit code 1.
+	FailStarts int
+	FailFile   string
+	// JunkStdout writes a non-JSON line to stdout at start and before every
+	// tools/call result (a server that logs to the wrong stream).
+	JunkStdout bool
+	// StartDelay sleeps before reading stdin (a slow cold start).
+	StartDelay time.Duration
+	// CrashOnDiscover exits (code 1) when it receives server/discover, like
+	// a server that dies on a method it does not know.
+	CrashOnDiscover bool
+	// Logger receives the server's own diagnostics; nil discards them.
+	Logger *slog.Logger
+}
+
+// ExitError asks the caller to end the process with Code: the crash tool,
+// --crash-on-discover and simulated start failures return it. Run returns it
+// at once, without waiting for other calls: the point is to die mid-call.
+type ExitError struct {
+	Code   int
+	Reason string
+}
+
+func (e *ExitError) Error() string { return fmt.Sprintf("%s (exit %d)", e.Reason, e.Code) }
+
+// Run serves one client on stdin/stdout until stdin ends, ctx is cancelled
+// or a tool asks the process to exit (*ExitError). stderr gets fault
+// messages a real server would print.
+//
+// The reader goroutine cannot be interrupted: when Run returns because of a
+// crash, it stays blocked on stdin until the process exits, which is what
+// the caller does with an *ExitError.
+func Run(ctx context.Context, opts Options, stdin io.Reader, stdout, stderr io.Writer) error {
+	if opts.Era == "" {
+		opts.Era = EraBoth
+	}
+	switch opts.Era {
+	case EraBoth, EraHandshake, EraStateless:
+	default:
+		return fmt.Errorf("unknown era %q (want both, handshake or stateless)", opts.Era)
+	}
+	if opts.Name == "" {
+		opts.Name = "mcp-heal-example"
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if err := failStart(opts, stderr); err != nil {
+		return err
+	}
+	s := &server{
+		opts:    opts,
+		out:     jsonrpc.NewWriter(stdout),
+		rawOut:  stdout,
+		stderr:  stderr,
+		exit:    make(chan *ExitError, 1),
+		calls:   map[string]context.CancelFunc{},
+		subs:    map[string]bool{},
+		listens: map[string]listen{},
+		values:  map[string]string{},
+		started: time.Now(),
+	}
+	if opts.JunkStdout {
+		s.junk("example-server starting (this line is not JSON-RPC)")
+	}
+	if opts.StartDelay > 0 {
+		select {
+		case <-time.After(opts.StartDelay):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	lines := make(chan []byte)
+	readErr := make(chan error, 1)
+	go func() {
+		r := jsonrpc.NewReader(stdin)
+		for {
+			line, err := r.Next()
+			if err != nil {
+				readErr <- err
+				return
+			}
+			cp := append([]byte(nil), line...)
+			select {
+			case lines <- cp:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+
+	for {
+		select {
+		case line := <-lines:
+			s.handleLine(ctx, line)
+		case e := <-s.exit:
+			return e
+		case err := <-readErr:
+			if s.isHung() {
+				// A hung server does not notice its client left: it has
+				// to be signalled, like a real stuck process.
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case e := <-s.exit:
+					return e
+				}
+			}
+			cancel()
+			s.wg.Wait()
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		case <-ctx.Done():
+			s.wg.Wait()
+			return ctx.Err()
+		}
+	}
+}
+
+// server is the state of one run. Requests are handled concurrently (slow
+// calls must not block pings); mu guards the maps and flags.
+type server struct {
+	opts    Options
+	out     *jsonrpc.Writer
+	rawOut  io.Writer
+	stderr  io.Writer
+	exit    chan *ExitError
+	wg      sync.WaitGroup
+	started time.Time
+
+	mu          sync.Mutex
+	hung        bool
+	initialized bool   // notifications/initialized received
+	version     string // negotiated handshake version, or StatelessVersion
+	logLevel    string
+	calls       map[string]context.CancelFunc // in-flight requests by raw id
+	subs        map[string]bool               // resources/subscribe URIs
+	listens     map[string]listen             // open subscriptions/listen by raw id
+	values      map[string]string             // set_value
+	counter     int                           // when no StateFile
+}
+
+type listen struct {
+	resources map[string]bool
+}
+
+// request is a decoded client request.
+type request struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
+// rpcError is returned by handlers to answer with a JSON-RPC error.
+type rpcError struct {
+	code int
+	msg  string
+}
+
+func (e *rpcError) Error() string { return e.msg }
+
+// errNoReply makes a handler send nothing (hang, cancelled, crash).
+var errNoReply = errors.New("no reply")
+
+func (s *server) isHung() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hung
+}
+
+func (s *server) handleLine(ctx context.Context, line []byte) {
+	if len(line) == 0 {
+		return
+	}
+	if s.isHung() {
+		return
+	}
+	m, err := jsonrpc.Peek(line)
+	if err != nil {
+		code := jsonrpc.CodeInvalidRequest
+		if errors.Is(err, jsonrpc.ErrNotJSON) || errors.Is(err, jsonrpc.ErrNotUTF8) {
+			code = jsonrpc.CodeParseError
+		}
+		s.send(jsonrpc.ErrorReply(nil, code, err.Error(), nil))
+		return
+	}
+	switch m.Kind {
+	case jsonrpc.KindBatch:
+		s.send(jsonrpc.ErrorReply(nil, jsonrpc.CodeInvalidRequest, "batches are not supported", nil))
+	case jsonrpc.KindResponse:
+		// The server never sends requests, so responses are unexpected;
+		// ignore them as the spec allows.
+	case jsonrpc.KindNotification:
+		s.notification(line, m.Method)
+	case jsonrpc.KindRequest:
+		var req request
+		if err := json.Unmarshal(line, &req); err != nil {
+			s.send(jsonrpc.ErrorReply(m.ID, jsonrpc.CodeParseError, err.Error(), nil))
+			return
+		}
+		req.ID = append(json.RawMessage(nil), m.ID...)
+		s.startRequest(ctx, req)
+	}
+}
+
+func (s *server) notification(line []byte, method string) {
+	switch method {
+	case "notifications/initialized":
+		s.mu.Lock()
+		s.initialized = true
+		s.mu.Unlock()
+	case "notifications/cancelled":
+		var n struct {
+			Params struct {
+				RequestID json.RawMessage `json:"requestId"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(line, &n) == nil {
+			s.mu.Lock()
+			if cancel := s.calls[string(n.Params.RequestID)]; cancel != nil {
+				cancel()
+			}
+			s.mu.Unlock()
+		}
+	}
+}
+
+func (s *server) startRequest(ctx context.Context, req request) {
+	if req.Method == "server/discover" && s.opts.CrashOnDiscover {
+		fmt.Fprintln(s.stderr, "example-server: server/discover is not supported; exiting")
+		s.crash(1, "crash on server/discover")
+		return
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	key := string(req.ID)
+	s.mu.Lock()
+	s.calls[key] = cancel
+	s.mu.Unlock()
+	// Tool calls and listen streams run concurrently (a slow call must not
+	// hold up pings); everything else is answered in arrival order, so
+	// session state (initialize, setLevel, subscribe) is applied before the
+	// next message is read.
+	concurrent := req.Method == "tools/call" || req.Method == "subscriptions/listen"
+	s.wg.Add(1)
+	run := func() {
+		defer s.wg.Done()
+		defer func() {
+			s.mu.Lock()
+			delete(s.calls, key)
+			s.mu.Unlock()
+			cancel()
+		}()
+		result, err := s.dispatch(rctx, req)
+		if rctx.Err() != nil && ctx.Err() == nil && req.Method != "subscriptions/listen" {
+			// Cancelled by the client: the receiver SHOULD NOT respond
+			// (cancellation utility, all versions).
+			return
+		}
+		var re *rpcError
+		switch {
+		case errors.Is(err, errNoReply):
+		case errors.As(err, &re):
+			s.send(jsonrpc.ErrorReply(req.ID, re.code, re.msg, nil))
+		case err != nil:
+			s.send(jsonrpc.ErrorReply(req.ID, jsonrpc.CodeInternalError, err.Error(), nil))
+		default:
+			b, merr := json.Marshal(result)
+			if merr != nil {
+				s.send(jsonrpc.ErrorReply(req.ID, jsonrpc.CodeInternalError, merr.Error(), nil))
+				return
+			}
+			s.send(jsonrpc.ResultReply(req.ID, b))
+		}
+	}
+	if concurrent {
+		go run()
+	} else {
+		run()
+	}
+}
+
+// send writes one message unless the server is hung.
+func (s *server) send(msg []byte) {
+	if s.isHung() {
+		return
+	}
+	if err := s.out.WriteLine(msg); err != nil {
+		s.opts.Logger.Debug("write failed", "err", err)
+	}
+}
+
+func (s *server) notify(method string, params any) {
+	b, _ := json.Marshal(params)
+	s.send(jsonrpc.NewNotification(method, b))
+}
+
+func (s *server) junk(text string) {
+	if s.isHung() {
+		return
+	}
+	// Through the Writer so it never splits a JSON line.
+	s.out.WriteLine([]byte(text))
+}
+
+func (s *server) crash(code int, reason string) {
+	select {
+	case s.exit <- &ExitError{Code: code, Reason: reason}:
+	default:
+	}
+}
+
+// stateless reports whether params carry the stateless era's per-request
+// protocol version.
+func stateless(params json.RawMessage) bool {
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return false
+	}
+	_, ok := p.Meta[metaProtocolVersion]
+	return ok
+}
+
+func (s *server) dispatch(ctx context.Context, req request) (any, error) {
+	switch req.Method {
+	case "server/discover":
+		if s.opts.Era == EraHandshake {
+			return nil, &rpcError{jsonrpc.CodeMethodNotFound, "method not found: server/discover"}
+		}
+		return s.discover(), nil
+	case "initialize":
+		if s.opts.Era == EraStateless {
+			return nil, &rpcError{jsonrpc.CodeMethodNotFound, "method not found: initialize"}
+		}
+		return s.initialize(req.Params)
+	case "ping":
+		return struct{}{}, nil
+	}
+	if !stateless(req.Params) {
+		s.mu.Lock()
+		ok := s.version != ""
+		s.mu.Unlock()
+		if !ok {
+			// Lifecycle: the client SHOULD NOT send requests other than
+			// pings before the server has responded to initialize. Being
+			// strict here makes a proxy that forgets to replay the
+			// handshake visible.
+			return nil, &rpcError{jsonrpc.CodeInvalidRequest, fmt.Sprintf("method %q before initialize", req.Method)}
+		}
+	}
+	switch req.Method {
+	case "tools/list":
+		return map[string]any{"tools": toolList()}, nil
+	case "tools/call":
+		return s.callTool(ctx, req)
+	case "resources/list":
+		return map[string]any{"resources": resourceList()}, nil
+	case "resources/templates/list":
+		return map[string]any{"resourceTemplates": resourceTemplates()}, nil
+	case "resources/read":
+		return s.readResource(req.Params)
+	case "resources/subscribe", "resources/unsubscribe":
+		return s.subscribe(req.Method, req.Params)
+	case "subscriptions/listen":
+		return s.listen(ctx, req)
+	case "prompts/list":
+		return map[string]any{"prompts": promptList()}, nil
+	case "prompts/get":
+		return getPrompt(req.Params)
+	case "logging/setLevel":
+		return s.setLevel(req.Params)
+	case "completion/complete":
+		return map[string]any{"completion": map[string]any{"values": []string{}, "hasMore": false}}, nil
+	}
+	return nil, &rpcError{jsonrpc.CodeMethodNotFound, "method not found: " + req.Method}
+}
+
+func (s *server) capabilities() map[string]any {
+	return map[string]any{
+		"tools":     map[string]any{"listChanged": true},
+		"resources": map[string]any{"subscribe": true, "listChanged": true},
+		"prompts":   map[string]any{"listChanged": true},
+		"logging":   map[string]any{},
+	}
+}
+
+func (s *server) serverInfo() map[string]any {
+	return map[string]any{"name": s.opts.Name, "version": "1.0.0"}
+}
+
+// discover answers server/discover (2026-07-28): the supported versions,
+// capabilities, and serverInfo in _meta.
+func (s *server) discover() any {
+	versions := []string{StatelessVersion}
+	if s.opts.Era == EraBoth {
+		versions = append(versions, handshakeVersions...)
+	}
+	return map[string]any{
+		"resultType":        "complete",
+		"supportedVersions": versions,
+		"capabilities":      s.capabilities(),
+		"instructions":      "Example server built into mcp-heal.",
+		"_meta":             map[string]any{metaServerInfo: s.serverInfo()},
+	}
+}
+
+func (s *server) initialize(params json.RawMessage) (any, error) {
+	var p struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil || p.ProtocolVersion == "" {
+		return nil, &rpcError{jsonrpc.CodeInvalidParams, "initialize: missing protocolVersion"}
+	}
+	version := handshakeVersions[0]
+	for _, v := range handshakeVersions {
+		if v == p.ProtocolVersion {
+			version = v
+		}
+	}
+	s.mu.Lock()
+	s.version = version
+	s.mu.Unlock()
+	return map[string]any{
+		"protocolVersion": version,
+		"capabilities":    s.capabilities(),
+		"serverInfo":      s.serverInfo(),
+		"instructions":    "Example server built into mcp-heal.",
+	}, nil
+}
+
+// logLevels in RFC 5424 order, as logging/setLevel defines them.
+var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+func levelIndex(l string) int {
+	for i, v := range logLevels {
+		if v == l {
+			return i
+		}
+	}
+	return -1
+}
+
+func (s *server) setLevel(params json.RawMessage) (any, error) {
+	var p struct {
+		Level string `json:"level"`
+	}
+	if json.Unmarshal(params, &p) != nil || levelIndex(p.Level) < 0 {
+		return nil, &rpcError{jsonrpc.CodeInvalidParams, "logging/setLevel: unknown level"}
+	}
+	s.mu.Lock()
+	s.logLevel = p.Level
+	s.mu.Unlock()
+	return struct{}{}, nil
+}
+
+// log sends notifications/message when the client set a level at or below
+// level (no messages before logging/setLevel).
+func (s *server) log(level, text string) {
+	s.mu.Lock()
+	set := s.logLevel
+	s.mu.Unlock()
+	if set == "" || levelIndex(level) < levelIndex(set) {
+		return
+	}
+	s.notify("notifications/message", map[string]any{"level": level, "logger": "example", "data": text})
+}
+
+// sessionInfo is what the session_info tool and example://session report:
+// enough for a test to check that a proxy replayed the session.
+func (s *server) sessionInfo() map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	subs := []string{}
+	for u := range s.subs {
+		subs = append(subs, u)
+	}
+	sortStrings(subs)
+	return map[string]any{
+		"pid":             os.Getpid(),
+		"protocolVersion": s.version,
+		"initialized":     s.initialized,
+		"logLevel":        s.logLevel,
+		"subscriptions":   subs,
+		"uptimeMs":        time.Since(s.started).Milliseconds(),
+	}
+}
