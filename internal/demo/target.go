@@ -1,0 +1,182 @@
+package demo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/example"
+	"github.com/mcp-heal/mcp-heal/internal/state"
+)
+
+// target is one process the demo's client talks to: the example server
+// itself (direct) or the shim in front of it.
+type target struct {
+	viaShim  bool
+	cmd      *exec.Cmd
+	stdin    io.WriteCloser
+	client   *example.Client
+	stateDir string // XDG_STATE_HOME given to the shim
+	stderr   *tailBuffer
+
+	mu   sync.Mutex
+	pids map[int]bool // every server pid seen, killed at the end
+}
+
+// startTarget starts bin with args, its own process group, and a client on
+// its stdio.
+func startTarget(bin string, args []string, viaShim bool, stateDir string) (*target, error) {
+	cmd := exec.Command(bin, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+stateDir)
+	t := &target{viaShim: viaShim, cmd: cmd, stateDir: stateDir, stderr: &tailBuffer{max: 40}, pids: map[int]bool{}}
+	cmd.Stderr = t.stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", bin, err)
+	}
+	t.stdin = in
+	t.client = example.NewClient(out, in)
+	return t, nil
+}
+
+// serverPID returns the pid of the example server now running: the process
+// itself when direct; through the shim, the child_pid of the shim's state
+// record, else the shim's child found in /proc.
+func (t *target) serverPID() int {
+	pid := t.serverPIDNow()
+	if pid > 0 {
+		t.mu.Lock()
+		t.pids[pid] = true
+		t.mu.Unlock()
+	}
+	return pid
+}
+
+func (t *target) serverPIDNow() int {
+	if !t.viaShim {
+		return t.cmd.Process.Pid
+	}
+	shimPID := t.cmd.Process.Pid
+	b, err := os.ReadFile(filepath.Join(t.stateDir, "mcp-heal", "shims", strconv.Itoa(shimPID)+".json"))
+	if err == nil {
+		var r state.Record
+		if json.Unmarshal(b, &r) == nil && r.ChildPID > 0 && state.Alive(r.ChildPID) && r.State == state.Running {
+			return r.ChildPID
+		}
+	}
+	return procChild(shimPID)
+}
+
+// record returns the shim's state record, or nil.
+func (t *target) record() *state.Record {
+	if !t.viaShim {
+		return nil
+	}
+	b, err := os.ReadFile(filepath.Join(t.stateDir, "mcp-heal", "shims", strconv.Itoa(t.cmd.Process.Pid)+".json"))
+	if err != nil {
+		return nil
+	}
+	var r state.Record
+	if json.Unmarshal(b, &r) != nil {
+		return nil
+	}
+	return &r
+}
+
+// procChild returns a child of pid from /proc (Linux), or 0.
+func procChild(pid int) int {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, f := range tasks {
+		b, _ := os.ReadFile(f)
+		for _, s := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(s); err == nil {
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+// waitNewServer waits until a server other than old is running, returning
+// its pid, or 0 after timeout.
+func (t *target) waitNewServer(ctx context.Context, old int, timeout time.Duration) int {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		if p := t.serverPID(); p > 0 && p != old {
+			return p
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return 0
+}
+
+// stop ends the target: close its stdin (a clean shutdown for the shim),
+// then kill what is left, including every server pid seen (the shim puts
+// its child in a process group of its own).
+func (t *target) stop() {
+	t.stdin.Close()
+	done := make(chan struct{})
+	go func() { t.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(6 * time.Second):
+		syscall.Kill(-t.cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for pid := range t.pids {
+		if state.Alive(pid) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// tailBuffer keeps the last max lines written to it.
+type tailBuffer struct {
+	mu    sync.Mutex
+	max   int
+	lines []string
+	part  string
+}
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.part + string(p)
+	parts := strings.Split(s, "\n")
+	b.part = parts[len(parts)-1]
+	for _, l := range parts[:len(parts)-1] {
+		b.lines = append(b.lines, l)
+		if len(b.lines) > b.max {
+			b.lines = b.lines[1:]
+		}
+	}
+	return len(p), nil
+}
+
+func (b *tailBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return strings.Join(b.lines, "\n")
+}
+
+var errNoServer = errors.New("no server process found")
