@@ -1,12 +1,13 @@
 package main
 
 import (
-	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/mcp-heal/mcp-heal/internal/bridge"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
 
@@ -29,8 +30,24 @@ func addRemoteFlags(fs *pflag.FlagSet) *remoteOptions {
 	return o
 }
 
-// newRemoteDialer builds the upstream for --url. Placeholder until the
-// bridge lands.
+// newRemoteDialer builds the upstream for --url. Errors are usage
+// mistakes (bad URL, transport or header); none carries a header value.
 func newRemoteDialer(o *remoteOptions, env *Env, log *slog.Logger) (upstream.Dialer, error) {
-	return nil, errors.New("remote servers (--url) are not supported yet")
+	if o.Deadline <= 0 {
+		return nil, &usageError{msg: fmt.Sprintf("--deadline must be positive, not %s", o.Deadline)}
+	}
+	h, err := bridge.ParseHeaders(o.Headers, env.Getenv)
+	if err != nil {
+		return nil, &usageError{msg: "--header: " + err.Error(), hint: "write --header 'Authorization: Bearer ${TOKEN}' and export TOKEN"}
+	}
+	d, err := bridge.New(bridge.Options{
+		URL:       o.URL,
+		Transport: o.Transport,
+		Header:    h,
+		Logger:    log,
+	})
+	if err != nil {
+		return nil, &usageError{msg: "--url: " + err.Error()}
+	}
+	return d, nil
 }

@@ -1,0 +1,124 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"syscall"
+
+	"github.com/tidwall/gjson"
+)
+
+// CodeSessionNotFound is the JSON-RPC code the TypeScript SDK (and servers
+// built on it) put in the body of a refused stale-session request.
+const CodeSessionNotFound = -32001
+
+// sessionWords match bodies that say the session is gone: server-everything
+// ("Bad Request: No valid session ID provided"), the TypeScript SDK
+// ("Session not found", "Bad Request: Server not initialized"), the Go SDK
+// ("session not found"), the legacy SSE transports ("No transport found for
+// sessionId", "Could not find session").
+var sessionWords = regexp.MustCompile(`(?i)(session[ _-]?(id)?\b.{0,40}\b(not found|unknown|invalid|expired|terminated|closed|missing|required|does not exist|is closing)|(no|invalid|unknown) (valid )?(session|transport)|not initiali[sz]ed|could not find session|no transport found)`)
+
+// sessionLost reports whether an HTTP answer to a request that carried a
+// session means the server no longer knows that session. The spec says
+// 404 (2025-03-26 and later, Streamable HTTP, "Session Management"); many
+// servers answer 400 with an explanatory body instead, and some a -32001
+// "Session not found" error. 401/403 are authorization, never session
+// loss, and a 404 carrying -32601 is an unknown method.
+func sessionLost(status int, body []byte) bool {
+	if status < 400 || status >= 500 || status == http.StatusUnauthorized || status == http.StatusForbidden {
+		return false
+	}
+	b := bodyText(body)
+	if gjson.ValidBytes(body) {
+		code := gjson.GetBytes(body, "error.code")
+		if code.Exists() {
+			switch code.Int() {
+			case CodeSessionNotFound:
+				return true
+			case -32601, -32602, -32600, -32700:
+				// A method or params problem, not the session
+				// (SEP-2575 maps -32601 to 404).
+				if !sessionWords.MatchString(b) {
+					return false
+				}
+			}
+		}
+	}
+	if status == http.StatusNotFound {
+		return true
+	}
+	return sessionWords.MatchString(b)
+}
+
+// bodyText is the human part of an error body: a JSON-RPC error message,
+// or the text itself, trimmed to one short line.
+func bodyText(body []byte) string {
+	s := ""
+	if gjson.ValidBytes(body) {
+		if m := gjson.GetBytes(body, "error.message"); m.Type == gjson.String {
+			s = m.Str
+		} else if m := gjson.GetBytes(body, "message"); m.Type == gjson.String {
+			s = m.Str
+		}
+	}
+	if s == "" {
+		s = string(body)
+	}
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	return s
+}
+
+// unavailable reports a status that means the server (or the gateway in
+// front of it) is down rather than refusing the request.
+func unavailable(status int) bool {
+	return status == http.StatusBadGateway || status == http.StatusServiceUnavailable || status == http.StatusGatewayTimeout
+}
+
+// describeErr turns a transport error into one line without the URL (which
+// may hold secrets in its query); callers add the redacted target.
+func describeErr(err error) string {
+	// *url.Error prints the whole URL; keep only what it wraps.
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, syscall.ECONNRESET):
+		return "connection reset by peer"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "connection closed by the server"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timed out"
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return "timed out"
+	}
+	return err.Error()
+}
+
+// notSent reports whether err happened before any byte of the request
+// could reach a server: a refused or failed dial.
+func notSent(err error) bool {
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return true
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	var dns *net.DNSError
+	return errors.As(err, &dns)
+}

@@ -1,0 +1,152 @@
+package bridge
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/upstream"
+)
+
+// ErrDead is returned by Send on a connection that is dead or dying; the
+// message was not sent (and is not in Exit.Undelivered).
+var ErrDead = errors.New("remote session is closed")
+
+// base is what both transports share: the Recv channel, the death of the
+// connection (first cause wins), the ids the server refused, and the
+// goroutines that must finish before Recv and Done close.
+//
+// Every goroutine that may deliver a message is an "op" counted in ops;
+// death waits for them (up to Options.Grace, then cancels ctx), so Recv
+// closes only after everything received before the death was delivered.
+type base struct {
+	log    *slog.Logger
+	red    *redactor
+	grace  time.Duration
+	start  time.Time
+	ctx    context.Context // cancelled on Close or when the grace ends
+	cancel context.CancelFunc
+
+	recv   chan []byte
+	done   chan struct{}
+	closed chan struct{} // Close was called: drop what nobody will read
+
+	mu          sync.Mutex
+	dying       bool
+	exit        upstream.Exit
+	undelivered [][]byte
+	ops         sync.WaitGroup
+	closeOnce   sync.Once
+	// onDie runs once, at the first death, before waiting for the ops:
+	// it stops what would otherwise run until the grace ends (the
+	// standalone GET stream).
+	onDie func()
+}
+
+// init prepares b; ctx is the connection's lifetime, cancel ends it.
+func (b *base) init(log *slog.Logger, red *redactor, grace time.Duration, ctx context.Context, cancel context.CancelFunc) {
+	b.log, b.red, b.grace, b.start = log, red, grace, time.Now()
+	b.ctx, b.cancel = ctx, cancel
+	b.recv = make(chan []byte, 256)
+	b.done = make(chan struct{})
+	b.closed = make(chan struct{})
+}
+
+func (b *base) Recv() <-chan []byte   { return b.recv }
+func (b *base) Done() <-chan struct{} { return b.done }
+func (b *base) PID() int              { return 0 }
+func (b *base) Exit() upstream.Exit {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.exit
+}
+
+// begin registers an op; false means the connection is dying.
+func (b *base) begin() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.dying {
+		return false
+	}
+	b.ops.Add(1)
+	return true
+}
+
+func (b *base) isDying() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.dying
+}
+
+// deliver hands one server message to Recv.
+func (b *base) deliver(msg []byte) {
+	select {
+	case b.recv <- msg:
+	case <-b.closed:
+	}
+}
+
+// die records why the connection ended (the first reason wins) and the
+// raw id of a request the server is known not to have processed, if any.
+// The first call starts the shutdown.
+func (b *base) die(reason string, refused []byte) {
+	reason = b.red.String(reason)
+	b.mu.Lock()
+	if refused != nil {
+		b.undelivered = append(b.undelivered, bytes.Clone(refused))
+	}
+	if b.dying {
+		b.mu.Unlock()
+		return
+	}
+	b.dying = true
+	b.exit.Reason = reason
+	b.exit.At = time.Now().UTC()
+	b.exit.UptimeMS = time.Since(b.start).Milliseconds()
+	b.mu.Unlock()
+	b.log.Info("remote session ended", "reason", reason)
+	if b.onDie != nil {
+		b.onDie()
+	}
+	go b.finish()
+}
+
+// finish waits for the ops (cancelling them after the grace period), then
+// fixes Exit and closes Recv and Done.
+func (b *base) finish() {
+	waited := make(chan struct{})
+	go func() { b.ops.Wait(); close(waited) }()
+	t := time.NewTimer(b.grace)
+	select {
+	case <-waited:
+	case <-t.C:
+		b.cancel()
+		<-waited
+	}
+	t.Stop()
+	b.cancel()
+	b.mu.Lock()
+	b.exit.Undelivered = b.undelivered
+	b.mu.Unlock()
+	close(b.recv)
+	close(b.done)
+}
+
+// shutdown is Close's common part: mark the death (if nothing else killed
+// the connection first), drop undelivered messages, cancel everything and
+// wait.
+func (b *base) shutdown(before func()) error {
+	b.closeOnce.Do(func() {
+		if before != nil {
+			before()
+		}
+		b.die("closed by the client", nil)
+		close(b.closed)
+		b.cancel()
+	})
+	<-b.done
+	return nil
+}

@@ -1,0 +1,181 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/upstream"
+)
+
+// Dialer opens sessions with one remote MCP server. It implements
+// upstream.Dialer; Dial may be called again after a session dies.
+type Dialer struct {
+	o      Options
+	u      *url.URL
+	red    *redactor
+	target string
+
+	mu       sync.Mutex
+	detected string // the transport auto detection settled on
+}
+
+var _ upstream.Dialer = (*Dialer)(nil)
+
+// New checks o and returns a Dialer. It opens no connection.
+func New(o Options) (*Dialer, error) {
+	o.defaults()
+	switch o.Transport {
+	case TransportAuto, TransportHTTP, TransportSSE:
+	default:
+		return nil, fmt.Errorf("unknown transport %q (want auto, http or sse)", o.Transport)
+	}
+	u, err := ParseURL(o.URL)
+	if err != nil {
+		return nil, err
+	}
+	if o.Header == nil {
+		o.Header = http.Header{}
+	}
+	return &Dialer{o: o, u: u, red: newRedactor(u, o.Header), target: RedactURL(u)}, nil
+}
+
+// Target is the URL without credentials or query values.
+func (d *Dialer) Target() string { return d.target }
+
+// Mode is state.ModeRemote.
+func (d *Dialer) Mode() string { return state.ModeRemote }
+
+// Transport is the transport in use: the configured one, or what auto
+// detection found ("" before the first successful Dial in auto mode).
+func (d *Dialer) Transport() string {
+	if d.o.Transport != TransportAuto {
+		return d.o.Transport
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.detected
+}
+
+// Dial opens a new session. It does not send initialize (the shim replays
+// the client's own), but it does reach the server first: a GET on the URL
+// (the legacy transport's stream, or a Streamable HTTP endpoint's optional
+// stream, which a server answers at once with 400/405 when there is no
+// session). So a server that is down fails Dial quickly with a descriptive
+// error (connection refused, reset, 502/503/504), and the shim backs off.
+//
+// In auto mode the same GET tells the transports apart: a legacy server
+// answers with an SSE stream whose first event is "endpoint". (The spec's
+// fallback POSTs initialize first and GETs on a 4xx; Dial has no
+// initialize to POST, and the answer to the GET is the same evidence.)
+// What it finds is kept for later dials.
+func (d *Dialer) Dial(ctx context.Context) (upstream.Conn, error) {
+	mode := d.Transport()
+	if mode == "" {
+		mode = TransportAuto
+	}
+	// The probe is bounded by ctx and ProbeTimeout; a legacy stream it
+	// opens lives on under pctx, which becomes that connection's.
+	pctx, cancel := context.WithCancel(context.Background())
+	ok := false
+	defer func() {
+		if !ok {
+			cancel()
+		}
+	}()
+	stop := context.AfterFunc(ctx, cancel)
+	defer stop()
+	timer := time.AfterFunc(d.o.ProbeTimeout, cancel)
+	defer timer.Stop()
+
+	req, err := http.NewRequestWithContext(pctx, http.MethodGet, d.u.String(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", d.target, redactURLError(err))
+	}
+	req.Header = d.o.Header.Clone()
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := d.o.Client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, errors.New(d.red.String(fmt.Sprintf("cannot reach %s: %s", d.target, describeErr(err))))
+	}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	sse := resp.StatusCode == http.StatusOK && ct == "text/event-stream"
+	if !sse {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		if unavailable(resp.StatusCode) {
+			return nil, errors.New(d.red.String(fmt.Sprintf("%s is unavailable: HTTP %d %s", d.target, resp.StatusCode, bodyText(body))))
+		}
+		if mode == TransportSSE {
+			return nil, errors.New(d.red.String(fmt.Sprintf("%s is not a legacy SSE endpoint: GET answered HTTP %d %s", d.target, resp.StatusCode, bodyText(body))))
+		}
+		return d.streamable(&ok), nil
+	}
+	if mode == TransportHTTP {
+		resp.Body.Close()
+		return d.streamable(&ok), nil
+	}
+	// An SSE stream: a legacy server's session, if its first event is
+	// "endpoint".
+	r := newSSEReader(resp.Body)
+	var first *event
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			break
+		}
+		if ev.Name == "" && len(ev.Data) == 0 {
+			continue // a priming event or keep-alive
+		}
+		first = &ev
+		break
+	}
+	if first != nil && first.Name == "endpoint" {
+		timer.Stop()
+		c, err := d.openLegacy(pctx, cancel, resp, first, r)
+		if err != nil {
+			resp.Body.Close()
+			return nil, err
+		}
+		ok = true
+		d.setDetected(TransportSSE)
+		return c, nil
+	}
+	resp.Body.Close()
+	if mode == TransportSSE {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("legacy SSE server %s sent no endpoint event", d.target)
+	}
+	return d.streamable(&ok), nil
+}
+
+// streamable returns a Streamable HTTP session; *ok stays false so the
+// probe's context is cancelled (the connection has its own).
+func (d *Dialer) streamable(ok *bool) *httpConn {
+	d.setDetected(TransportHTTP)
+	return newHTTPConn(d)
+}
+
+func (d *Dialer) setDetected(t string) {
+	if d.o.Transport != TransportAuto {
+		return
+	}
+	d.mu.Lock()
+	if d.detected != t {
+		d.o.Logger.Info("remote transport detected", "transport", t)
+	}
+	d.detected = t
+	d.mu.Unlock()
+}

@@ -1,0 +1,257 @@
+package bridge
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Transports the bridge speaks.
+const (
+	TransportAuto = "auto" // Streamable HTTP, or legacy HTTP+SSE if the server answers like one
+	TransportHTTP = "http" // Streamable HTTP (2025-03-26 and later, and the 2026-07-28 stateless era)
+	TransportSSE  = "sse"  // legacy HTTP+SSE (2024-11-05)
+)
+
+// Options configure a Dialer.
+type Options struct {
+	// URL is the server's MCP endpoint (Streamable HTTP) or SSE URL
+	// (legacy). Only http and https are accepted.
+	URL string
+	// Transport is TransportAuto (default), TransportHTTP or TransportSSE.
+	Transport string
+	// Header is added to every request. Its values are secrets: they never
+	// appear in Target, logs or errors.
+	Header http.Header
+	// Logger receives lifecycle lines; nil discards.
+	Logger *slog.Logger
+	// Client sends every request; nil uses a client of the bridge's own.
+	Client *http.Client
+	// ProbeTimeout bounds Dial (the reachability probe and, for the legacy
+	// transport, the wait for the endpoint event). Default 10s.
+	ProbeTimeout time.Duration
+	// PostTimeout bounds a legacy-transport POST and a Streamable HTTP POST
+	// of a notification or response (requests are unbounded: a tool may run
+	// for minutes). server-everything never answers a legacy POST for a
+	// session it does not know, so this is what notices. Default 10s.
+	PostTimeout time.Duration
+	// Grace is how long a dying connection waits for POSTs still in flight
+	// (to learn which of them the server refused) before cancelling them.
+	// Default 1s.
+	Grace time.Duration
+	// ReconnectDelay is the wait before reopening a dropped SSE stream when
+	// the server sent no retry: field. Default 500ms.
+	ReconnectDelay time.Duration
+}
+
+func (o *Options) defaults() {
+	if o.Transport == "" {
+		o.Transport = TransportAuto
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.ProbeTimeout <= 0 {
+		o.ProbeTimeout = 10 * time.Second
+	}
+	if o.PostTimeout <= 0 {
+		o.PostTimeout = 10 * time.Second
+	}
+	if o.Grace <= 0 {
+		o.Grace = time.Second
+	}
+	if o.ReconnectDelay <= 0 {
+		o.ReconnectDelay = 500 * time.Millisecond
+	}
+	if o.Client == nil {
+		o.Client = newClient()
+	}
+}
+
+func newClient() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	// Concurrent tool calls each hold a POST open.
+	t.MaxIdleConnsPerHost = 32
+	t.ResponseHeaderTimeout = 0
+	return &http.Client{
+		Transport: t,
+		// Never follow a redirect to another origin with our headers: the
+		// standard client drops Authorization across hosts, and MCP
+		// endpoints do not redirect POSTs in practice.
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) >= 5 {
+				return errors.New("too many redirects")
+			}
+			return nil
+		},
+	}
+}
+
+// ParseURL checks that raw is an absolute http or https URL.
+func ParseURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("invalid URL: %v", redactURLError(err))
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("URL scheme must be http or https, not %q", u.Scheme)
+	}
+	if u.Host == "" {
+		return nil, errors.New("URL has no host")
+	}
+	return u, nil
+}
+
+func redactURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// RedactURL returns u as text with the password and every query value
+// replaced, for logs and the state record.
+func RedactURL(u *url.URL) string {
+	c := *u
+	if c.User != nil {
+		if _, ok := c.User.Password(); ok {
+			c.User = url.UserPassword(c.User.Username(), "REDACTED")
+		}
+	}
+	if c.RawQuery != "" {
+		q := c.Query()
+		for k := range q {
+			q[k] = []string{"REDACTED"}
+		}
+		c.RawQuery = q.Encode()
+	}
+	c.Fragment = ""
+	return c.String()
+}
+
+var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// reserved headers are the transport's own; a flag may not set them.
+var reserved = []string{"Accept", "Content-Type", "Content-Length", "Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-Id", "Mcp-Method", "Mcp-Name", "Host", "Connection", "Transfer-Encoding"}
+
+// ParseHeaders turns "Name: value" flags into a header, expanding ${VAR}
+// from getenv (nil means os.Getenv). An unset or empty variable is an
+// error that names the variable, never a value.
+func ParseHeaders(specs []string, getenv func(string) string) (http.Header, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	h := http.Header{}
+	for _, s := range specs {
+		name, value, ok := strings.Cut(s, ":")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" {
+			return nil, fmt.Errorf("header %q: want 'Name: value'", headerNameOnly(s))
+		}
+		if !validHeaderName(name) {
+			return nil, fmt.Errorf("header %q: invalid name", name)
+		}
+		if slices.ContainsFunc(reserved, func(r string) bool { return strings.EqualFold(r, name) }) {
+			return nil, fmt.Errorf("header %q is set by the transport and cannot be overridden", name)
+		}
+		var missing []string
+		value = varRef.ReplaceAllStringFunc(strings.TrimSpace(value), func(ref string) string {
+			v := getenv(ref[2 : len(ref)-1])
+			if v == "" {
+				missing = append(missing, ref[2:len(ref)-1])
+			}
+			return v
+		})
+		if len(missing) > 0 {
+			return nil, fmt.Errorf("header %q uses ${%s}, which is not set in the environment", name, missing[0])
+		}
+		if strings.ContainsAny(value, "\r\n\x00") {
+			return nil, fmt.Errorf("header %q: value contains a line break", name)
+		}
+		h.Add(name, value)
+	}
+	return h, nil
+}
+
+// headerNameOnly keeps a malformed flag's text out of errors when it might
+// be a bare secret: only a prefix that looks like a header name survives.
+func headerNameOnly(s string) string {
+	i := strings.IndexFunc(s, func(r rune) bool { return !isTChar(r) })
+	if i < 0 {
+		i = len(s)
+	}
+	if i > 40 {
+		i = 40
+	}
+	return s[:i] + "..."
+}
+
+func validHeaderName(s string) bool {
+	for _, r := range s {
+		if !isTChar(r) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func isTChar(c rune) bool {
+	switch {
+	case c >= '0' && c <= '9', c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z':
+		return true
+	}
+	return strings.ContainsRune("!#$%&'*+-.^_`|~", c)
+}
+
+// redactor removes secrets (header values, URL credentials and query
+// values) from text the bridge writes to logs, errors and the state
+// record, whatever the server echoed back.
+type redactor struct{ secrets []string }
+
+func newRedactor(u *url.URL, h http.Header) *redactor {
+	r := &redactor{}
+	add := func(s string) {
+		if len(s) >= 4 && !slices.Contains(r.secrets, s) {
+			r.secrets = append(r.secrets, s)
+		}
+	}
+	for _, vs := range h {
+		for _, v := range vs {
+			add(v)
+			// "Bearer abc": the token alone may be echoed too.
+			if _, tok, ok := strings.Cut(v, " "); ok {
+				add(strings.TrimSpace(tok))
+			}
+		}
+	}
+	if u.User != nil {
+		if p, ok := u.User.Password(); ok {
+			add(p)
+		}
+	}
+	for _, vs := range u.Query() {
+		for _, v := range vs {
+			add(v)
+		}
+	}
+	// Longest first, so a token inside a longer value is not half-replaced.
+	slices.SortFunc(r.secrets, func(a, b string) int { return len(b) - len(a) })
+	return r
+}
+
+func (r *redactor) String(s string) string {
+	for _, sec := range r.secrets {
+		if strings.Contains(s, sec) {
+			s = strings.ReplaceAll(s, sec, "[redacted]")
+		}
+	}
+	return s
+}

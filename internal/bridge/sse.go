@@ -1,0 +1,103 @@
+package bridge
+
+import (
+	"bytes"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
+)
+
+// event is one server-sent event (WHATWG HTML, "Server-sent events",
+// §9.2.6 Interpreting an event stream).
+type event struct {
+	// ID is the event's id field; HasID says one was present (an empty id
+	// resets the last event id).
+	ID    string
+	HasID bool
+	// Name is the event type ("" means "message").
+	Name string
+	// Data is the data lines joined with "\n".
+	Data []byte
+	// Retry is the reconnection time the server asked for, or 0.
+	Retry time.Duration
+}
+
+// sseReader reads events from a text/event-stream body. Lines have no size
+// cap: a tool result carrying an image arrives as one data line.
+type sseReader struct {
+	lr *jsonrpc.Reader
+}
+
+func newSSEReader(r io.Reader) *sseReader { return &sseReader{lr: jsonrpc.NewReader(r)} }
+
+// Next returns the next dispatched event. Events without data are returned
+// too (a priming event carries only an id and retry, SEP-1699), so the
+// caller can track ids. At the end of the stream it returns io.EOF (an
+// event cut off by the end is discarded, as the standard says).
+func (s *sseReader) Next() (event, error) {
+	var ev event
+	var data bytes.Buffer
+	dataLines := 0
+	seen := false
+	for {
+		line, err := s.lr.Next()
+		if err != nil {
+			if err == io.EOF {
+				return event{}, io.EOF
+			}
+			return event{}, err
+		}
+		if len(line) == 0 {
+			if !seen {
+				continue
+			}
+			ev.Data = data.Bytes()
+			return ev, nil
+		}
+		if line[0] == ':' {
+			continue // comment (keep-alive)
+		}
+		seen = true
+		field, value, found := bytes.Cut(line, []byte{':'})
+		if found && len(value) > 0 && value[0] == ' ' {
+			value = value[1:]
+		}
+		switch string(field) {
+		case "event":
+			ev.Name = string(value)
+		case "data":
+			if dataLines > 0 {
+				data.WriteByte('\n')
+			}
+			data.Write(value)
+			dataLines++
+		case "id":
+			if !bytes.ContainsRune(value, 0) {
+				ev.ID, ev.HasID = string(value), true
+			}
+		case "retry":
+			if n, err := strconv.ParseUint(string(value), 10, 32); err == nil {
+				ev.Retry = time.Duration(n) * time.Millisecond
+			}
+		}
+	}
+}
+
+// oneLine makes a JSON text safe to forward as one stdio line: JSON allows
+// raw line breaks only as whitespace between tokens (inside strings they
+// must be escaped), so replacing them with spaces keeps it valid and
+// equivalent. Pretty-printed responses and multi-line SSE data need this.
+func oneLine(b []byte) []byte {
+	if bytes.IndexByte(b, '\n') < 0 && bytes.IndexByte(b, '\r') < 0 {
+		return bytes.TrimSpace(b)
+	}
+	out := bytes.Clone(b)
+	for i, c := range out {
+		if c == '\n' || c == '\r' {
+			out[i] = ' '
+		}
+	}
+	return bytes.TrimSpace(out)
+}

@@ -1,0 +1,592 @@
+package bridge
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/http/httptrace"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
+)
+
+// Header names of the Streamable HTTP transport.
+const (
+	hSessionID   = "Mcp-Session-Id"
+	hProtocol    = "MCP-Protocol-Version"
+	hLastEventID = "Last-Event-ID"
+	hMethod      = "Mcp-Method"
+	hName        = "Mcp-Name"
+)
+
+// statelessVersion is the first protocol version of the stateless era
+// (SEP-2575): no session, server/discover, per-request _meta and the
+// Mcp-Method/Mcp-Name headers.
+const statelessVersion = "2026-07-28"
+
+var metaVersionPath = "params._meta." + gjson.Escape("io.modelcontextprotocol/protocolVersion")
+
+// httpConn is one Streamable HTTP session (MCP 2025-03-26 and later,
+// "Transports", Streamable HTTP): every message is its own POST; responses
+// come back as JSON or as an SSE stream; server-initiated messages also
+// come on the optional GET stream.
+type httpConn struct {
+	base
+	d *Dialer
+
+	listenCtx    context.Context
+	listenCancel context.CancelFunc
+
+	smu       sync.Mutex // guards the session fields below
+	sessionID string
+	protoVer  string // negotiated by initialize
+	metaVer   string // the last stateless-era request's _meta version
+	initID    []byte
+	listening bool
+}
+
+func newHTTPConn(d *Dialer) *httpConn {
+	c := &httpConn{d: d}
+	ctx, cancel := context.WithCancel(context.Background())
+	c.init(d.o.Logger, d.red, d.o.Grace, ctx, cancel)
+	c.listenCtx, c.listenCancel = context.WithCancel(c.ctx)
+	c.onDie = c.listenCancel
+	return c
+}
+
+// exchange is one POSTed message.
+type exchange struct {
+	body   []byte
+	kind   jsonrpc.Kind
+	method string
+	id     []byte
+	// sent is closed once the server answered the POST's headers (or it
+	// failed). Send waits for it for initialize (the session id comes
+	// back in its headers) and for notifications and responses (which
+	// the server answers at once with 202), so they reach the server in
+	// the order the client sent them.
+	sent chan struct{}
+}
+
+func (x *exchange) isInit() bool { return x.kind == jsonrpc.KindRequest && x.method == "initialize" }
+
+// Send POSTs msg. A nil error means the message was handed to HTTP: its
+// answer comes out of Recv, or the connection dies and Exit says whether
+// the server refused it (Undelivered). ErrDead means it was not sent.
+func (c *httpConn) Send(msg []byte) error {
+	m, err := jsonrpc.Peek(msg)
+	if err != nil {
+		m = jsonrpc.Msg{} // not ours to judge: the server answers it
+	}
+	if !c.begin() {
+		return ErrDead
+	}
+	x := &exchange{body: bytes.Clone(msg), kind: m.Kind, method: m.Method, id: bytes.Clone(m.ID)}
+	if x.isInit() {
+		c.smu.Lock()
+		c.initID = x.id
+		c.smu.Unlock()
+	}
+	if x.isInit() || x.kind != jsonrpc.KindRequest {
+		x.sent = make(chan struct{})
+	}
+	go func() {
+		defer c.ops.Done()
+		c.exchange(x)
+	}()
+	if x.sent != nil {
+		<-x.sent
+	}
+	return nil
+}
+
+// header builds the headers of a request to the endpoint.
+func (c *httpConn) header(x *exchange) http.Header {
+	h := c.d.o.Header.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	c.smu.Lock()
+	sid, ver := c.sessionID, c.protoVer
+	if ver == "" {
+		ver = c.metaVer
+	}
+	if x != nil && x.kind == jsonrpc.KindRequest {
+		if mv := gjson.GetBytes(x.body, metaVersionPath); mv.Type == gjson.String && mv.Str != "" {
+			ver = mv.Str
+			c.metaVer = mv.Str
+		}
+	}
+	c.smu.Unlock()
+	if x != nil && x.isInit() {
+		// A fresh session: initialize carries neither header.
+		return h
+	}
+	if sid != "" {
+		h.Set(hSessionID, sid)
+	}
+	if ver != "" {
+		h.Set(hProtocol, ver)
+	}
+	if x != nil && x.kind == jsonrpc.KindRequest && ver >= statelessVersion {
+		h.Set(hMethod, x.method)
+		if name, ok := requestName(x.method, x.body); ok {
+			h.Set(hName, headerValue(name))
+		}
+	}
+	return h
+}
+
+// requestName is the Mcp-Name header's value (SEP-2243).
+func requestName(method string, body []byte) (string, bool) {
+	var path string
+	switch method {
+	case "tools/call", "prompts/get":
+		path = "params.name"
+	case "resources/read":
+		path = "params.uri"
+	default:
+		return "", false
+	}
+	r := gjson.GetBytes(body, path)
+	return r.Str, r.Type == gjson.String
+}
+
+// headerValue encodes a header value the way SEP-2243 says: as is when it
+// is plain printable ASCII, else base64 in =?base64?...?=.
+func headerValue(s string) string {
+	plain := len(s) == 0 || (s[0] != ' ' && s[0] != '\t' && s[len(s)-1] != ' ' && s[len(s)-1] != '\t')
+	for i := 0; plain && i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			plain = false
+		}
+	}
+	if plain && !(len(s) >= 12 && s[:9] == "=?base64?" && s[len(s)-2:] == "?=") {
+		return s
+	}
+	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(s)) + "?="
+}
+
+func (c *httpConn) newRequest(ctx context.Context, method string, body []byte, h http.Header) (*http.Request, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.d.u.String(), rd)
+	if err != nil {
+		return nil, err
+	}
+	req.Header = h
+	return req, nil
+}
+
+func (c *httpConn) exchange(x *exchange) {
+	signalled := false
+	signal := func() {
+		if x.sent != nil && !signalled {
+			signalled = true
+			close(x.sent)
+		}
+	}
+	defer signal()
+
+	h := c.header(x)
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "application/json, text/event-stream")
+	carried := h.Get(hSessionID) != ""
+	ctx := c.ctx
+	if x.kind != jsonrpc.KindRequest {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.d.o.PostTimeout)
+		defer cancel()
+	}
+	var wrote atomic.Bool
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		WroteRequest: func(i httptrace.WroteRequestInfo) {
+			if i.Err == nil {
+				wrote.Store(true)
+			}
+		},
+	})
+	req, err := c.newRequest(ctx, http.MethodPost, x.body, h)
+	if err != nil {
+		c.die("cannot build request: "+describeErr(err), c.refusable(x))
+		return
+	}
+	resp, err := c.d.o.Client.Do(req)
+	if err != nil {
+		if c.ctx.Err() != nil {
+			return // closed
+		}
+		if !wrote.Load() || notSent(err) {
+			c.die("server unreachable: "+describeErr(err), c.refusable(x))
+		} else {
+			c.die("connection lost: "+describeErr(err), nil)
+		}
+		return
+	}
+	defer resp.Body.Close()
+
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		if x.isInit() {
+			if sid := resp.Header.Get(hSessionID); sid != "" {
+				c.smu.Lock()
+				c.sessionID = sid
+				c.smu.Unlock()
+			}
+		}
+		signal()
+		c.answered(x, resp)
+		return
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	status := fmt.Sprintf("HTTP %d %s", resp.StatusCode, bodyText(body))
+	switch {
+	case carried && sessionLost(resp.StatusCode, body):
+		c.die("session lost: "+status, c.refusable(x))
+	case unavailable(resp.StatusCode):
+		var refused []byte
+		if resp.StatusCode == http.StatusServiceUnavailable {
+			refused = c.refusable(x)
+		}
+		c.die("server unavailable: "+status, refused)
+	case x.kind == jsonrpc.KindRequest:
+		// 401, 403, 413, 429, a stateless-era 404 with -32601, a 400
+		// -32602...: the answer to this request, not to the session.
+		if isResponseTo(body, x.id) {
+			c.deliverMsg(oneLine(body))
+		} else {
+			c.deliverMsg(c.httpError(x, resp.StatusCode, body))
+		}
+	default:
+		c.log.Warn("server refused a message", "method", x.method, "status", resp.StatusCode, "body", c.red.String(bodyText(body)))
+	}
+}
+
+// refusable is x's id when x is a request: the id to report as not
+// processed.
+func (c *httpConn) refusable(x *exchange) []byte {
+	if x.kind == jsonrpc.KindRequest && len(x.id) > 0 {
+		return x.id
+	}
+	return nil
+}
+
+// httpError is the JSON-RPC error the client gets for a request the
+// server refused with a non-JSON-RPC HTTP error. server/discover gets
+// -32601 so that a client falls back to initialize, which is what a
+// handshake-era server that rejects it (400 "not initialized", 405...)
+// means.
+func (c *httpConn) httpError(x *exchange, status int, body []byte) []byte {
+	code := jsonrpc.CodeInternalError
+	if x.method == "server/discover" {
+		code = jsonrpc.CodeMethodNotFound
+	}
+	msg := fmt.Sprintf("remote MCP server %s answered HTTP %d %s", c.d.target, status, http.StatusText(status))
+	if t := bodyText(body); t != "" {
+		msg += ": " + t
+	}
+	return jsonrpc.ErrorReply(x.id, code, c.red.String(msg), map[string]any{"http_status": status})
+}
+
+// answered handles a 2xx answer to x.
+func (c *httpConn) answered(x *exchange, resp *http.Response) {
+	if x.kind != jsonrpc.KindRequest {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		if x.method == "notifications/initialized" {
+			c.startListen()
+		}
+		return
+	}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch {
+	case ct == "text/event-stream":
+		c.readPostStream(x, resp)
+	case ct == "application/json":
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			if c.ctx.Err() == nil {
+				c.die("connection lost while reading a response: "+describeErr(err), nil)
+			}
+			return
+		}
+		body = oneLine(body)
+		if len(body) == 0 || !gjson.ValidBytes(body) {
+			c.deliverMsg(jsonrpc.ErrorReply(x.id, jsonrpc.CodeInternalError,
+				fmt.Sprintf("remote MCP server %s sent an invalid JSON response", c.d.target), nil))
+			return
+		}
+		c.deliverMsg(body)
+	case resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent:
+		// No body: the response, if any, comes on the GET stream.
+	default:
+		c.deliverMsg(jsonrpc.ErrorReply(x.id, jsonrpc.CodeInternalError,
+			c.red.String(fmt.Sprintf("remote MCP server %s answered with unsupported content type %q", c.d.target, ct)), nil))
+	}
+}
+
+// deliverMsg notes what the bridge must know about a server message, then
+// hands it to Recv.
+func (c *httpConn) deliverMsg(msg []byte) {
+	c.smu.Lock()
+	initID := c.initID
+	c.smu.Unlock()
+	if initID != nil && isResponseTo(msg, initID) {
+		if v := gjson.GetBytes(msg, "result.protocolVersion"); v.Type == gjson.String {
+			// Set before the client can see the result and send
+			// anything else (2025-06-18, "Protocol Version Header").
+			c.smu.Lock()
+			c.protoVer = v.Str
+			c.smu.Unlock()
+		}
+	}
+	c.deliver(msg)
+}
+
+// readPostStream reads the SSE answer to request x until its response,
+// resuming with Last-Event-ID when the stream breaks before it (2025-06-18,
+// "Resumability and Redelivery"; a server may also close it on purpose and
+// ask the client to come back after retry:, SEP-1699). A dropped stream is
+// not a cancellation.
+func (c *httpConn) readPostStream(x *exchange, resp *http.Response) {
+	var lastID string
+	var retry time.Duration
+	for attempt := 0; ; attempt++ {
+		progressFrom := lastID
+		got, err := c.readStream(resp.Body, x.id, &lastID, &retry)
+		resp.Body.Close()
+		if got || c.ctx.Err() != nil {
+			return
+		}
+		why := "the stream ended"
+		if err != nil && err != io.EOF {
+			why = describeErr(err)
+		}
+		if lastID == "" {
+			c.die(fmt.Sprintf("connection lost: the response stream of request %s broke before its response (%s)", x.id, why), nil)
+			return
+		}
+		if lastID == progressFrom && attempt >= 3 {
+			c.die(fmt.Sprintf("connection lost: the response stream of request %s keeps breaking without progress", x.id), nil)
+			return
+		}
+		var ok bool
+		resp, ok = c.reopen(lastID, retry)
+		if !ok {
+			return
+		}
+	}
+}
+
+// readStream delivers the messages of one SSE stream until the response
+// to want (nil: until the end) and reports whether it came.
+func (c *httpConn) readStream(body io.Reader, want []byte, lastID *string, retry *time.Duration) (bool, error) {
+	r := newSSEReader(body)
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			return false, err
+		}
+		if ev.HasID {
+			*lastID = ev.ID
+		}
+		if ev.Retry > 0 {
+			*retry = ev.Retry
+		}
+		if len(ev.Data) == 0 || (ev.Name != "" && ev.Name != "message") {
+			continue
+		}
+		msg := oneLine(ev.Data)
+		if !gjson.ValidBytes(msg) {
+			c.log.Warn("dropped an SSE event that is not JSON", "bytes", len(msg))
+			continue
+		}
+		c.deliverMsg(msg)
+		if want != nil && isResponseTo(msg, want) {
+			return true, nil
+		}
+	}
+}
+
+// reopen GETs the endpoint with Last-Event-ID after the server's retry
+// delay. On failure the connection dies and ok is false.
+func (c *httpConn) reopen(lastID string, retry time.Duration) (*http.Response, bool) {
+	if retry <= 0 {
+		retry = c.d.o.ReconnectDelay
+	}
+	if !sleep(c.ctx, retry) {
+		return nil, false
+	}
+	resp, why, refused := c.get(c.ctx, lastID)
+	if resp == nil {
+		if c.ctx.Err() == nil {
+			c.die(why, nil)
+		}
+		_ = refused
+		return nil, false
+	}
+	return resp, true
+}
+
+// get opens an SSE stream on the endpoint. It returns the 200 response,
+// or nil and the reason the session is unusable.
+func (c *httpConn) get(ctx context.Context, lastID string) (*http.Response, string, bool) {
+	h := c.header(nil)
+	h.Set("Accept", "text/event-stream")
+	if lastID != "" {
+		h.Set(hLastEventID, lastID)
+	}
+	carried := h.Get(hSessionID) != ""
+	req, err := c.newRequest(ctx, http.MethodGet, nil, h)
+	if err != nil {
+		return nil, "cannot build request: " + describeErr(err), false
+	}
+	resp, err := c.d.o.Client.Do(req)
+	if err != nil {
+		if notSent(err) {
+			return nil, "server unreachable: " + describeErr(err), false
+		}
+		return nil, "connection lost: " + describeErr(err), false
+	}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if resp.StatusCode == http.StatusOK && ct == "text/event-stream" {
+		return resp, "", false
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	status := fmt.Sprintf("HTTP %d %s", resp.StatusCode, bodyText(body))
+	switch {
+	case carried && sessionLost(resp.StatusCode, body):
+		return nil, "session lost: " + status, false
+	case unavailable(resp.StatusCode):
+		return nil, "server unavailable: " + status, false
+	case resp.StatusCode == http.StatusMethodNotAllowed:
+		return nil, "no GET stream (HTTP 405)", true
+	}
+	return nil, "GET stream refused: " + status, true
+}
+
+// startListen opens the optional GET stream once the session is
+// initialized (2025-03-26, "Listening for Messages from the Server"), and
+// keeps it open, resuming with Last-Event-ID, for the session's life. A
+// drop it cannot repair means the server restarted or went away: the
+// connection dies now, before the next call runs into it.
+func (c *httpConn) startListen() {
+	c.smu.Lock()
+	if c.listening {
+		c.smu.Unlock()
+		return
+	}
+	c.listening = true
+	c.smu.Unlock()
+	if !c.begin() {
+		return
+	}
+	go func() {
+		defer c.ops.Done()
+		c.listen()
+	}()
+}
+
+func (c *httpConn) listen() {
+	var lastID string
+	var retry time.Duration
+	for {
+		resp, why, benign := c.get(c.listenCtx, lastID)
+		if resp == nil {
+			if c.listenCtx.Err() != nil {
+				return
+			}
+			if benign {
+				c.log.Debug("no server-to-client stream", "why", c.red.String(why))
+				return
+			}
+			c.die(why, nil)
+			return
+		}
+		_, err := c.readStream(resp.Body, nil, &lastID, &retry)
+		resp.Body.Close()
+		if c.listenCtx.Err() != nil {
+			return
+		}
+		c.log.Debug("GET stream dropped; reopening", "error", err)
+		d := retry
+		if d <= 0 {
+			d = c.d.o.ReconnectDelay
+		}
+		if !sleep(c.listenCtx, d) {
+			return
+		}
+	}
+}
+
+// Close DELETEs a live session (2025-03-26, "Session Management"; 405 is
+// fine) and stops everything.
+func (c *httpConn) Close() error {
+	return c.shutdown(func() {
+		c.smu.Lock()
+		sid := c.sessionID
+		c.smu.Unlock()
+		if sid == "" || c.isDying() {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		h := c.header(nil)
+		req, err := c.newRequest(ctx, http.MethodDelete, nil, h)
+		if err != nil {
+			return
+		}
+		if resp, err := c.d.o.Client.Do(req); err == nil {
+			io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+			resp.Body.Close()
+		}
+	})
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// isResponseTo reports whether msg is a JSON-RPC response whose id equals
+// the raw id want (compared as JSON values, so "1" and 1 differ but
+// escapes do not matter).
+func isResponseTo(msg, want []byte) bool {
+	if len(want) == 0 || !gjson.ValidBytes(msg) {
+		return false
+	}
+	m, err := jsonrpc.PeekValid(msg)
+	if err != nil || m.Kind != jsonrpc.KindResponse {
+		return false
+	}
+	return idEqual(m.ID, want)
+}
+
+func idEqual(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	ra, rb := gjson.ParseBytes(a), gjson.ParseBytes(b)
+	if ra.Type != rb.Type {
+		return false
+	}
+	if ra.Type == gjson.String {
+		return ra.Str == rb.Str
+	}
+	return ra.Raw == rb.Raw
+}
