@@ -29,10 +29,26 @@ type Server struct {
 	Headers   map[string]string `json:"-"` // values are secrets: never print them
 	Wrapped   bool              `json:"wrapped"`
 	Shadowed  bool              `json:"shadowed,omitempty"` // a higher-precedence scope defines the same name
+
+	// Key is the entry's key in its mcpServers object (Name without the
+	// plugin prefix) and JSONPath the path of that object in File: what
+	// Wrap and Unwrap take.
+	Key      string   `json:"-"`
+	JSONPath []string `json:"-"`
+	// Shim is the wrapped entry's own command (the mcp-heal binary).
+	Shim string `json:"shim,omitempty"`
+	// Plugin is the plugin id ("name@marketplace") of a plugin server.
+	Plugin string `json:"plugin,omitempty"`
+	// Approval is, for project (.mcp.json) servers, "approved", "rejected"
+	// or "pending": Claude Code loads only approved ones.
+	Approval string `json:"approval,omitempty"`
 }
 
 // Options says where to look.
 type Options struct {
 	Home       string // the user's home (~/.claude.json, ~/.claude/plugins)
 	ProjectDir string // the project (cwd or CLAUDE_PROJECT_DIR)
+	// ConfigDir is Claude Code's config directory (CLAUDE_CONFIG_DIR);
+	// empty means Home/.claude, with the global config at Home/.claude.json.
+	ConfigDir string
 }

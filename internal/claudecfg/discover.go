@@ -1,0 +1,342 @@
+package claudecfg
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// GlobalConfigPath is ~/.claude.json (or $CLAUDE_CONFIG_DIR/.claude.json).
+func (o Options) GlobalConfigPath() string {
+	if o.ConfigDir != "" {
+		return filepath.Join(o.ConfigDir, ".claude.json")
+	}
+	return filepath.Join(o.home(), ".claude.json")
+}
+
+func (o Options) configDir() string {
+	if o.ConfigDir != "" {
+		return o.ConfigDir
+	}
+	return filepath.Join(o.home(), ".claude")
+}
+
+func (o Options) home() string {
+	if o.Home != "" {
+		return o.Home
+	}
+	h, _ := os.UserHomeDir()
+	return h
+}
+
+func (o Options) projectDir() string {
+	d := o.ProjectDir
+	if d == "" {
+		d, _ = os.Getwd()
+	}
+	if a, err := filepath.Abs(d); err == nil {
+		d = a
+	}
+	return d
+}
+
+// ProjectKeys are the keys under which ~/.claude.json "projects" may hold the
+// project, most likely first. Claude Code keys local scope by the git root of
+// its (symlink-resolved) working directory.
+func (o Options) ProjectKeys() []string {
+	d := o.projectDir()
+	var keys []string
+	add := func(k string) {
+		for _, x := range keys {
+			if x == k {
+				return
+			}
+		}
+		keys = append(keys, k)
+	}
+	real := d
+	if r, err := filepath.EvalSymlinks(d); err == nil {
+		real = r
+	}
+	if g := gitRoot(real); g != "" {
+		add(g)
+	}
+	add(real)
+	if g := gitRoot(d); g != "" {
+		add(g)
+	}
+	add(d)
+	return keys
+}
+
+func gitRoot(dir string) string {
+	for d := dir; ; {
+		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		p := filepath.Dir(d)
+		if p == d {
+			return ""
+		}
+		d = p
+	}
+}
+
+// ConfigFile is one file that can hold MCP servers, and where in it.
+type ConfigFile struct {
+	Scope    string
+	File     string
+	JSONPath []string // path of the mcpServers object
+}
+
+// ConfigFiles lists the files Discover reads for scopes Claude Code lets a
+// user edit (local, project, user), highest precedence first. The local
+// entry names the project key found in ~/.claude.json (or the most likely
+// one when the project is not there yet).
+func ConfigFiles(o Options) []ConfigFile {
+	global := o.GlobalConfigPath()
+	keys := o.ProjectKeys()
+	key := keys[0]
+	if data, err := os.ReadFile(global); err == nil && gjson.ValidBytes(data) {
+		projects, _ := at(data, []string{"projects"})
+		for _, k := range keys {
+			if _, ok := lastMember(projects, k); ok {
+				key = k
+				break
+			}
+		}
+	}
+	out := []ConfigFile{{ScopeLocal, global, []string{"projects", key, "mcpServers"}}}
+	// Claude Code reads .mcp.json in the working directory and every parent.
+	for d := o.projectDir(); ; {
+		out = append(out, ConfigFile{ScopeProject, filepath.Join(d, ".mcp.json"), []string{"mcpServers"}})
+		p := filepath.Dir(d)
+		if p == d {
+			break
+		}
+		d = p
+	}
+	out = append(out, ConfigFile{ScopeUser, global, []string{"mcpServers"}})
+	return out
+}
+
+// Discover returns every MCP server Claude Code would load for the project:
+// local scope, project .mcp.json files (the nearest first), user scope, then
+// servers of enabled plugins. A name defined again in a lower-precedence
+// scope is returned with Shadowed set. Files that cannot be read or parsed
+// are skipped and reported in the error (a *SyntaxError names the
+// position); the servers from the other files are still returned.
+func Discover(o Options) ([]Server, error) {
+	var out []Server
+	var errs []error
+	cache := map[string][]byte{}
+	read := func(file string) ([]byte, bool) {
+		if b, ok := cache[file]; ok {
+			return b, b != nil
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			if !errors.Is(err, os.ErrNotExist) {
+				errs = append(errs, err)
+			}
+			cache[file] = nil
+			return nil, false
+		}
+		if err := Check(file, b); err != nil {
+			errs = append(errs, err)
+			cache[file] = nil
+			return nil, false
+		}
+		cache[file] = b
+		return b, true
+	}
+	seen := map[string]bool{}
+	approval := o.approval(read)
+	for _, cf := range ConfigFiles(o) {
+		data, ok := read(cf.File)
+		if !ok {
+			continue
+		}
+		obj, ok := at(data, cf.JSONPath)
+		if !ok {
+			continue
+		}
+		for _, s := range parseServers(obj, cf) {
+			if cf.Scope == ScopeProject {
+				s.Approval = approval(s.Name)
+			}
+			s.Shadowed = seen[s.Name]
+			seen[s.Name] = true
+			out = append(out, s)
+		}
+	}
+	ps, err := pluginServers(o, read)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	// Claude Code drops a plugin server whose command or URL a user's server
+	// already has.
+	for i := range ps {
+		for _, s := range out {
+			if !s.Shadowed && sameTarget(s, ps[i]) {
+				ps[i].Shadowed = true
+			}
+		}
+	}
+	out = append(out, ps...)
+	return out, errors.Join(errs...)
+}
+
+func sameTarget(a, b Server) bool {
+	if a.URL != "" || b.URL != "" {
+		return a.URL == b.URL
+	}
+	return a.Command == b.Command && strings.Join(a.Args, "\x00") == strings.Join(b.Args, "\x00")
+}
+
+// parseServers reads an mcpServers object. Duplicate keys: the last wins,
+// as in JSON.parse.
+func parseServers(obj gjson.Result, cf ConfigFile) []Server {
+	var out []Server
+	idx := map[string]int{}
+	for _, m := range members(obj) {
+		s := parseEntry(m.key, m.val)
+		s.Scope, s.File, s.JSONPath = cf.Scope, cf.File, cf.JSONPath
+		if i, dup := idx[m.key]; dup {
+			out[i] = s
+			continue
+		}
+		idx[m.key] = len(out)
+		out = append(out, s)
+	}
+	return out
+}
+
+// parseEntry reads one server entry, resolving a wrapped entry to the real
+// server.
+func parseEntry(name string, e gjson.Result) Server {
+	s := Server{Name: name, Key: name}
+	s.Command = lastVal(e, "command").String()
+	s.Args, _ = stringArray(lastVal(e, "args"))
+	s.Env, s.EnvKeys = stringMap(lastVal(e, "env"))
+	s.URL = lastVal(e, "url").String()
+	s.Headers, _ = stringMap(lastVal(e, "headers"))
+	s.Transport = transportOf(lastVal(e, "type").String(), s.Command, s.URL)
+	if !IsShim(s.Command, s.Args) {
+		return s
+	}
+	inv, ok := ParseShimArgs(s.Args)
+	if !ok {
+		return s
+	}
+	s.Wrapped, s.Shim = true, s.Command
+	if inv.URL == "" {
+		s.Command, s.Args = inv.Command, inv.Args
+		s.Transport = "stdio"
+		return s
+	}
+	s.Command, s.Args, s.URL = "", nil, inv.URL
+	s.Transport = inv.Transport
+	if orig := lastVal(lastVal(e, markerKey), "original"); orig.IsObject() {
+		s.Transport = transportOf(lastVal(orig, "type").String(), "", inv.URL)
+	} else if s.Transport == "" || s.Transport == "auto" {
+		s.Transport = "http"
+	}
+	// Header values live in the entry's env; they are not the user's env.
+	s.Headers = map[string]string{}
+	var keys []string
+	for _, k := range s.EnvKeys {
+		if !strings.HasPrefix(k, HeaderEnvPrefix) {
+			keys = append(keys, k)
+		}
+	}
+	for _, h := range inv.Headers {
+		k, v := splitHeader(h)
+		if m := envRef.FindStringSubmatch(v); m != nil {
+			if ev, ok := s.Env[m[1]]; ok {
+				v = ev
+				delete(s.Env, m[1])
+			}
+		}
+		s.Headers[k] = v
+	}
+	s.EnvKeys = keys
+	return s
+}
+
+// lastVal is the value of the last member named key of object e.
+func lastVal(e gjson.Result, key string) gjson.Result {
+	m, _ := lastMember(e, key)
+	return m.val
+}
+
+func transportOf(typ, command, url string) string {
+	switch {
+	case typ != "":
+		return typ
+	case command != "":
+		return "stdio"
+	case url != "":
+		return "http"
+	}
+	return "stdio"
+}
+
+// approval returns whether Claude Code would load a project (.mcp.json)
+// server: approved by name or by enableAllProjectMcpServers in
+// ~/.claude.json's project entry or a settings file, rejected by name.
+func (o Options) approval(read func(string) ([]byte, bool)) func(string) string {
+	type src struct {
+		data []byte
+		path []string
+	}
+	var srcs []src
+	if data, ok := read(o.GlobalConfigPath()); ok {
+		for _, k := range o.ProjectKeys() {
+			if _, ok := at(data, []string{"projects", k}); ok {
+				srcs = append(srcs, src{data, []string{"projects", k}})
+				break
+			}
+		}
+	}
+	pd := o.projectDir()
+	for _, f := range []string{
+		filepath.Join(pd, ".claude", "settings.local.json"),
+		filepath.Join(pd, ".claude", "settings.json"),
+		filepath.Join(o.configDir(), "settings.json"),
+	} {
+		if data, ok := read(f); ok {
+			srcs = append(srcs, src{data, nil})
+		}
+	}
+	return func(name string) string {
+		approved := false
+		for _, s := range srcs {
+			obj, ok := at(s.data, s.path)
+			if !ok {
+				continue
+			}
+			dis, _ := stringArray(lastVal(obj, "disabledMcpjsonServers"))
+			for _, d := range dis {
+				if d == name {
+					return "rejected"
+				}
+			}
+			en, _ := stringArray(lastVal(obj, "enabledMcpjsonServers"))
+			for _, d := range en {
+				approved = approved || d == name
+			}
+			approved = approved || lastVal(obj, "enableAllProjectMcpServers").Bool()
+		}
+		if approved {
+			return "approved"
+		}
+		return "pending"
+	}
+}
+
+func (s Server) String() string { return fmt.Sprintf("%s (%s)", s.Name, s.Scope) }

@@ -1,0 +1,171 @@
+package claudecfg
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+)
+
+// SyntaxError is a config file that is not valid JSON (or not a JSON
+// object), with the position of the first problem. Nothing touches such a
+// file.
+type SyntaxError struct {
+	File      string // may be empty for in-memory data
+	Line, Col int    // 1-based; Col counts characters, not bytes
+	Msg       string
+}
+
+func (e *SyntaxError) Error() string {
+	f := e.File
+	if f == "" {
+		f = "<input>"
+	}
+	return fmt.Sprintf("%s:%d:%d: invalid JSON: %s", f, e.Line, e.Col, e.Msg)
+}
+
+// Check reports whether data is a JSON object, returning a *SyntaxError with
+// the line and column of the first problem otherwise.
+func Check(file string, data []byte) error {
+	if gjson.ValidBytes(data) {
+		r := gjson.ParseBytes(data)
+		if r.IsObject() {
+			return nil
+		}
+		off := len(data) - len(bytes.TrimLeft(data, " \t\r\n"))
+		line, col := position(data, off)
+		return &SyntaxError{File: file, Line: line, Col: col, Msg: "the top level is not an object"}
+	}
+	// gjson says where nothing; encoding/json says where the problem is.
+	var v any
+	err := json.Unmarshal(data, &v)
+	var se *json.SyntaxError
+	off := len(data)
+	msg := "malformed"
+	switch {
+	case errors.As(err, &se):
+		off = int(se.Offset) - 1
+		msg = se.Error()
+	case err != nil:
+		msg = err.Error()
+	}
+	if off < 0 {
+		off = 0
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		msg = "empty file"
+	}
+	line, col := position(data, off)
+	return &SyntaxError{File: file, Line: line, Col: col, Msg: msg}
+}
+
+// position converts a byte offset to a 1-based line and character column.
+func position(data []byte, off int) (line, col int) {
+	if off > len(data) {
+		off = len(data)
+	}
+	line = 1 + bytes.Count(data[:off], []byte{'\n'})
+	start := bytes.LastIndexByte(data[:off], '\n') + 1
+	return line, utf8.RuneCount(data[start:off]) + 1
+}
+
+// member is one key of a JSON object with absolute byte offsets.
+type member struct {
+	key  string
+	kraw gjson.Result // the key token (Index = its offset)
+	val  gjson.Result // the value (Index = its offset in the whole document)
+}
+
+// root parses data keeping absolute offsets.
+func root(data []byte) gjson.Result {
+	return gjson.ParseBytes(data) // Index is the offset of the value, past leading space
+}
+
+// members lists an object's keys in file order. Duplicate keys are all
+// returned; JavaScript's JSON.parse (Claude Code) keeps the last one.
+func members(obj gjson.Result) []member {
+	if !obj.IsObject() {
+		return nil
+	}
+	var out []member
+	obj.ForEach(func(k, v gjson.Result) bool {
+		out = append(out, member{key: k.String(), kraw: k, val: v})
+		return true
+	})
+	return out
+}
+
+// lastMember returns the last member named key (what JSON.parse keeps).
+func lastMember(obj gjson.Result, key string) (member, bool) {
+	var m member
+	ok := false
+	for _, x := range members(obj) {
+		if x.key == key {
+			m, ok = x, true
+		}
+	}
+	return m, ok
+}
+
+// at walks path from the document root through object keys.
+func at(data []byte, path []string) (gjson.Result, bool) {
+	r := root(data)
+	for _, k := range path {
+		m, ok := lastMember(r, k)
+		if !ok {
+			return gjson.Result{}, false
+		}
+		r = m.val
+	}
+	return r, r.Exists()
+}
+
+// jsonString encodes s the way JSON.stringify does (no HTML escaping).
+func jsonString(s string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return string(bytes.TrimRight(b.Bytes(), "\n"))
+}
+
+// stringArray returns v's string elements; ok is false when v is not an
+// array of strings.
+func stringArray(v gjson.Result) ([]string, bool) {
+	if !v.Exists() {
+		return nil, true
+	}
+	if !v.IsArray() {
+		return nil, false
+	}
+	var out []string
+	ok := true
+	v.ForEach(func(_, e gjson.Result) bool {
+		if e.Type != gjson.String {
+			ok = false
+			return false
+		}
+		out = append(out, e.String())
+		return true
+	})
+	return out, ok
+}
+
+// stringMap returns an object of strings as a map and its keys in order.
+func stringMap(v gjson.Result) (map[string]string, []string) {
+	if !v.IsObject() {
+		return nil, nil
+	}
+	m := map[string]string{}
+	var keys []string
+	for _, x := range members(v) {
+		if _, dup := m[x.key]; !dup {
+			keys = append(keys, x.key)
+		}
+		m[x.key] = x.val.String()
+	}
+	return m, keys
+}

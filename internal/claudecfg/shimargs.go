@@ -1,0 +1,118 @@
+package claudecfg
+
+import (
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// HeaderEnvPrefix starts the names of the env variables a wrapped remote
+// entry carries its header values in: the values are secrets and stay out of
+// the shim's argv (visible in ps); --header names them as ${VAR}, which the
+// shim expands from its environment (Claude Code passes an entry's env to
+// the process it starts).
+const HeaderEnvPrefix = "MCP_HEAL_HEADER_"
+
+// ShimInvocation is what a wrapped entry's shim arguments say about the real
+// server.
+type ShimInvocation struct {
+	Name      string   // --name
+	Command   string   // stdio: the real command (after --)
+	Args      []string // stdio: its arguments
+	URL       string   // remote: --url
+	Transport string   // remote: --transport (auto, http, sse)
+	Headers   []string // remote: --header values, "K: V" (V usually ${VAR})
+}
+
+// IsShim reports whether command and args launch `mcp-heal shim`.
+func IsShim(command string, args []string) bool {
+	return len(args) > 0 && args[0] == "shim" && strings.HasPrefix(filepath.Base(command), "mcp-heal")
+}
+
+// StdioShimArgs are the arguments of a wrapped stdio server.
+func StdioShimArgs(name, command string, args []string) []string {
+	out := []string{"shim", "--name", name, "--", command}
+	return append(out, args...)
+}
+
+// RemoteShimArgs are the arguments of a wrapped remote server; headers are
+// "K: V" lines.
+func RemoteShimArgs(name, url, transport string, headers []string) []string {
+	out := []string{"shim", "--name", name, "--url", url, "--transport", transport}
+	for _, h := range headers {
+		out = append(out, "--header", h)
+	}
+	return out
+}
+
+// ParseShimArgs reads the arguments of `mcp-heal shim` (args[0] is "shim").
+// Flags it does not know are skipped; for stdio everything after "--" is
+// the real command line.
+func ParseShimArgs(args []string) (ShimInvocation, bool) {
+	var s ShimInvocation
+	if len(args) == 0 || args[0] != "shim" {
+		return s, false
+	}
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			if i+1 < len(args) {
+				s.Command = args[i+1]
+				s.Args = append([]string{}, args[i+2:]...)
+			}
+			break
+		}
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		switch name {
+		case "name", "url", "transport", "header":
+		default:
+			continue
+		}
+		if !hasVal {
+			if i+1 >= len(args) {
+				break
+			}
+			i++
+			val = args[i]
+		}
+		switch name {
+		case "name":
+			s.Name = val
+		case "url":
+			s.URL = val
+		case "transport":
+			s.Transport = val
+		case "header":
+			s.Headers = append(s.Headers, val)
+		}
+	}
+	if s.Command == "" && s.URL == "" {
+		return s, false
+	}
+	return s, true
+}
+
+var nonEnv = regexp.MustCompile(`[^A-Z0-9_]+`)
+
+// headerEnvName is the env variable for header key k, unique among taken.
+func headerEnvName(k string, taken map[string]bool) string {
+	base := HeaderEnvPrefix + strings.Trim(nonEnv.ReplaceAllString(strings.ToUpper(k), "_"), "_")
+	n := base
+	for i := 2; taken[n]; i++ {
+		n = base + "_" + strconv.Itoa(i)
+	}
+	taken[n] = true
+	return n
+}
+
+var envRef = regexp.MustCompile(`^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$`)
+
+// splitHeader splits "K: V" into K and V.
+func splitHeader(h string) (k, v string) {
+	k, v, _ = strings.Cut(h, ":")
+	return strings.TrimSpace(k), strings.TrimSpace(v)
+}
