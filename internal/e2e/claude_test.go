@@ -1,0 +1,383 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
+)
+
+// session is one throwaway Claude Code setup: a HOME, a project directory,
+// an MCP config, the stand-in model, and optionally the mcp-heal plugin.
+type session struct {
+	t       *testing.T
+	claude  string
+	home    string
+	work    string
+	model   *Model
+	servers map[string]any
+	plugin  string   // --plugin-dir, "" for none
+	env     []string // extra environment
+	args    []string // extra claude arguments
+	pgids   []int    // process groups to kill at cleanup
+	mu      sync.Mutex
+}
+
+func newSession(t *testing.T, script ...Turn) *session {
+	t.Helper()
+	m, err := NewModel(script...)
+	if err != nil {
+		t.Fatalf("start model: %v", err)
+	}
+	s := &session{
+		t:       t,
+		claude:  testenv.NPMBin(t, "claude", testenv.ClaudeCode),
+		home:    t.TempDir(),
+		model:   m,
+		servers: map[string]any{},
+	}
+	s.work = filepath.Join(s.home, "project")
+	for _, d := range []string{s.work, filepath.Join(s.home, ".claude")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.writeClaudeJSON()
+	t.Cleanup(func() {
+		s.killAll()
+		m.Close()
+		if err := m.Err(); err != nil {
+			t.Errorf("stand-in model: %v", err)
+		}
+	})
+	return s
+}
+
+// writeClaudeJSON writes the user state that skips Claude Code's first-run
+// dialogs (theme, onboarding, folder trust, bypass-permissions warning).
+func (s *session) writeClaudeJSON() {
+	cfg := map[string]any{
+		"hasCompletedOnboarding":               true,
+		"lastOnboardingVersion":                "2.1.328",
+		"theme":                                "dark",
+		"hasAcknowledgedCostThreshold":         true,
+		"hasSeenTasksHint":                     true,
+		"autoUpdates":                          false,
+		"shiftEnterKeyBindingInstalled":        true,
+		"hasCompletedClaudeInChromeOnboarding": true,
+		"customApiKeyResponses":                map[string]any{"approved": []string{"sk-fake"}, "rejected": []string{}},
+		"projects": map[string]any{
+			s.work: map[string]any{
+				"hasTrustDialogAccepted":        true,
+				"hasCompletedProjectOnboarding": true,
+				"allowedTools":                  []string{},
+			},
+		},
+	}
+	writeJSONFile(s.t, filepath.Join(s.home, ".claude.json"), cfg)
+}
+
+// writeSettings allows every tool of the configured servers. Allow rules,
+// unlike bypass mode, work as root and raise no first-run dialog.
+func (s *session) writeSettings() {
+	var allow []string
+	for name := range s.servers {
+		allow = append(allow, "mcp__"+name)
+	}
+	sort.Strings(allow)
+	// An explicit default mode keeps interactive sessions out of "auto"
+	// mode, whose classifier would send side requests of its own.
+	settings := map[string]any{"permissions": map[string]any{"allow": allow, "defaultMode": "default", "disableAutoMode": "disable"}}
+	writeJSONFile(s.t, filepath.Join(s.home, ".claude", "settings.json"), settings)
+}
+
+func writeJSONFile(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// withPlugin loads the repository as the mcp-heal plugin (--plugin-dir)
+// with MCP_HEAL_BIN pointing at the test build, so hooks do not build it.
+func (s *session) withPlugin() *session {
+	s.plugin = testenv.ModuleRoot(s.t)
+	s.env = append(s.env, "MCP_HEAL_BIN="+testenv.Binary(s.t))
+	return s
+}
+
+func (s *session) stateDir() string { return filepath.Join(s.home, ".local", "state") }
+
+// environ is the environment claude runs in: a throwaway HOME and XDG
+// dirs (shims, hooks and commands share the state dir through them), no
+// traffic of its own, MCP tools loaded eagerly, and the Go caches of the
+// real user so that a plugin build is warm.
+func (s *session) environ() []string {
+	env := []string{
+		"HOME=" + s.home,
+		"PATH=" + os.Getenv("PATH"),
+		"TERM=xterm-256color",
+		"LANG=C.UTF-8",
+		"USER=e2e",
+		"SHELL=/bin/bash",
+		"ANTHROPIC_BASE_URL=" + s.model.URL,
+		"ANTHROPIC_API_KEY=sk-fake",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"DISABLE_TELEMETRY=1",
+		"DISABLE_AUTOUPDATER=1",
+		"DISABLE_ERROR_REPORTING=1",
+		"ENABLE_TOOL_SEARCH=false",
+		"XDG_CONFIG_HOME=" + filepath.Join(s.home, ".config"),
+		"XDG_DATA_HOME=" + filepath.Join(s.home, ".local", "share"),
+		"XDG_STATE_HOME=" + s.stateDir(),
+		"XDG_CACHE_HOME=" + filepath.Join(s.home, ".cache"),
+	}
+	for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOROOT", "GOFLAGS", "GOTOOLCHAIN", "GOPROXY"} {
+		if v := goEnv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	return append(env, s.env...)
+}
+
+var (
+	goEnvOnce sync.Once
+	goEnvMap  map[string]string
+)
+
+func goEnv(k string) string {
+	goEnvOnce.Do(func() {
+		goEnvMap = map[string]string{}
+		out, err := exec.Command("go", "env", "-json").Output()
+		if err == nil {
+			json.Unmarshal(out, &goEnvMap)
+		}
+	})
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return goEnvMap[k]
+}
+
+// mcpConfig writes the --mcp-config file.
+func (s *session) mcpConfig() string {
+	p := filepath.Join(s.home, "mcp.json")
+	writeJSONFile(s.t, p, map[string]any{"mcpServers": s.servers})
+	return p
+}
+
+func (s *session) baseArgs() []string {
+	s.writeSettings()
+	args := []string{"--mcp-config", s.mcpConfig(), "--strict-mcp-config"}
+	if s.plugin != "" {
+		args = append(args, "--plugin-dir", s.plugin)
+	}
+	return append(args, s.args...)
+}
+
+// event is one stream-json line with its arrival time.
+type event struct {
+	At      time.Time
+	Type    string `json:"type"`
+	Subtype string `json:"subtype"`
+	Raw     json.RawMessage
+}
+
+// run is a finished `claude -p` session.
+type run struct {
+	Start, End time.Time
+	Events     []event
+	Stderr     string
+	Err        error
+}
+
+// runP runs `claude -p prompt` with stream-json output and waits for it.
+func (s *session) runP(prompt string, timeout time.Duration) *run {
+	s.t.Helper()
+	args := append([]string{"-p", prompt, "--output-format", "stream-json", "--verbose", "--include-hook-events"}, s.baseArgs()...)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.Command(s.claude, args...)
+	cmd.Dir = s.work
+	cmd.Env = s.environ()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	r := &run{Start: time.Now()}
+	if err := cmd.Start(); err != nil {
+		s.t.Fatalf("start claude: %v", err)
+	}
+	s.track(cmd.Process.Pid)
+	stop := context.AfterFunc(ctx, func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+	defer stop()
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		line := append([]byte(nil), sc.Bytes()...)
+		ev := event{At: time.Now(), Raw: line}
+		if json.Unmarshal(line, &ev) != nil {
+			continue
+		}
+		r.Events = append(r.Events, ev)
+	}
+	r.Err = cmd.Wait()
+	r.End = time.Now()
+	r.Stderr = stderr.String()
+	if ctx.Err() != nil {
+		r.Err = fmt.Errorf("claude -p did not finish within %v: %w", timeout, ctx.Err())
+	}
+	return r
+}
+
+func (s *session) track(pgid int) {
+	s.mu.Lock()
+	s.pgids = append(s.pgids, pgid)
+	s.mu.Unlock()
+}
+
+// killAll kills every process group the session started, so a stopped or
+// orphaned server never outlives its test.
+func (s *session) killAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, pg := range s.pgids {
+		syscall.Kill(-pg, syscall.SIGCONT)
+		syscall.Kill(-pg, syscall.SIGKILL)
+	}
+}
+
+// mustOK fails the test when the run failed, with its output.
+func (r *run) mustOK(t *testing.T) {
+	t.Helper()
+	if r.Err != nil {
+		t.Fatalf("claude -p: %v\nstderr:\n%s\nstream:\n%s", r.Err, r.Stderr, r.dump())
+	}
+}
+
+func (r *run) dump() string {
+	var b strings.Builder
+	for _, e := range r.Events {
+		fmt.Fprintf(&b, "+%6.2fs %s\n", e.At.Sub(r.Start).Seconds(), truncate(string(e.Raw), 600))
+	}
+	return b.String()
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+// toolCall is one tool call as the stream shows it: the assistant's
+// tool_use and the tool_result Claude Code gave back, with arrival times.
+type toolCall struct {
+	ID, Name  string
+	Start     time.Time // tool_use line arrived
+	End       time.Time // tool_result line arrived (zero if none)
+	Result    string
+	IsError   bool
+	HasResult bool
+}
+
+// Duration is how long the call took as the session saw it.
+func (c *toolCall) Duration() time.Duration {
+	if !c.HasResult {
+		return 0
+	}
+	return c.End.Sub(c.Start)
+}
+
+type streamMsg struct {
+	Message struct {
+		Content []Block `json:"content"`
+	} `json:"message"`
+}
+
+// toolCalls returns the session's tool calls in order.
+func (r *run) toolCalls() []*toolCall {
+	var calls []*toolCall
+	byID := map[string]*toolCall{}
+	for _, e := range r.Events {
+		if e.Type != "assistant" && e.Type != "user" {
+			continue
+		}
+		var m streamMsg
+		if json.Unmarshal(e.Raw, &m) != nil {
+			continue
+		}
+		for _, b := range m.Message.Content {
+			switch b.Type {
+			case "tool_use":
+				c := &toolCall{ID: b.ID, Name: b.Name, Start: e.At}
+				calls = append(calls, c)
+				byID[b.ID] = c
+			case "tool_result":
+				if c := byID[b.ToolUseID]; c != nil {
+					c.End, c.Result, c.IsError, c.HasResult = e.At, textOf(b.Content), b.IsError, true
+				}
+			}
+		}
+	}
+	return calls
+}
+
+// hookRun is one hook execution reported with --include-hook-events.
+type hookRun struct {
+	Name     string `json:"hook_name"`
+	Event    string `json:"hook_event"`
+	Output   string `json:"output"`
+	Stdout   string `json:"stdout"`
+	Stderr   string `json:"stderr"`
+	ExitCode int    `json:"exit_code"`
+	Outcome  string `json:"outcome"`
+}
+
+// hooks returns the finished hook runs of the session.
+func (r *run) hooks() []hookRun {
+	var out []hookRun
+	for _, e := range r.Events {
+		if e.Type != "system" || e.Subtype != "hook_response" {
+			continue
+		}
+		var h hookRun
+		if json.Unmarshal(e.Raw, &h) == nil {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// result returns the final result text of the session.
+func (r *run) result() string {
+	for i := len(r.Events) - 1; i >= 0; i-- {
+		if r.Events[i].Type == "result" {
+			var res struct {
+				Result string `json:"result"`
+			}
+			json.Unmarshal(r.Events[i].Raw, &res)
+			return res.Result
+		}
+	}
+	return ""
+}

@@ -1,0 +1,317 @@
+package e2e
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Turn is one scripted assistant answer of the main loop.
+type Turn struct {
+	// Before runs before the answer is sent: a failure between two calls
+	// (kill -9 a server, SIGSTOP it, restart an HTTP server, sleep). An
+	// error is kept and reported by Model.Err.
+	Before func() error
+	// After runs in its own goroutine once the answer has been sent: a
+	// failure while the tool call the answer asks for is running.
+	After func() error
+	// Text is the answer's text block (none when empty and Tools is set).
+	Text string
+	// Tools are tool_use blocks; a turn with tools ends with stop_reason
+	// "tool_use", one without with "end_turn".
+	Tools []ToolUse
+}
+
+// ToolUse is one tool_use block.
+type ToolUse struct {
+	Name  string // e.g. mcp__srv__echo
+	Input any    // marshalled to JSON; nil is {}
+}
+
+// Model is a scripted stand-in for the Anthropic Messages API on a loopback
+// port. Every request of Claude Code's main loop gets the next Turn of the
+// script; side requests (title generation, quota checks, anything that does
+// not look like the main loop) get a short text answer and do not advance
+// the script. Every request is recorded.
+type Model struct {
+	URL string
+
+	ln     net.Listener
+	srv    *http.Server
+	script []Turn
+	wg     sync.WaitGroup // After actions
+
+	mu       sync.Mutex
+	reqs     []*Request
+	answered map[int]time.Time // turn index -> when its answer was sent
+	errs     []error
+	changed  chan struct{} // closed and replaced on every answered turn
+}
+
+// NewModel starts a stand-in model serving script on 127.0.0.1:0.
+func NewModel(script ...Turn) (*Model, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{
+		URL:      "http://" + ln.Addr().String(),
+		ln:       ln,
+		script:   script,
+		answered: map[int]time.Time{},
+		changed:  make(chan struct{}),
+	}
+	m.srv = &http.Server{Handler: http.HandlerFunc(m.serve), ReadHeaderTimeout: 10 * time.Second}
+	go m.srv.Serve(ln)
+	return m, nil
+}
+
+// Close stops the server and waits for running After actions.
+func (m *Model) Close() error {
+	err := m.srv.Close()
+	m.wg.Wait()
+	return err
+}
+
+// Err returns the errors of Before/After actions and malformed requests.
+func (m *Model) Err() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return errors.Join(m.errs...)
+}
+
+func (m *Model) fail(err error) {
+	m.mu.Lock()
+	m.errs = append(m.errs, err)
+	m.mu.Unlock()
+}
+
+// Requests returns every request received so far, in arrival order.
+func (m *Model) Requests() []*Request {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]*Request(nil), m.reqs...)
+}
+
+// Main returns the main-loop requests in arrival order.
+func (m *Model) Main() []*Request {
+	var out []*Request
+	for _, r := range m.Requests() {
+		if r.Main {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// ForTurn returns the last main-loop request answered with turn i: the
+// conversation as the model saw it when it wrote turn i (so ForTurn(i+1)
+// carries the results of turn i's tool calls). Nil if none yet.
+func (m *Model) ForTurn(i int) *Request {
+	var got *Request
+	for _, r := range m.Main() {
+		if r.Turn == i {
+			got = r
+		}
+	}
+	return got
+}
+
+// AnsweredAt reports when turn i's answer was sent.
+func (m *Model) AnsweredAt(i int) (time.Time, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.answered[i]
+	return t, ok
+}
+
+// WaitTurn waits until turn i has been requested (its request arrived and
+// was answered) or the timeout passes.
+func (m *Model) WaitTurn(i int, timeout time.Duration) bool {
+	deadline := time.After(timeout)
+	for {
+		m.mu.Lock()
+		_, ok := m.answered[i]
+		ch := m.changed
+		m.mu.Unlock()
+		if ok {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			return false
+		}
+	}
+}
+
+func (m *Model) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	req := &Request{At: time.Now(), Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Turn: -1}
+	switch {
+	case r.Method == http.MethodPost && r.URL.Path == "/v1/messages":
+	case strings.HasSuffix(r.URL.Path, "/count_tokens"):
+		m.record(req)
+		writeJSON(w, map[string]any{"input_tokens": 1000})
+		return
+	default:
+		// Anything else Claude Code may try offline (feature flags, metrics,
+		// account look-ups): a harmless empty answer.
+		m.record(req)
+		writeJSON(w, map[string]any{})
+		return
+	}
+	if err := req.parse(); err != nil {
+		m.fail(fmt.Errorf("model: malformed /v1/messages request: %v", err))
+		m.record(req)
+		http.Error(w, `{"type":"error","error":{"type":"invalid_request_error","message":"malformed"}}`, http.StatusBadRequest)
+		return
+	}
+	req.Main = req.isMainLoop()
+	turn := Turn{Text: "OK."}
+	if req.Main {
+		// The turn index is the number of assistant messages already in the
+		// conversation, so a request Claude Code retries gets the same turn
+		// again instead of skipping one.
+		req.Turn = req.assistantTurns()
+		if req.Turn < len(m.script) {
+			turn = m.script[req.Turn]
+		} else {
+			turn = Turn{Text: "Done."}
+		}
+	}
+	m.record(req)
+	if req.Main && turn.Before != nil {
+		if err := turn.Before(); err != nil {
+			m.fail(fmt.Errorf("model: turn %d: before: %w", req.Turn, err))
+		}
+	}
+	msg := answer(req, turn)
+	if req.Stream {
+		writeSSE(w, msg)
+	} else {
+		writeJSON(w, msg)
+	}
+	if !req.Main {
+		return
+	}
+	m.mu.Lock()
+	m.answered[req.Turn] = time.Now()
+	close(m.changed)
+	m.changed = make(chan struct{})
+	m.mu.Unlock()
+	if turn.After != nil {
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			if err := turn.After(); err != nil {
+				m.fail(fmt.Errorf("model: turn %d: after: %w", req.Turn, err))
+			}
+		}()
+	}
+}
+
+func (m *Model) record(r *Request) {
+	m.mu.Lock()
+	r.Seq = len(m.reqs)
+	m.reqs = append(m.reqs, r)
+	m.mu.Unlock()
+}
+
+// message is an Anthropic Messages API response.
+type message struct {
+	ID           string           `json:"id"`
+	Type         string           `json:"type"`
+	Role         string           `json:"role"`
+	Model        string           `json:"model"`
+	Content      []map[string]any `json:"content"`
+	StopReason   string           `json:"stop_reason"`
+	StopSequence *string          `json:"stop_sequence"`
+	Usage        map[string]int   `json:"usage"`
+}
+
+func answer(req *Request, t Turn) *message {
+	msg := &message{
+		ID:         fmt.Sprintf("msg_e2e_%d", req.Seq),
+		Type:       "message",
+		Role:       "assistant",
+		Model:      req.Model,
+		Content:    []map[string]any{},
+		StopReason: "end_turn",
+		Usage:      map[string]int{"input_tokens": 100, "output_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+	}
+	if t.Text != "" || len(t.Tools) == 0 {
+		text := t.Text
+		if text == "" {
+			text = "OK."
+		}
+		msg.Content = append(msg.Content, map[string]any{"type": "text", "text": text})
+	}
+	for i, tu := range t.Tools {
+		in := tu.Input
+		if in == nil {
+			in = map[string]any{}
+		}
+		msg.Content = append(msg.Content, map[string]any{
+			"type":  "tool_use",
+			"id":    ToolUseID(req.Turn, i),
+			"name":  tu.Name,
+			"input": in,
+		})
+		msg.StopReason = "tool_use"
+	}
+	return msg
+}
+
+// ToolUseID is the id the model gives the i-th tool_use of turn.
+func ToolUseID(turn, i int) string { return fmt.Sprintf("toolu_e2e_%02d_%d", turn, i) }
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(v)
+}
+
+// writeSSE streams msg with the Messages API's event sequence:
+// message_start, per block content_block_start/delta/stop, message_delta,
+// message_stop.
+func writeSSE(w http.ResponseWriter, msg *message) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	fl, _ := w.(http.Flusher)
+	event := func(name string, data any) {
+		b, _ := json.Marshal(data)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, b)
+		if fl != nil {
+			fl.Flush()
+		}
+	}
+	start := *msg
+	start.Content = []map[string]any{}
+	start.StopReason = ""
+	startJSON := map[string]any{
+		"id": start.ID, "type": "message", "role": "assistant", "model": start.Model,
+		"content": []any{}, "stop_reason": nil, "stop_sequence": nil,
+		"usage": map[string]int{"input_tokens": msg.Usage["input_tokens"], "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+	}
+	event("message_start", map[string]any{"type": "message_start", "message": startJSON})
+	for i, b := range msg.Content {
+		switch b["type"] {
+		case "text":
+			event("content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": map[string]any{"type": "text", "text": ""}})
+			event("content_block_delta", map[string]any{"type": "content_block_delta", "index": i, "delta": map[string]any{"type": "text_delta", "text": b["text"]}})
+		case "tool_use":
+			event("content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": map[string]any{"type": "tool_use", "id": b["id"], "name": b["name"], "input": map[string]any{}}})
+			in, _ := json.Marshal(b["input"])
+			event("content_block_delta", map[string]any{"type": "content_block_delta", "index": i, "delta": map[string]any{"type": "input_json_delta", "partial_json": string(in)}})
+		}
+		event("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
+	}
+	event("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": msg.StopReason, "stop_sequence": nil}, "usage": map[string]int{"output_tokens": msg.Usage["output_tokens"]}})
+	event("message_stop", map[string]any{"type": "message_stop"})
+}

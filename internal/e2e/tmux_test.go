@@ -1,0 +1,108 @@
+package e2e
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// tmuxSession is an interactive Claude Code session in a private tmux
+// server: send-keys types, capture-pane reads.
+type tmuxSession struct {
+	t      *testing.T
+	s      *session
+	socket string
+	name   string
+	Start  time.Time
+}
+
+// startInteractive starts `claude` (no -p) in a detached tmux session
+// and waits until its prompt is ready for input.
+func (s *session) startInteractive() *tmuxSession {
+	s.t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		s.t.Fatalf("tmux is required for the interactive scenarios: %v", err)
+	}
+	ts := &tmuxSession{t: s.t, s: s, socket: filepath.Join(s.home, "tmux.sock"), name: "e2e"}
+	var cmdline []string
+	cmdline = append(cmdline, "env", "-i")
+	cmdline = append(cmdline, s.environ()...)
+	cmdline = append(cmdline, s.claude)
+	cmdline = append(cmdline, s.baseArgs()...)
+	quoted := make([]string, len(cmdline))
+	for i, a := range cmdline {
+		quoted[i] = shellQuote(a)
+	}
+	ts.Start = time.Now()
+	if out, err := ts.tmux("new-session", "-d", "-s", ts.name, "-x", "200", "-y", "50", "-c", s.work, strings.Join(quoted, " ")); err != nil {
+		s.t.Fatalf("tmux new-session: %v\n%s", err, out)
+	}
+	ts.tmux("set-option", "-t", ts.name, "remain-on-exit", "on")
+	s.t.Cleanup(func() {
+		if pid := ts.panePID(); pid > 0 {
+			s.track(pid)
+		}
+		s.killAll()
+		ts.tmux("kill-server")
+	})
+	if pid := ts.panePID(); pid > 0 {
+		s.track(pid)
+	}
+	return ts
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+func (ts *tmuxSession) tmux(args ...string) (string, error) {
+	out, err := exec.Command("tmux", append([]string{"-S", ts.socket}, args...)...).CombinedOutput()
+	return string(out), err
+}
+
+func (ts *tmuxSession) panePID() int {
+	out, err := ts.tmux("display-message", "-p", "-t", ts.name, "#{pane_pid}")
+	if err != nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(out))
+	return pid
+}
+
+// capture returns the visible screen.
+func (ts *tmuxSession) capture() string {
+	out, _ := ts.tmux("capture-pane", "-p", "-t", ts.name)
+	return out
+}
+
+// waitScreen waits until the screen contains want.
+func (ts *tmuxSession) waitScreen(want string, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if strings.Contains(ts.capture(), want) {
+			return true
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return false
+}
+
+// typeLine types text literally and presses Enter.
+func (ts *tmuxSession) typeLine(text string) {
+	ts.t.Helper()
+	if out, err := ts.tmux("send-keys", "-t", ts.name, "-l", text); err != nil {
+		ts.t.Fatalf("tmux send-keys: %v\n%s", err, out)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if out, err := ts.tmux("send-keys", "-t", ts.name, "Enter"); err != nil {
+		ts.t.Fatalf("tmux send-keys: %v\n%s", err, out)
+	}
+}
+
+func (ts *tmuxSession) keys(keys ...string) {
+	ts.tmux(append([]string{"send-keys", "-t", ts.name}, keys...)...)
+}
+
+func (ts *tmuxSession) String() string { return fmt.Sprintf("tmux screen:\n%s", ts.capture()) }
