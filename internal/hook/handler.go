@@ -1,0 +1,159 @@
+package hook
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/probe"
+)
+
+// Events mcp-heal handles.
+const (
+	PreToolUse         = "PreToolUse"
+	PostToolUse        = "PostToolUse"
+	PostToolUseFailure = "PostToolUseFailure"
+	PostToolBatch      = "PostToolBatch"
+	SessionStart       = "SessionStart"
+)
+
+// Handler answers hook events. Its fields are the outside world, so tests
+// can replace them; New fills in the real ones.
+type Handler struct {
+	Getenv func(string) string
+	Now    func() time.Time
+	Log    *slog.Logger
+	// Discover lists the configured servers (claudecfg.Discover).
+	Discover func(claudecfg.Options) ([]claudecfg.Server, error)
+	// Probe checks whether a configured server works now.
+	Probe func(ctx context.Context, s claudecfg.Server, dir string) probe.Result
+	// Signal sends sig to one process.
+	Signal func(pid int, sig syscall.Signal) error
+	// Procs lists running processes (to find a hung server by its parent).
+	Procs func() ([]Proc, error)
+	// ProbeTimeout bounds one probe from a hook (the model waits for it).
+	ProbeTimeout time.Duration
+}
+
+// New returns a Handler wired to the real system.
+func New(getenv func(string) string, log *slog.Logger) *Handler {
+	h := &Handler{
+		Getenv:       getenv,
+		Now:          time.Now,
+		Log:          log,
+		Discover:     claudecfg.Discover,
+		Signal:       syscall.Kill,
+		Procs:        listProcs,
+		ProbeTimeout: 8 * time.Second,
+	}
+	h.Probe = func(ctx context.Context, s claudecfg.Server, dir string) probe.Result {
+		return probe.Run(ctx, probe.FromServer(s, dir), h.ProbeTimeout)
+	}
+	return h
+}
+
+// output is the JSON a hook prints.
+type output struct {
+	SystemMessage      string    `json:"systemMessage,omitempty"`
+	HookSpecificOutput *specific `json:"hookSpecificOutput,omitempty"`
+}
+
+type specific struct {
+	HookEventName            string `json:"hookEventName"`
+	AdditionalContext        string `json:"additionalContext,omitempty"`
+	PermissionDecision       string `json:"permissionDecision,omitempty"`
+	PermissionDecisionReason string `json:"permissionDecisionReason,omitempty"`
+}
+
+func encode(o output) []byte {
+	b, _ := json.Marshal(o)
+	return append(b, '\n')
+}
+
+func contextReply(event, text string) []byte {
+	return encode(output{HookSpecificOutput: &specific{HookEventName: event, AdditionalContext: text}})
+}
+
+// Handle answers one hook event: the reply to print, or nil for none. It
+// never fails: whatever goes wrong is logged and the hook stays silent, so
+// a broken mcp-heal never blocks a tool call.
+func (h *Handler) Handle(ctx context.Context, event string, payload []byte) (reply []byte) {
+	defer func() {
+		if p := recover(); p != nil {
+			h.Log.Error("hook panicked", "event", event, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			reply = nil
+		}
+	}()
+	in, err := Parse(payload)
+	if err != nil {
+		h.Log.Warn("ignoring hook input", "event", event, "err", err, "bytes", len(payload))
+		return nil
+	}
+	if in.Event != "" && in.Event != event {
+		h.Log.Warn("ignoring hook input for another event", "event", event, "payload_event", in.Event)
+		return nil
+	}
+	switch event {
+	case PreToolUse:
+		return h.preToolUse(in)
+	case PostToolUse:
+		h.postToolUse(in)
+		return nil
+	case PostToolUseFailure:
+		return h.postToolUseFailure(ctx, in)
+	case PostToolBatch:
+		return h.postToolBatch(ctx, in)
+	case SessionStart:
+		return h.sessionStart(in)
+	}
+	h.Log.Warn("ignoring unknown hook event", "event", event)
+	return nil
+}
+
+// claudePID is the Claude Code process (hooks get CLAUDE_PID); 0 if unknown.
+func (h *Handler) claudePID() int {
+	pid, _ := strconv.Atoi(h.Getenv("CLAUDE_PID"))
+	return pid
+}
+
+// options says where Claude Code's config for this session is.
+func (h *Handler) options(in *Input) claudecfg.Options {
+	dir := h.Getenv("CLAUDE_PROJECT_DIR")
+	if dir == "" {
+		dir = in.Cwd
+	}
+	return claudecfg.Options{Home: h.Getenv("HOME"), ProjectDir: dir, ConfigDir: h.Getenv("CLAUDE_CONFIG_DIR")}
+}
+
+// configured finds server in the config Claude Code loaded for this
+// session (the highest-precedence entry of that name).
+func (h *Handler) configured(in *Input, server string) (claudecfg.Server, bool) {
+	all, err := h.Discover(h.options(in))
+	if err != nil {
+		h.Log.Warn("reading MCP config", "err", err)
+	}
+	for _, s := range all {
+		if !s.Shadowed && (s.Name == server || normalize(s.Name) == server) {
+			return s, true
+		}
+	}
+	return claudecfg.Server{}, false
+}
+
+// normalize maps a configured name to the name Claude Code uses in tool
+// names (characters outside [A-Za-z0-9_-] become "_").
+func normalize(name string) string {
+	b := []byte(name)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}

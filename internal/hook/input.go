@@ -1,0 +1,105 @@
+// Package hook handles the Claude Code hook events mcp-heal subscribes to:
+// it decodes the payload, classifies MCP disconnect errors with a catalogue
+// of every string Claude Code 2.1.328 (and mcp-heal's own shims) produce,
+// heals what can be healed (SIGHUP to a wrapped server's shim, killing a
+// hung unwrapped server so Claude Code respawns it, probing a server's
+// command or URL), records an incident, and tells the model in one or two
+// sentences what happened and what to do next.
+//
+// Handlers never run a command taken from the payload: what they probe or
+// kill comes from the MCP config and the state records only.
+package hook
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// Input is the part of a hook payload mcp-heal uses.
+type Input struct {
+	Event       string // hook_event_name
+	Session     string // session_id
+	Cwd         string
+	Source      string // SessionStart: startup, resume, clear, compact
+	ToolName    string
+	ToolUseID   string
+	Server      string // mcp_server.name, else derived from the tool name
+	Error       string // PostToolUseFailure
+	IsInterrupt bool
+	Calls       []Call // PostToolBatch
+}
+
+// Call is one tool call of a PostToolBatch.
+type Call struct {
+	ToolName  string
+	ToolUseID string
+	// Response is tool_response when it is a string (an error); Claude
+	// Code puts the content array there on success.
+	Response string
+	IsString bool
+}
+
+var errNotObject = errors.New("payload is not a JSON object")
+
+// Parse decodes a hook payload. gjson does not validate, so the payload is
+// validated first: a hook's stdin is untrusted input.
+func Parse(b []byte) (*Input, error) {
+	if !gjson.ValidBytes(b) {
+		return nil, errors.New("payload is not valid JSON")
+	}
+	r := gjson.ParseBytes(b)
+	if !r.IsObject() {
+		return nil, errNotObject
+	}
+	in := &Input{
+		Event:       str(r, "hook_event_name"),
+		Session:     str(r, "session_id"),
+		Cwd:         str(r, "cwd"),
+		Source:      str(r, "source"),
+		ToolName:    str(r, "tool_name"),
+		ToolUseID:   str(r, "tool_use_id"),
+		Server:      str(r, "mcp_server.name"),
+		Error:       str(r, "error"),
+		IsInterrupt: r.Get("is_interrupt").Type == gjson.True,
+	}
+	if in.Server == "" {
+		in.Server = ServerFromTool(in.ToolName)
+	}
+	for _, c := range r.Get("tool_calls").Array() {
+		resp := c.Get("tool_response")
+		in.Calls = append(in.Calls, Call{
+			ToolName:  str(c, "tool_name"),
+			ToolUseID: str(c, "tool_use_id"),
+			Response:  resp.Str,
+			IsString:  resp.Type == gjson.String,
+		})
+	}
+	return in, nil
+}
+
+// str returns the member at path when it is a string.
+func str(r gjson.Result, path string) string {
+	v := r.Get(path)
+	if v.Type != gjson.String {
+		return ""
+	}
+	return v.Str
+}
+
+// ServerFromTool returns the server part of an MCP tool name
+// (mcp__<server>__<tool>), or "" for other tools. Claude Code replaces
+// characters outside [A-Za-z0-9_-] in server names, so this is a fallback
+// for payloads without mcp_server.name (PostToolBatch).
+func ServerFromTool(tool string) string {
+	rest, ok := strings.CutPrefix(tool, "mcp__")
+	if !ok {
+		return ""
+	}
+	server, _, ok := strings.Cut(rest, "__")
+	if !ok {
+		return ""
+	}
+	return server
+}

@@ -1,0 +1,168 @@
+// Package plugin_test checks the Claude Code plugin bundle (manifest,
+// marketplace, hooks.json, the /mcp-heal command and the launcher) with the
+// real claude CLI and real processes.
+package plugin_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
+)
+
+// claudeEnv is the environment the real claude CLI runs in: a throwaway HOME
+// and no network traffic of its own. The Go caches stay the real ones so the
+// launcher's go build does not download or compile the world again.
+func claudeEnv(home string) []string {
+	env := []string{
+		"HOME=" + home,
+		"PATH=" + os.Getenv("PATH"),
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"DISABLE_TELEMETRY=1",
+		"DISABLE_AUTOUPDATER=1",
+		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
+		"XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"),
+		"XDG_STATE_HOME=" + filepath.Join(home, ".local", "state"),
+		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
+	}
+	for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOROOT", "GOPROXY", "GOFLAGS"} {
+		if v := goEnv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+var goEnvCache sync.Map
+
+func goEnv(k string) string {
+	if v, ok := goEnvCache.Load(k); ok {
+		return v.(string)
+	}
+	out, _ := exec.Command("go", "env", k).Output()
+	v := strings.TrimSpace(string(out))
+	goEnvCache.Store(k, v)
+	return v
+}
+
+func runClaude(t *testing.T, claude, home, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(claude, args...)
+	cmd.Env = claudeEnv(home)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("claude %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// TestValidateStrict: `claude plugin validate --strict` passes on the repo
+// with no error, no warning and no plugin-directory finding.
+func TestValidateStrict(t *testing.T) {
+	claude := testenv.NPMBin(t, "claude", testenv.ClaudeCode)
+	root := testenv.ModuleRoot(t)
+	out := runClaude(t, claude, t.TempDir(), root, "plugin", "validate", "--strict", "--json", root)
+	var res struct {
+		Success  bool `json:"success"`
+		Manifest struct {
+			Errors   []json.RawMessage `json:"errors"`
+			Warnings []json.RawMessage `json:"warnings"`
+		} `json:"manifest"`
+		Contents []struct {
+			Errors   []json.RawMessage `json:"errors"`
+			Warnings []json.RawMessage `json:"warnings"`
+		} `json:"contents"`
+		Directory struct {
+			Findings []struct {
+				Code     string `json:"code"`
+				Severity string `json:"severity"`
+			} `json:"findings"`
+		} `json:"directory"`
+	}
+	i := strings.Index(out, "{")
+	if i < 0 || json.Unmarshal([]byte(out[i:]), &res) != nil {
+		t.Fatalf("validate --json output is not JSON:\n%s", out)
+	}
+	n := len(res.Manifest.Errors) + len(res.Manifest.Warnings) + len(res.Directory.Findings)
+	for _, c := range res.Contents {
+		n += len(c.Errors) + len(c.Warnings)
+	}
+	if !res.Success || n != 0 {
+		t.Fatalf("validate --strict: success=%v with %d errors, warnings or findings, want none\n%s", res.Success, n, out)
+	}
+	// The text form says so too.
+	text := runClaude(t, claude, t.TempDir(), root, "plugin", "validate", "--strict", root)
+	if strings.Contains(text, "⚠") || !strings.Contains(text, "Validation passed") {
+		t.Fatalf("validate --strict text output has warnings:\n%s", text)
+	}
+}
+
+// TestInstallFromLocalMarketplace installs the plugin the way the README
+// says, from the repo as a local marketplace, in a throwaway HOME, then
+// runs the installed launcher as Claude Code would run a hook: it builds the
+// binary from the installed copy's source into ${CLAUDE_PLUGIN_DATA},
+// installs the stable copy, and answers the hook.
+func TestInstallFromLocalMarketplace(t *testing.T) {
+	claude := testenv.NPMBin(t, "claude", testenv.ClaudeCode)
+	root := testenv.ModuleRoot(t)
+	home := t.TempDir()
+	runClaude(t, claude, home, home, "plugin", "marketplace", "add", root)
+	runClaude(t, claude, home, home, "plugin", "install", "mcp-heal@mcp-heal")
+	out := runClaude(t, claude, home, home, "plugin", "list", "--json")
+	var list []struct {
+		ID          string `json:"id"`
+		Version     string `json:"version"`
+		Enabled     bool   `json:"enabled"`
+		InstallPath string `json:"installPath"`
+	}
+	if err := json.Unmarshal([]byte(out[strings.Index(out, "["):]), &list); err != nil {
+		t.Fatalf("plugin list --json: %v\n%s", err, out)
+	}
+	if len(list) != 1 || list[0].ID != "mcp-heal@mcp-heal" || !list[0].Enabled {
+		t.Fatalf("plugin list: got %s, want mcp-heal@mcp-heal enabled", out)
+	}
+	inst := list[0].InstallPath
+	for _, f := range []string{".claude-plugin/plugin.json", "hooks/hooks.json", "commands/mcp-heal.md", "plugin/mcp-heal", "go.mod", "cmd/mcp-heal/main.go"} {
+		if _, err := os.Stat(filepath.Join(inst, f)); err != nil {
+			t.Fatalf("installed plugin lacks %s: %v", f, err)
+		}
+	}
+
+	data := filepath.Join(home, ".claude", "plugins", "data", "mcp-heal-mcp-heal")
+	payload, err := os.ReadFile(filepath.Join(testenv.SharedDir(t), "claude-code-2.1.328", "hooks", "PostToolUseFailure.stdio-not-connected.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(inst, "plugin", "mcp-heal"), "hook", "PostToolUseFailure")
+	cmd.Env = append(claudeEnv(home), "CLAUDE_PLUGIN_ROOT="+inst, "CLAUDE_PLUGIN_DATA="+data, "CLAUDE_PROJECT_DIR="+home)
+	cmd.Dir = home
+	cmd.Stdin = bytes.NewReader(payload)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("installed hook: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
+	}
+	var reply struct {
+		HookSpecificOutput struct {
+			HookEventName     string `json:"hookEventName"`
+			AdditionalContext string `json:"additionalContext"`
+		} `json:"hookSpecificOutput"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &reply); err != nil || !strings.Contains(reply.HookSpecificOutput.AdditionalContext, "/mcp reconnect tiny") {
+		t.Fatalf("installed hook reply: got %q (%v), want additionalContext naming /mcp reconnect tiny\nstderr: %s", stdout.String(), err, stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(data, "bin", "mcp-heal-0.1.0")); err != nil {
+		t.Fatalf("launcher did not cache its build under CLAUDE_PLUGIN_DATA: %v", err)
+	}
+	stable := filepath.Join(home, ".local", "share", "mcp-heal", "bin", "mcp-heal")
+	if out, err := exec.Command(stable, "version").Output(); err != nil || !strings.HasPrefix(string(out), "mcp-heal 0.1.0") {
+		t.Fatalf("stable copy %s version: got %q, %v; want mcp-heal 0.1.0", stable, out, err)
+	}
+}
