@@ -40,7 +40,13 @@ type Options struct {
 
 // DefaultShimFlags make the shim detect the demo's hang within about 1.5 s
 // instead of the production defaults (60 s + 10 s).
-var DefaultShimFlags = []string{"--hang-after", "1s", "--ping-timeout", "500ms", "--backoff-max", "1s"}
+//
+// --max-failures is raised because the demo packs three failures into a few
+// seconds: with the default (5 quick failures in a row) the crash-loop phase
+// would mark the server failed and answer calls with an error until the next
+// attempt, which is right for a real crash loop but not what this phase
+// shows (queued calls released once the server starts again).
+var DefaultShimFlags = []string{"--hang-after", "1s", "--ping-timeout", "500ms", "--backoff-max", "1s", "--max-failures", "8"}
 
 // failingStarts is how many starts fail in the crash-loop phase.
 const failingStarts = 3
@@ -211,6 +217,9 @@ func runScript(ctx context.Context, o Options, dir string, viaShim bool) ([]Stat
 	}{
 		{"logging/setLevel", map[string]any{"level": "info"}},
 		{"resources/subscribe", map[string]any{"uri": "example://counter"}},
+		// Claude Code lists tools before calling them; the shim decides
+		// what it may re-send from the annotations in this list.
+		{"tools/list", nil},
 	} {
 		r, err := t.client.Call(setupCtx, m.method, m.params)
 		if err != nil || r.Error != nil {
@@ -248,6 +257,7 @@ func runScript(ctx context.Context, o Options, dir string, viaShim bool) ([]Stat
 // call is one request of a burst and its outcome.
 type call struct {
 	sent, done time.Time
+	tool       string
 	ok, lost   bool
 	errText    string
 }
@@ -284,7 +294,12 @@ func runPhase(ctx context.Context, o Options, t *target, p int, f failure, failF
 	calls := make([]call, o.Calls)
 	next := make(chan int)
 	sentInject := make(chan struct{})
+	// Strike while a non-idempotent counter_increment is in the server, a
+	// third of the way in: the shim must not re-send that one.
 	injectAt := o.Calls / 3
+	for injectAt%6 != 4 && injectAt < o.Calls-1 {
+		injectAt++
+	}
 	var wg sync.WaitGroup
 	for w := 0; w < o.Workers; w++ {
 		wg.Add(1)
@@ -301,6 +316,7 @@ func runPhase(ctx context.Context, o Options, t *target, p int, f failure, failF
 				cancel()
 				c := &calls[i]
 				c.done = time.Now()
+				c.tool = name
 				switch {
 				case errors.Is(err, context.DeadlineExceeded):
 					c.lost = true
@@ -351,8 +367,11 @@ func runPhase(ctx context.Context, o Options, t *target, p int, f failure, failF
 			if st.Errors == nil {
 				st.Errors = map[string]int{}
 			}
-			st.Errors[shorten(c.errText)]++
+			st.Errors[c.tool+": "+shorten(c.errText)]++
 		}
+	}
+	if first.IsZero() {
+		first = probeRecovery(ctx, t, 15*time.Second)
 	}
 	if !first.IsZero() {
 		st.RecoveryMS = first.Sub(injected).Milliseconds()
@@ -364,6 +383,26 @@ func runPhase(ctx context.Context, o Options, t *target, p int, f failure, failF
 		st.NewPID = t.waitNewServer(ctx, st.OldPID, 2*time.Second)
 	}
 	return st
+}
+
+// probeRecovery sends an echo every 100 ms until one succeeds (the time it
+// was answered) or timeout passes or the connection is gone (zero time).
+// It measures recovery when every call of the burst had already failed.
+func probeRecovery(ctx context.Context, t *target, timeout time.Duration) time.Time {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		cctx, cancel := context.WithTimeout(ctx, time.Until(deadline))
+		r, err := t.client.CallTool(cctx, example.ToolEcho, map[string]any{"text": "probe"})
+		cancel()
+		if errors.Is(err, example.ErrClosed) {
+			return time.Time{}
+		}
+		if err == nil && r.Error == nil {
+			return time.Now()
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return time.Time{}
 }
 
 // sessionReplayed asks the (new) server whether it has the client's log
@@ -402,12 +441,17 @@ func ranTwice(callLog string, p int) int {
 
 // shorten keeps the first clause of an error message, for counting.
 func shorten(s string) string {
-	if i := strings.IndexAny(s, ";("); i > 0 {
+	if i := strings.Index(s, ";"); i > 0 {
 		s = s[:i]
 	}
+	// The shim names the server first; the demo has only one.
+	if i := strings.Index(s, `": `); i > 0 && strings.Contains(s[:i], `MCP server "`) {
+		code, _, _ := strings.Cut(s, " ")
+		s = code + " " + s[i+3:]
+	}
 	s = strings.TrimSpace(s)
-	if len(s) > 70 {
-		s = s[:70] + "..."
+	if len(s) > 90 {
+		s = s[:90] + "..."
 	}
 	return s
 }
