@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -31,8 +32,10 @@ type session struct {
 	plugin  string   // --plugin-dir, "" for none
 	env     []string // extra environment
 	args    []string // extra claude arguments
-	pgids   []int    // process groups to kill at cleanup
+	pid     atomic.Int64 // the running claude process
 	mu      sync.Mutex
+	pgids   []int // process groups to kill at cleanup
+	pids    []int // processes to kill at cleanup (servers the test stopped)
 }
 
 func newSession(t *testing.T, script ...Turn) *session {
@@ -228,6 +231,7 @@ func (s *session) runP(prompt string, timeout time.Duration) *run {
 		s.t.Fatalf("start claude: %v", err)
 	}
 	s.track(cmd.Process.Pid)
+	s.pid.Store(int64(cmd.Process.Pid))
 	stop := context.AfterFunc(ctx, func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
 	defer stop()
 	sc := bufio.NewScanner(out)
@@ -255,15 +259,63 @@ func (s *session) track(pgid int) {
 	s.mu.Unlock()
 }
 
+// trackPID kills pid at cleanup: a server the test stopped or that may
+// have left Claude Code's process group.
+func (s *session) trackPID(pid int) {
+	s.mu.Lock()
+	s.pids = append(s.pids, pid)
+	s.mu.Unlock()
+}
+
+// claudePID is the running claude process (0 before it started).
+func (s *session) claudePID() int { return int(s.pid.Load()) }
+
 // killAll kills every process group the session started, so a stopped or
 // orphaned server never outlives its test.
 func (s *session) killAll() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// Servers behind a shim run in their own process group: kill every
+	// descendant first, then the groups.
+	for _, pg := range s.pgids {
+		for _, p := range descendants(pg) {
+			syscall.Kill(p.PID, syscall.SIGCONT)
+			syscall.Kill(p.PID, syscall.SIGKILL)
+		}
+	}
 	for _, pg := range s.pgids {
 		syscall.Kill(-pg, syscall.SIGCONT)
 		syscall.Kill(-pg, syscall.SIGKILL)
 	}
+	for _, pid := range s.pids {
+		syscall.Kill(pid, syscall.SIGCONT)
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// drive runs the session's script with prompt, as `claude -p`, or typed
+// into an interactive session (tmux) that is left once the model has been
+// asked for lastTurn. It returns the -p run, nil when interactive.
+func (s *session) drive(interactive bool, prompt string, lastTurn int) *run {
+	s.t.Helper()
+	if !interactive {
+		r := s.runP(prompt, 3*time.Minute)
+		r.mustOK(s.t)
+		if !s.model.WaitTurn(lastTurn, 0) {
+			s.t.Fatalf("the session ended before the model was asked for turn %d\nstream:\n%s", lastTurn, r.dump())
+		}
+		return r
+	}
+	ts := s.startInteractive()
+	if !ts.waitScreen("? for shortcuts", time.Minute) {
+		s.t.Fatalf("interactive claude did not become ready\n%s", ts)
+	}
+	ts.typeLine(prompt)
+	if !s.model.WaitTurn(lastTurn, 3*time.Minute) {
+		s.t.Fatalf("the model was not asked for turn %d\n%s", lastTurn, ts)
+	}
+	ts.quit()
+	return nil
 }
 
 // mustOK fails the test when the run failed, with its output.
@@ -287,59 +339,6 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "..."
-}
-
-// toolCall is one tool call as the stream shows it: the assistant's
-// tool_use and the tool_result Claude Code gave back, with arrival times.
-type toolCall struct {
-	ID, Name  string
-	Start     time.Time // tool_use line arrived
-	End       time.Time // tool_result line arrived (zero if none)
-	Result    string
-	IsError   bool
-	HasResult bool
-}
-
-// Duration is how long the call took as the session saw it.
-func (c *toolCall) Duration() time.Duration {
-	if !c.HasResult {
-		return 0
-	}
-	return c.End.Sub(c.Start)
-}
-
-type streamMsg struct {
-	Message struct {
-		Content []Block `json:"content"`
-	} `json:"message"`
-}
-
-// toolCalls returns the session's tool calls in order.
-func (r *run) toolCalls() []*toolCall {
-	var calls []*toolCall
-	byID := map[string]*toolCall{}
-	for _, e := range r.Events {
-		if e.Type != "assistant" && e.Type != "user" {
-			continue
-		}
-		var m streamMsg
-		if json.Unmarshal(e.Raw, &m) != nil {
-			continue
-		}
-		for _, b := range m.Message.Content {
-			switch b.Type {
-			case "tool_use":
-				c := &toolCall{ID: b.ID, Name: b.Name, Start: e.At}
-				calls = append(calls, c)
-				byID[b.ID] = c
-			case "tool_result":
-				if c := byID[b.ToolUseID]; c != nil {
-					c.End, c.Result, c.IsError, c.HasResult = e.At, textOf(b.Content), b.IsError, true
-				}
-			}
-		}
-	}
-	return calls
 }
 
 // hookRun is one hook execution reported with --include-hook-events.

@@ -110,17 +110,16 @@ func (m *Model) Main() []*Request {
 	return out
 }
 
-// ForTurn returns the last main-loop request answered with turn i: the
+// ForTurn returns the first main-loop request answered with turn i: the
 // conversation as the model saw it when it wrote turn i (so ForTurn(i+1)
 // carries the results of turn i's tool calls). Nil if none yet.
 func (m *Model) ForTurn(i int) *Request {
-	var got *Request
 	for _, r := range m.Main() {
 		if r.Turn == i {
-			got = r
+			return r
 		}
 	}
-	return got
+	return nil
 }
 
 // AnsweredAt reports when turn i's answer was sent.
@@ -202,7 +201,9 @@ func (m *Model) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	m.mu.Lock()
-	m.answered[req.Turn] = time.Now()
+	if _, ok := m.answered[req.Turn]; !ok {
+		m.answered[req.Turn] = time.Now()
+	}
 	close(m.changed)
 	m.changed = make(chan struct{})
 	m.mu.Unlock()
@@ -314,4 +315,48 @@ func writeSSE(w http.ResponseWriter, msg *message) {
 	}
 	event("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": msg.StopReason, "stop_sequence": nil}, "usage": map[string]int{"output_tokens": msg.Usage["output_tokens"]}})
 	event("message_stop", map[string]any{"type": "message_stop"})
+}
+
+// Call is one scripted tool call as the model saw it: asked for in the
+// answer to turn Turn, answered in the request for turn Turn+1.
+type Call struct {
+	Turn   int
+	ID     string
+	Name   string
+	Start  time.Time  // the answer asking for it was sent
+	End    time.Time  // the request carrying its result arrived
+	Result ToolResult // valid when Done
+	Done   bool
+}
+
+// Duration is how long the call took as the model saw it (hooks included).
+func (c Call) Duration() time.Duration {
+	if !c.Done {
+		return 0
+	}
+	return c.End.Sub(c.Start)
+}
+
+// OK reports whether the model got a successful result.
+func (c Call) OK() bool { return c.Done && !c.Result.IsError }
+
+// Calls returns the scripted tool calls that were asked for, in order.
+func (m *Model) Calls() []Call {
+	var out []Call
+	for i, turn := range m.script {
+		start, ok := m.AnsweredAt(i)
+		if !ok {
+			break
+		}
+		next := m.ForTurn(i + 1)
+		for j, tu := range turn.Tools {
+			c := Call{Turn: i, ID: ToolUseID(i, j), Name: tu.Name, Start: start}
+			if next != nil {
+				c.Result, c.Done = next.ToolResult(c.ID)
+				c.End = next.At
+			}
+			out = append(out, c)
+		}
+	}
+	return out
 }

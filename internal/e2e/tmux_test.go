@@ -50,7 +50,9 @@ func (s *session) startInteractive() *tmuxSession {
 		ts.tmux("kill-server")
 	})
 	if pid := ts.panePID(); pid > 0 {
+		// The pane runs env, which execs claude: same pid.
 		s.track(pid)
+		s.pid.Store(int64(pid))
 	}
 	return ts
 }
@@ -106,3 +108,14 @@ func (ts *tmuxSession) keys(keys ...string) {
 }
 
 func (ts *tmuxSession) String() string { return fmt.Sprintf("tmux screen:\n%s", ts.capture()) }
+
+// quit leaves Claude Code the way a user does (/exit), so stdio servers
+// get their SIGINT, and waits a little for it to go.
+func (ts *tmuxSession) quit() {
+	ts.keys("Escape")
+	ts.typeLine("/exit")
+	pid := ts.s.claudePID()
+	if pid > 0 && !waitGone(pid, 10*time.Second) {
+		ts.t.Logf("claude did not exit after /exit; it is killed at cleanup\n%s", ts)
+	}
+}

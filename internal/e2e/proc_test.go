@@ -1,0 +1,147 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// proc is one process: pid and argv.
+type proc struct {
+	PID  int
+	Argv []string
+}
+
+func (p proc) String() string { return fmt.Sprintf("%d %s", p.PID, strings.Join(p.Argv, " ")) }
+
+// descendants returns every live process below root (not root itself).
+func descendants(root int) []proc {
+	ents, _ := os.ReadDir("/proc")
+	children := map[int][]int{}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// The command name in stat is parenthesised and may contain spaces.
+		s := string(stat)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) < 2 || f[0] == "Z" {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		children[ppid] = append(children[ppid], pid)
+	}
+	var out []proc
+	queue := []int{root}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, c := range children[p] {
+			cmd, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(c), "cmdline"))
+			argv := strings.Split(strings.TrimRight(string(cmd), "\x00"), "\x00")
+			out = append(out, proc{PID: c, Argv: argv})
+			queue = append(queue, c)
+		}
+	}
+	return out
+}
+
+// isShim reports whether argv is an `mcp-heal shim` process.
+func isShim(argv []string) bool {
+	return len(argv) > 1 && filepath.Base(argv[0]) == "mcp-heal" && argv[1] == "shim"
+}
+
+// serverMatch matches the real server (never a shim in front of it) whose
+// command line contains every one of words.
+func serverMatch(words ...string) func([]string) bool {
+	return func(argv []string) bool {
+		if isShim(argv) {
+			return false
+		}
+		line := strings.Join(argv, " ")
+		for _, w := range words {
+			if !strings.Contains(line, w) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// findProcs returns the processes below root that match.
+func findProcs(root int, match func([]string) bool) []proc {
+	var out []proc
+	for _, p := range descendants(root) {
+		if match(p.Argv) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// waitProc waits until exactly one process below root matches and is not
+// one of old, and returns it.
+func waitProc(root int, match func([]string) bool, timeout time.Duration, old ...int) (proc, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		var fresh []proc
+		for _, p := range findProcs(root, match) {
+			isOld := false
+			for _, o := range old {
+				isOld = isOld || o == p.PID
+			}
+			if !isOld {
+				fresh = append(fresh, p)
+			}
+		}
+		if len(fresh) == 1 {
+			return fresh[0], nil
+		}
+		if time.Now().After(deadline) {
+			return proc{}, fmt.Errorf("no single server process matching below pid %d after %v (found %v; all below: %v)", root, timeout, fresh, descendants(root))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// signalServer sends sig to the one server process below root that matches.
+func signalServer(root int, match func([]string) bool, sig syscall.Signal) (proc, error) {
+	p, err := waitProc(root, match, 10*time.Second)
+	if err != nil {
+		return p, err
+	}
+	if err := syscall.Kill(p.PID, sig); err != nil {
+		return p, fmt.Errorf("signal %v to %v: %w", sig, p, err)
+	}
+	return p, nil
+}
+
+// waitGone waits until pid has exited (or is a zombie).
+func waitGone(pid int, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+		if err != nil {
+			return true
+		}
+		s := string(stat)
+		if i := strings.LastIndexByte(s, ')'); i >= 0 && strings.HasPrefix(strings.TrimSpace(s[i+1:]), "Z") {
+			return true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return false
+}
