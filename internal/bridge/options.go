@@ -46,6 +46,9 @@ type Options struct {
 	// (to learn which of them the server refused) before cancelling them.
 	// Default 1s.
 	Grace time.Duration
+	// NoServerStream skips the optional GET stream (for servers whose GET
+	// misbehaves, and for tests of what a POST alone notices).
+	NoServerStream bool
 	// ReconnectDelay is the wait before reopening a dropped SSE stream when
 	// the server sent no retry: field. Default 500ms.
 	ReconnectDelay time.Duration
@@ -77,6 +80,13 @@ func (o *Options) defaults() {
 
 func newClient() *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.DialContext = dialChecked
+	// HTTP/1.1 only: what a failed write on a pooled connection means
+	// (see dialChecked) is well defined there, and one POST per
+	// connection is what MCP servers expect anyway.
+	t.ForceAttemptHTTP2 = false
+	t.Protocols = new(http.Protocols)
+	t.Protocols.SetHTTP1(true)
 	// Concurrent tool calls each hold a POST open.
 	t.MaxIdleConnsPerHost = 32
 	t.ResponseHeaderTimeout = 0

@@ -301,7 +301,7 @@ func (c *httpConn) httpError(x *exchange, status int, body []byte) []byte {
 func (c *httpConn) answered(x *exchange, resp *http.Response) {
 	if x.kind != jsonrpc.KindRequest {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		if x.method == "notifications/initialized" {
+		if x.method == "notifications/initialized" && !c.d.o.NoServerStream {
 			c.startListen()
 		}
 		return

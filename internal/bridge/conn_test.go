@@ -1,0 +1,237 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/mcp-heal/mcp-heal/internal/upstream"
+)
+
+func newDialer(t testing.TB, o Options) *Dialer {
+	t.Helper()
+	d, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// tool is how each server's echo-like tool is called.
+type tool struct{ name, arg, want string }
+
+func echoTool(kind string) tool {
+	switch kind {
+	case goSDKStateful, goSDKStateless:
+		return tool{"test_simple_text", "x", "simple text"}
+	}
+	return tool{"echo", "message", ""}
+}
+
+func (cl *client) tool(kind, text string) error {
+	tl := echoTool(kind)
+	if tl.want != "" {
+		text = tl.want
+	}
+	return cl.echo(tl.name, tl.arg, text)
+}
+
+func undelivered(ex upstream.Exit, id string) bool {
+	for _, u := range ex.Undelivered {
+		if string(u) == id {
+			return true
+		}
+	}
+	return false
+}
+
+// A request that meets a restarted server's "unknown session" answer kills
+// the Conn with a precise reason and lists the request as not processed; a
+// new Dial then works. server-everything answers 400, the Go SDK 404.
+func TestStaleSessionIsReportedAndUndelivered(t *testing.T) {
+	for _, tc := range []struct {
+		kind, reason string
+	}{
+		{everythingHTTP, "session lost: HTTP 400 Bad Request: No valid session ID provided"},
+		{goSDKStateful, "session lost: HTTP 404 session not found"},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			srv := newServer(t, tc.kind)
+			d := newDialer(t, Options{URL: srv.URL, NoServerStream: true})
+			cl := dialClient(t, d)
+			res := cl.initialize()
+			if v := gjson.GetBytes(res, "result.protocolVersion").Str; v == "" {
+				t.Fatalf("initialize result without protocolVersion: %s", res)
+			}
+			if err := cl.tool(tc.kind, "before"); err != nil {
+				t.Fatal(err)
+			}
+			if got := d.Transport(); got != TransportHTTP {
+				t.Errorf("auto detected %q, want %q", got, TransportHTTP)
+			}
+			srv.Restart()
+			_, err := cl.callID([]byte(`"after-restart"`), "tools/call", `{"name":"`+echoTool(tc.kind).name+`","arguments":{}}`, 20*time.Second)
+			var died *errDied
+			if !errors.As(err, &died) {
+				t.Fatalf("call on a stale session: got %v, want the connection to die", err)
+			}
+			if died.ex.Reason != tc.reason {
+				t.Errorf("exit reason %q, want %q", died.ex.Reason, tc.reason)
+			}
+			if !undelivered(died.ex, `"after-restart"`) {
+				t.Errorf("undelivered %q, want it to hold \"after-restart\"", died.ex.Undelivered)
+			}
+			if err := cl.c.Send([]byte(initialized)); !errors.Is(err, ErrDead) {
+				t.Errorf("send on a dead conn: got %v, want ErrDead", err)
+			}
+			cl2 := dialClient(t, d)
+			cl2.initialize()
+			if err := cl2.tool(tc.kind, "after"); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// With the GET stream open, a restart is noticed while idle: the Conn dies
+// on its own (the stream drops; reopening it meets "unknown session" or a
+// refused connection), before any call runs into it.
+func TestGetStreamNoticesRestartWhileIdle(t *testing.T) {
+	for _, kind := range []string{everythingHTTP, goSDKStateful} {
+		t.Run(kind, func(t *testing.T) {
+			srv := newServer(t, kind)
+			d := newDialer(t, Options{URL: srv.URL})
+			cl := dialClient(t, d)
+			cl.initialize()
+			if err := cl.tool(kind, "x"); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(200 * time.Millisecond) // let the GET stream open
+			srv.Restart()
+			ex := cl.waitDead(15 * time.Second)
+			if !strings.HasPrefix(ex.Reason, "session lost: HTTP 4") && !strings.HasPrefix(ex.Reason, "server unreachable: ") {
+				t.Errorf("exit reason %q, want session lost or server unreachable", ex.Reason)
+			}
+			cl2 := dialClient(t, d)
+			cl2.initialize()
+			if err := cl2.tool(kind, "y"); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// Legacy HTTP+SSE: auto detection finds it; a restart closes the stream,
+// which kills the Conn; a new Dial opens a new session.
+func TestLegacySSE(t *testing.T) {
+	srv := newServer(t, everythingSSE)
+	d := newDialer(t, Options{URL: srv.URL})
+	cl := dialClient(t, d)
+	if got := d.Transport(); got != TransportSSE {
+		t.Fatalf("auto detected %q, want %q", got, TransportSSE)
+	}
+	cl.initialize()
+	if err := cl.tool(everythingSSE, "legacy"); err != nil {
+		t.Fatal(err)
+	}
+	srv.Restart()
+	ex := cl.waitDead(10 * time.Second)
+	if !strings.HasPrefix(ex.Reason, "session lost: SSE stream closed") {
+		t.Errorf("exit reason %q, want the SSE stream closing", ex.Reason)
+	}
+	cl2 := dialClient(t, d)
+	cl2.initialize()
+	if err := cl2.tool(everythingSSE, "again"); err != nil {
+		t.Fatal(err)
+	}
+	// --transport sse on a Streamable HTTP server is a clear Dial error.
+	srvHTTP := newServer(t, goSDKStateful)
+	_, err := newDialer(t, Options{URL: srvHTTP.URL, Transport: TransportSSE}).Dial(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "not a legacy SSE endpoint") {
+		t.Errorf("dial sse on a streamable server: got %v", err)
+	}
+}
+
+// A server that is down fails Dial fast with a descriptive error (the shim
+// backs off and redials); a request in flight when it goes away, or sent
+// to it while it is down, kills the Conn with the right reason.
+func TestServerDown(t *testing.T) {
+	srv := newServer(t, goSDKStateful)
+	d := newDialer(t, Options{URL: srv.URL, NoServerStream: true})
+	cl := dialClient(t, d)
+	cl.initialize()
+	srv.Stop()
+	_, err := cl.callID([]byte("77"), "tools/list", "", 10*time.Second)
+	var died *errDied
+	if !errors.As(err, &died) {
+		t.Fatalf("call to a stopped server: got %v, want the connection to die", err)
+	}
+	if died.ex.Reason != "server unreachable: connection refused" {
+		t.Errorf("exit reason %q", died.ex.Reason)
+	}
+	if !undelivered(died.ex, "77") {
+		t.Errorf("a refused connection sent nothing: undelivered %q, want 77", died.ex.Undelivered)
+	}
+	start := time.Now()
+	_, err = d.Dial(context.Background())
+	want := fmt.Sprintf("cannot reach %s: connection refused", srv.URL)
+	if err == nil || err.Error() != want {
+		t.Errorf("dial a stopped server: got %v, want %q", err, want)
+	}
+	if el := time.Since(start); el > 2*time.Second {
+		t.Errorf("dial a stopped server took %s", el)
+	}
+	srv.Start()
+	cl2 := dialClient(t, d)
+	cl2.initialize()
+	if err := cl2.tool(goSDKStateful, ""); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The 2026-07-28 stateless era passes through: server/discover, no
+// session, Mcp-Method/Mcp-Name headers (the Go SDK rejects requests
+// without them); 404 with -32601 is an unknown method, not session loss;
+// a restart needs no new session.
+func TestStatelessEra(t *testing.T) {
+	srv := newServer(t, goSDKStateless)
+	d := newDialer(t, Options{URL: srv.URL})
+	cl := dialClient(t, d)
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"bridge-test","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
+	res, err := cl.call("server/discover", "{"+meta+"}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !gjson.GetBytes(res, "result.supportedVersions").Exists() {
+		t.Fatalf("server/discover: %s", res)
+	}
+	call := func(name string) ([]byte, error) {
+		return cl.call("tools/call", `{"name":"`+name+`","arguments":{},`+meta+`}`)
+	}
+	res, err = call("test_simple_text")
+	if err != nil || !strings.Contains(gjson.GetBytes(res, "result.content.0.text").Str, "simple text") {
+		t.Fatalf("tools/call: %s %v", res, err)
+	}
+	res, err = cl.call("no/such/method", "{"+meta+"}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := gjson.GetBytes(res, "error.code").Int(); c != -32601 {
+		t.Errorf("unknown method: got %s, want a -32601 error", res)
+	}
+	srv.Restart()
+	res, err = call("test_simple_text")
+	if err != nil || !strings.Contains(gjson.GetBytes(res, "result.content.0.text").Str, "simple text") {
+		t.Fatalf("tools/call after a restart: %s %v", res, err)
+	}
+	select {
+	case <-cl.c.Done():
+		t.Errorf("stateless conn died: %s", cl.c.Exit().Reason)
+	default:
+	}
+}
