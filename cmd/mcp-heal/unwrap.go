@@ -1,11 +1,8 @@
 package main
 
-import (
-	"context"
-	"errors"
-)
+import "context"
 
-// runUnwrap is a placeholder until its owner lands it.
+// runUnwrap undoes wrap; the work is shared with it (runRewrite in wrap.go).
 func runUnwrap(ctx context.Context, env *Env, args []string) error {
-	return errors.New("not implemented yet")
+	return runRewrite(env, args, true)
 }

@@ -340,3 +340,22 @@ func (o Options) approval(read func(string) ([]byte, bool)) func(string) string 
 }
 
 func (s Server) String() string { return fmt.Sprintf("%s (%s)", s.Name, s.Scope) }
+
+// OAuthServers names the servers Claude Code holds OAuth credentials for
+// (~/.claude/.credentials.json "mcpOAuth", keyed "<name>|<hash>"): a shim
+// cannot sign in for them, so wrap leaves them alone.
+func OAuthServers(o Options) map[string]bool {
+	out := map[string]bool{}
+	data, err := os.ReadFile(filepath.Join(o.configDir(), ".credentials.json"))
+	if err != nil || !gjson.ValidBytes(data) {
+		return out
+	}
+	for _, m := range members(lastVal(root(data), "mcpOAuth")) {
+		name, _, _ := strings.Cut(m.key, "|")
+		out[name] = true
+		if n := m.val.Get("serverName").String(); n != "" {
+			out[n] = true
+		}
+	}
+	return out
+}

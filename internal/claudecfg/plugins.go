@@ -137,4 +137,3 @@ func (o Options) enabledPlugins(read func(string) ([]byte, bool)) map[string]boo
 	}
 	return en
 }
-

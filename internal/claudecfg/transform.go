@@ -412,3 +412,25 @@ func canonicalFields(raw string) map[string]string {
 	}
 	return out
 }
+
+// EntryNames lists the keys of the mcpServers object at path (only those in
+// names, when names is not empty), in file order, without duplicates.
+func EntryNames(data []byte, path []string, names []string) []string {
+	obj, ok := at(data, path)
+	if !ok {
+		return nil
+	}
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, m := range members(obj) {
+		if !seen[m.key] && (len(names) == 0 || want[m.key]) {
+			seen[m.key] = true
+			out = append(out, m.key)
+		}
+	}
+	return out
+}
