@@ -128,32 +128,39 @@ func fail(kind, summary, hint string) Result {
 	return Result{Problem: &Problem{Kind: kind, Summary: summary, Hint: hint}}
 }
 
+// reVar is a ${VAR} or ${VAR:-default} reference: the only form Claude
+// Code expands in MCP config values ($VAR and $$ stay as they are).
+var reVar = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}`)
+
 // expand replaces ${VAR} and ${VAR:-default} from the environment the way
-// Claude Code expands MCP config values, and reports variables that are
-// unset and have no default.
+// Claude Code expands MCP config values, and records variables that are
+// unset and have no default in missing.
 func expand(s string, missing map[string]bool) string {
-	if !strings.Contains(s, "$") {
+	if !strings.Contains(s, "${") {
 		return s
 	}
-	return os.Expand(s, func(k string) string {
-		name, def, hasDef := strings.Cut(k, ":-")
-		if v, ok := os.LookupEnv(name); ok {
+	return reVar.ReplaceAllStringFunc(s, func(ref string) string {
+		m := reVar.FindStringSubmatch(ref)
+		if v, ok := os.LookupEnv(m[1]); ok {
 			return v
 		}
-		if hasDef {
-			return def
+		if strings.Contains(ref, ":-") {
+			return m[2]
 		}
 		if missing != nil {
-			missing[name] = true
+			missing[m[1]] = true
 		}
 		return ""
 	})
 }
 
-// envHint finds the name of an environment variable that stderr complains
-// about, e.g. "API_KEY is not set", "missing environment variable FOO",
-// "KeyError: 'FOO'".
-var reEnvComplaint = regexp.MustCompile(`(?i)(?:env(?:ironment)?(?: variable)?s?\b[^A-Z\n]{0,20}([A-Z][A-Z0-9_]{2,})|\b([A-Z][A-Z0-9_]{2,})\b[^\n]{0,30}\b(?:is (?:not set|missing|required|undefined|empty)|not set|missing|required|must be set|undefined)|KeyError: '([A-Z][A-Z0-9_]{2,})')`)
+// reEnvComplaint finds the name of an environment variable a server's
+// stderr complains about: "API_KEY is not set", "missing environment
+// variable FOO", "KeyError: 'FOO'".
+var reEnvComplaint = regexp.MustCompile(`(?:[Ee]nv(?:ironment)?(?: [Vv]ariable)?s?\b[^A-Z\n]{0,20}\b([A-Z][A-Z0-9_]{2,})\b|\b([A-Z][A-Z0-9_]{2,})\b[^\n]{0,30}?\b(?:is (?:not set|missing|required|undefined|empty)|not set|missing|required|must be set|undefined)|KeyError: '([A-Z][A-Z0-9_]{2,})')`)
+
+// notVars are upper-case words stderr lines use that are not variables.
+var notVars = map[string]bool{"MCP": true, "JSON": true, "HTTP": true, "HTTPS": true, "URL": true, "ERROR": true, "ERR": true, "WARN": true, "WARNING": true, "INFO": true, "DEBUG": true, "FATAL": true, "PANIC": true, "API": true}
 
 func envComplaint(lines []string, env map[string]string) string {
 	for i := len(lines) - 1; i >= 0; i-- {
@@ -162,7 +169,7 @@ func envComplaint(lines []string, env map[string]string) string {
 			continue
 		}
 		for _, name := range m[1:] {
-			if name == "" || name == "MCP" || name == "JSON" || name == "HTTP" || name == "URL" {
+			if name == "" || notVars[name] {
 				continue
 			}
 			if _, set := env[name]; set {

@@ -241,6 +241,8 @@ func startFailure(t Target, err error) Result {
 	case errors.Is(err, exec.ErrNotFound), errors.Is(err, os.ErrNotExist):
 		hint := fmt.Sprintf("install %s or use its absolute path in the MCP config (Claude Code starts it with the PATH it was started with)", t.Command)
 		return fail(NotFound, fmt.Sprintf("command not found: %s", t.Command), hint)
+	case errors.Is(err, syscall.ENOEXEC):
+		return fail(NotExecutable, fmt.Sprintf("%s is not a program (exec format error)", t.Command), "give it a #! line, or run it through its interpreter (e.g. \"command\": \"node\", \"args\": [\"server.js\"])")
 	case errors.Is(err, os.ErrPermission):
 		return fail(NotExecutable, fmt.Sprintf("%s is not executable", t.Command), fmt.Sprintf("chmod +x %s, or run it through its interpreter", t.Command))
 	}

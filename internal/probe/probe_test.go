@@ -1,0 +1,220 @@
+package probe_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/probe"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
+)
+
+func TestStdio(t *testing.T) {
+	bin := testenv.Binary(t)
+	tests := []struct {
+		name    string
+		target  probe.Target
+		timeout time.Duration
+		ok      bool
+		kind    string
+		summary string // substring of the summary (or of the era when ok)
+		hint    string // substring of the hint
+	}{
+		{"good server", probe.Target{Command: bin, Args: []string{"example-server"}}, 0, true, "", "handshake", ""},
+		{"stateless-era server", probe.Target{Command: bin, Args: []string{"example-server", "--era", "stateless"}}, 0, true, "", "stateless", ""},
+		{"command not found", probe.Target{Command: "mcp-heal-no-such-command"}, 0, false, probe.NotFound, "command not found: mcp-heal-no-such-command", "install mcp-heal-no-such-command"},
+		{"exits 3 with stderr", probe.Target{Command: "sh", Args: []string{"-c", "echo starting >&2; echo 'fatal: cannot open database' >&2; exit 3"}}, 0, false, probe.Exited, "exited with code 3 before answering initialize: fatal: cannot open database", "run the command by hand"},
+		{"missing env var", probe.Target{Command: "sh", Args: []string{"-c", "echo 'Error: GITHUB_TOKEN is not set' >&2; exit 1"}}, 0, false, probe.MissingEnv, "exited with code 1", "GITHUB_TOKEN is not set"},
+		{"config uses an unset variable", probe.Target{Command: "sh", Args: []string{"-c", "exit 1"}, Env: map[string]string{"TOKEN": "${MCP_HEAL_TEST_UNSET_VAR}"}}, 0, false, probe.MissingEnv, "exited with code 1", "${MCP_HEAL_TEST_UNSET_VAR}"},
+		{"junk on stdout", probe.Target{Command: "sh", Args: []string{"-c", "echo 'Server listening on stdio'; sleep 30"}}, time.Second, false, probe.NonJSON, `non-JSON to stdout: "Server listening on stdio"`, "stderr"},
+		{"junk then works", probe.Target{Command: bin, Args: []string{"example-server", "--junk-stdout"}}, 0, true, "", "handshake", ""},
+		{"hangs", probe.Target{Command: "sleep", Args: []string{"30"}}, 500 * time.Millisecond, false, probe.Timeout, "no answer to initialize within 500ms", "hung"},
+		{"killed by a signal", probe.Target{Command: "sh", Args: []string{"-c", "kill -9 $$"}}, 0, false, probe.Exited, "killed by signal killed", ""},
+		{"not executable", probe.Target{Command: notExecutable(t)}, 0, false, probe.NotExecutable, "not executable", "chmod +x"},
+		{"not a program", probe.Target{Command: notProgram(t)}, 0, false, probe.NotExecutable, "not a program", "#! line"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			start := time.Now()
+			r := probe.Run(context.Background(), tt.target, tt.timeout)
+			if tt.timeout > 0 && time.Since(start) > tt.timeout+3*time.Second {
+				t.Errorf("probe took %s, want about %s", time.Since(start), tt.timeout)
+			}
+			if r.OK != tt.ok {
+				t.Fatalf("OK: got %v (%+v), want %v", r.OK, r.Problem, tt.ok)
+			}
+			if tt.ok {
+				if r.Era != tt.summary || len(r.Tools) == 0 || !contains(r.Tools, "echo") {
+					t.Fatalf("got era %q tools %v, want era %q with echo", r.Era, r.Tools, tt.summary)
+				}
+				if tt.name == "junk then works" && len(r.Warnings) == 0 {
+					t.Fatalf("got no warning about non-JSON stdout")
+				}
+				return
+			}
+			p := r.Problem
+			if p.Kind != tt.kind || !strings.Contains(p.Summary, tt.summary) || !strings.Contains(p.Hint, tt.hint) {
+				t.Fatalf("got %s / %q / %q, want %s / ...%q... / ...%q...", p.Kind, p.Summary, p.Hint, tt.kind, tt.summary, tt.hint)
+			}
+			if tt.kind == probe.Exited && strings.Contains(tt.summary, "code 3") && (p.ExitCode == nil || *p.ExitCode != 3 || len(p.Stderr) != 2) {
+				t.Fatalf("got exit code %v, stderr %q; want 3 and two lines", p.ExitCode, p.Stderr)
+			}
+		})
+	}
+}
+
+func notExecutable(t *testing.T) string {
+	p := filepath.Join(t.TempDir(), "server.sh")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\nexit 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func notProgram(t *testing.T) string {
+	p := filepath.Join(t.TempDir(), "server.txt")
+	if err := os.WriteFile(p, []byte("not a program\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// streamable is a minimal Streamable HTTP server: initialize answered as
+// JSON with a session id, tools/list as an SSE stream, notifications 202.
+func streamable(t *testing.T, status int) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if status != 0 {
+			http.Error(w, http.StatusText(status), status)
+			return
+		}
+		if r.Method == http.MethodDelete {
+			return
+		}
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		b, _ := io.ReadAll(r.Body)
+		_ = json.Unmarshal(b, &msg)
+		switch msg.Method {
+		case "initialize":
+			w.Header().Set("Mcp-Session-Id", "s1")
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"fake-http","version":"1"}}}`, msg.ID)
+		case "tools/list":
+			if r.Header.Get("Mcp-Session-Id") != "s1" {
+				http.Error(w, "no session", http.StatusBadRequest)
+				return
+			}
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n\n")
+			fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"tools\":[{\"name\":\"fetch\"},{\"name\":\"echo\"}]}}\n\n", msg.ID)
+		default:
+			w.WriteHeader(http.StatusAccepted)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestHTTP(t *testing.T) {
+	good := streamable(t, 0)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := "http://" + ln.Addr().String() + "/mcp"
+	ln.Close()
+	tests := []struct {
+		name       string
+		target     probe.Target
+		ok         bool
+		kind, text string
+	}{
+		{"good", probe.Target{Transport: "http", URL: good.URL + "/mcp"}, true, "", ""},
+		{"port refused", probe.Target{Transport: "http", URL: refused}, false, probe.Refused, "connection refused: nothing listens on " + strings.TrimPrefix(strings.TrimSuffix(refused, "/mcp"), "http://")},
+		{"401", probe.Target{Transport: "http", URL: streamable(t, 401).URL}, false, probe.Unauthorized, "401"},
+		{"403", probe.Target{Transport: "http", URL: streamable(t, 403).URL}, false, probe.Forbidden, "403"},
+		{"404", probe.Target{Transport: "http", URL: streamable(t, 404).URL + "/wrong"}, false, probe.HTTPStatus, "no MCP endpoint at /wrong"},
+		{"401 with unset header variable", probe.Target{Transport: "http", URL: streamable(t, 401).URL, Headers: map[string]string{"Authorization": "Bearer ${MCP_HEAL_TEST_UNSET_TOKEN}"}}, false, probe.MissingEnv, "401"},
+		{"not a URL", probe.Target{Transport: "http", URL: "ftp://x"}, false, probe.BadConfig, "not an http(s) URL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := probe.Run(context.Background(), tt.target, 5*time.Second)
+			if r.OK != tt.ok {
+				t.Fatalf("OK: got %v (%+v), want %v", r.OK, r.Problem, tt.ok)
+			}
+			if tt.ok {
+				if r.ServerName != "fake-http" || strings.Join(r.Tools, ",") != "echo,fetch" {
+					t.Fatalf("got server %q tools %v, want fake-http with echo,fetch", r.ServerName, r.Tools)
+				}
+				return
+			}
+			if r.Problem.Kind != tt.kind || !strings.Contains(r.Problem.Summary, tt.text) || r.Problem.Hint == "" {
+				t.Fatalf("got %s / %q / %q, want %s / ...%q...", r.Problem.Kind, r.Problem.Summary, r.Problem.Hint, tt.kind, tt.text)
+			}
+		})
+	}
+}
+
+// TestSSE probes a legacy HTTP+SSE server (2024-11-05): GET the stream,
+// read the endpoint event, POST there, read the answers on the stream.
+func TestSSE(t *testing.T) {
+	msgs := make(chan string, 8)
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /sse", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "event: endpoint\ndata: /message?sessionId=abc\n\n")
+		w.(http.Flusher).Flush()
+		for {
+			select {
+			case <-r.Context().Done():
+				return
+			case m := <-msgs:
+				fmt.Fprintf(w, "event: message\ndata: %s\n\n", m)
+				w.(http.Flusher).Flush()
+			}
+		}
+	})
+	mux.HandleFunc("POST /message", func(w http.ResponseWriter, r *http.Request) {
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		b, _ := io.ReadAll(r.Body)
+		_ = json.Unmarshal(b, &msg)
+		switch msg.Method {
+		case "initialize":
+			msgs <- fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2024-11-05","capabilities":{"tools":{}},"serverInfo":{"name":"legacy"}}}`, msg.ID)
+		case "tools/list":
+			msgs <- fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"ping"}]}}`, msg.ID)
+		}
+		w.WriteHeader(http.StatusAccepted)
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	r := probe.Run(context.Background(), probe.Target{Transport: "sse", URL: srv.URL + "/sse"}, 5*time.Second)
+	if !r.OK || r.ServerName != "legacy" || strings.Join(r.Tools, ",") != "ping" {
+		t.Fatalf("got %+v (%+v), want legacy with tool ping", r, r.Problem)
+	}
+}
