@@ -2,10 +2,311 @@ package main
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/state"
 )
 
-// runStatus is a placeholder until its owner lands it.
+const statusHelp = `
+Show every MCP server Claude Code would load for this project (local,
+project, user and plugin scopes) with its transport, whether it runs through
+mcp-heal, its health, the live shims of this Claude Code session
+($CLAUDE_CODE_SESSION_ID; all sessions when unset) and the recent incidents
+the hooks recorded. Env and header values are never shown.
+`
+
+// incidentWindow is how far back an incident still colours a server's
+// health.
+const incidentWindow = time.Hour
+
+// deadClasses are incident classes after which Claude Code does not use the
+// server again in that session until the user reconnects it (see
+// ../shared/claude-code-2.1.328/README.md, "What Claude Code does on its
+// own").
+var deadClasses = map[string]bool{"not-connected": true, "disconnected": true, "session-lost": true, "shim-failed": true, "reconnect-gave-up": true}
+
+type statusServer struct {
+	claudecfg.Server
+	Health       string          `json:"health"` // ok, failed, restarting, ..., unknown
+	HealthDetail string          `json:"health_detail,omitempty"`
+	Shims        []*state.Record `json:"shims,omitempty"`
+	LastIncident *state.Incident `json:"last_incident,omitempty"`
+}
+
+type statusReport struct {
+	Project   string           `json:"project"`
+	Session   string           `json:"session,omitempty"`
+	Servers   []statusServer   `json:"servers"`
+	Incidents []state.Incident `json:"incidents"`
+	Errors    []string         `json:"errors,omitempty"`
+}
+
 func runStatus(ctx context.Context, env *Env, args []string) error {
-	return errors.New("not implemented yet")
+	fs := newFlags("status")
+	var cf cfgFlags
+	asJSON := fs.Bool("json", false, "print JSON for scripts")
+	fs.StringVar(&cf.project, "project", "", "the project `DIR` (default: $CLAUDE_PROJECT_DIR, else the current directory)")
+	if err := parseFlags(env, fs, "status [--json] [server...]", statusHelp, args); err != nil {
+		return err
+	}
+	o, err := cf.options(env)
+	if err != nil {
+		return err
+	}
+	rep := buildStatus(o, env.Getenv("CLAUDE_CODE_SESSION_ID"), time.Now(), fs.Args())
+	if *asJSON {
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	printStatus(env, rep, o.Home, time.Now())
+	return nil
+}
+
+func buildStatus(o claudecfg.Options, session string, now time.Time, only []string) statusReport {
+	rep := statusReport{Project: o.ProjectDir, Session: session, Servers: []statusServer{}, Incidents: []state.Incident{}}
+	servers, err := claudecfg.Discover(o)
+	if err != nil {
+		rep.Errors = append(rep.Errors, strings.Split(err.Error(), "\n")...)
+	}
+	recs, err := state.List()
+	if err != nil {
+		rep.Errors = append(rep.Errors, "read shim records: "+err.Error())
+	}
+	var mine []*state.Record
+	for _, r := range recs {
+		if session == "" || r.Session == session {
+			mine = append(mine, r)
+		}
+	}
+	all, err := state.Incidents("", 500)
+	if err != nil {
+		rep.Errors = append(rep.Errors, "read incidents: "+err.Error())
+	}
+	var recent []state.Incident
+	for _, in := range all {
+		if now.Sub(in.Time) > 24*time.Hour || (session != "" && in.Session != "" && in.Session != session) {
+			continue
+		}
+		recent = append(recent, in)
+	}
+	want := map[string]bool{}
+	for _, n := range only {
+		want[n] = true
+	}
+	known := map[string]bool{}
+	for _, s := range servers {
+		known[s.Name] = true
+		if len(want) > 0 && !want[s.Name] {
+			continue
+		}
+		rep.Servers = append(rep.Servers, health(statusServer{Server: s}, mine, recent, now))
+	}
+	// Shims of servers no config file here names (e.g. --mcp-config).
+	for _, r := range mine {
+		if known[r.Server] || (len(want) > 0 && !want[r.Server]) {
+			continue
+		}
+		known[r.Server] = true
+		s := claudecfg.Server{Name: r.Server, Scope: "other", Wrapped: true, Transport: "stdio"}
+		if r.Mode == state.ModeRemote {
+			s.Transport, s.URL = "http", r.Target
+		} else {
+			s.Command = r.Target
+		}
+		rep.Servers = append(rep.Servers, health(statusServer{Server: s}, mine, recent, now))
+	}
+	for _, in := range recent {
+		if len(want) == 0 || want[in.Server] {
+			rep.Incidents = append(rep.Incidents, in)
+		}
+	}
+	if len(rep.Incidents) > 20 {
+		rep.Incidents = rep.Incidents[len(rep.Incidents)-20:]
+	}
+	return rep
+}
+
+// health decides what to say about one server: what Claude Code will do
+// with it (shadowed, pending approval), then the latest incident the hooks
+// recorded, then its shim's own state.
+func health(s statusServer, recs []*state.Record, incidents []state.Incident, now time.Time) statusServer {
+	for _, r := range recs {
+		if r.Server == s.Name {
+			s.Shims = append(s.Shims, r)
+		}
+	}
+	for i := len(incidents) - 1; i >= 0; i-- {
+		if incidents[i].Server == s.Name {
+			in := incidents[i]
+			s.LastIncident = &in
+			break
+		}
+	}
+	var shim *state.Record
+	if len(s.Shims) > 0 {
+		shim = s.Shims[len(s.Shims)-1]
+	}
+	in := s.LastIncident
+	if in != nil && (in.Class == "ok" || now.Sub(in.Time) > incidentWindow) {
+		in = nil
+	}
+	switch {
+	case s.Shadowed:
+		s.Health, s.HealthDetail = "shadowed", "a higher-precedence scope defines the same name"
+	case s.Approval == "pending":
+		s.Health, s.HealthDetail = "pending", "not approved yet: Claude Code asks before loading project servers"
+	case s.Approval == "rejected":
+		s.Health, s.HealthDetail = "disabled", "rejected in this project"
+	case in != nil && deadClasses[in.Class]:
+		s.Health = "failed"
+		s.HealthDetail = fmt.Sprintf("%s at %s; Claude Code will not use it again this session: run /mcp reconnect %s", in.Class, in.Time.Local().Format("15:04:05"), s.Name)
+	case shim != nil && shim.State == state.Failed:
+		s.Health, s.HealthDetail = "failed", "crash loop: "+firstNonEmpty(shim.LastError, exitText(shim.LastExit))
+	case in != nil && (shim == nil || shim.Updated.Before(in.Time)):
+		s.Health = "failed"
+		s.HealthDetail = fmt.Sprintf("%s at %s", in.Class, in.Time.Local().Format("15:04:05"))
+		if in.Action != "" {
+			s.HealthDetail += " (" + in.Action + ")"
+		}
+	case shim != nil:
+		s.Health = shim.State
+		if shim.State == state.Running {
+			s.Health = "ok"
+		}
+	case s.LastIncident != nil && s.LastIncident.Class == "ok":
+		s.Health = "ok"
+	default:
+		s.Health = "unknown"
+		if !s.Wrapped {
+			s.HealthDetail = "not wrapped: no shim reports on it"
+		}
+	}
+	return s
+}
+
+func printStatus(env *Env, rep statusReport, home string, now time.Time) {
+	for _, e := range rep.Errors {
+		fmt.Fprintf(env.Stderr, "mcp-heal: warning: %s\n", e)
+	}
+	if len(rep.Servers) == 0 {
+		fmt.Fprintf(env.Stdout, "No MCP servers configured for %s.\n", rep.Project)
+	} else {
+		tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "SERVER\tSCOPE\tTRANSPORT\tWRAPPED\tHEALTH\tCHILD\tUPTIME\tRESTARTS\tLAST EXIT\tTARGET")
+		for _, s := range rep.Servers {
+			child, up, restarts, exit := "-", "-", "-", "-"
+			if n := len(s.Shims); n > 0 {
+				r := s.Shims[n-1]
+				if r.ChildPID > 0 {
+					child = strconv.Itoa(r.ChildPID)
+				}
+				start := r.ChildStarted
+				if start.IsZero() {
+					start = r.Started
+				}
+				if !start.IsZero() {
+					up = now.Sub(start).Round(time.Second).String()
+				}
+				restarts = strconv.Itoa(r.Restarts)
+				if r.LastExit != nil {
+					exit = exitText(r.LastExit)
+				}
+			}
+			wrapped := "no"
+			if s.Wrapped {
+				wrapped = "yes"
+			} else if s.Scope == claudecfg.ScopePlugin {
+				wrapped = "no (plugin)"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Scope, s.Transport, wrapped, s.Health, child, up, restarts, clip(exit, 40), clip(target(s.Server, home), 60))
+		}
+		tw.Flush()
+		var notes []string
+		for _, s := range rep.Servers {
+			if s.HealthDetail != "" && s.Health != "unknown" {
+				notes = append(notes, fmt.Sprintf("  %s: %s", s.Name, s.HealthDetail))
+			}
+			for _, r := range s.Shims {
+				if r.LastError != "" && s.Health != "failed" {
+					notes = append(notes, fmt.Sprintf("  %s: last error: %s", s.Name, clip(r.LastError, 200)))
+				}
+			}
+		}
+		if len(notes) > 0 {
+			fmt.Fprintf(env.Stdout, "\n%s\n", strings.Join(notes, "\n"))
+		}
+		unwrapped := 0
+		for _, s := range rep.Servers {
+			if !s.Wrapped && !s.Shadowed && s.Scope != claudecfg.ScopePlugin && s.Scope != "other" {
+				unwrapped++
+			}
+		}
+		if unwrapped > 0 {
+			fmt.Fprintf(env.Stdout, "\n%d server(s) not protected by mcp-heal: run 'mcp-heal wrap --all' (then restart Claude Code).\n", unwrapped)
+		}
+	}
+	if len(rep.Incidents) > 0 {
+		fmt.Fprintf(env.Stdout, "\nRecent incidents:\n")
+		tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "TIME\tSERVER\tEVENT\tCLASS\tACTION\tERROR")
+		for _, in := range rep.Incidents {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", in.Time.Local().Format("15:04:05"), in.Server, in.Event, in.Class, dash(in.Action), clip(dash(in.Error), 60))
+		}
+		tw.Flush()
+	}
+}
+
+// target shows what a server runs, without env or header values.
+func target(s claudecfg.Server, home string) string {
+	if s.URL != "" {
+		return s.URL
+	}
+	return strings.TrimSpace(tildePath(s.Command, home) + " " + strings.Join(s.Args, " "))
+}
+
+func exitText(e *state.Exit) string {
+	if e == nil {
+		return ""
+	}
+	if e.Reason != "" {
+		return e.Reason
+	}
+	if e.Signal != "" {
+		return "signal " + e.Signal
+	}
+	if e.Code != nil {
+		return "code " + strconv.Itoa(*e.Code)
+	}
+	return ""
+}
+
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
 }
