@@ -2,10 +2,187 @@ package main
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/proc"
+	"github.com/mcp-heal/mcp-heal/internal/shim"
+	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
 
-// runShim is a placeholder until its owner lands it.
+const shimSynopsis = "shim [flags] -- CMD [ARGS...]\n       mcp-heal shim [flags] --url URL"
+
+const shimDescription = `
+Run the MCP server CMD (or bridge the remote server at URL) and heal its
+failures: Claude Code talks to the shim on stdin/stdout as if it were the
+server. When the server exits, crashes or hangs, the shim starts it again,
+replays the session's handshake and state, re-sends the calls that are safe to
+re-send, answers the others with one clear error, and queues what arrives
+meanwhile.
+
+Put it in front of a server in Claude Code's config, e.g.
+  "command": "mcp-heal", "args": ["shim", "--name", "memory", "--", "npx", "-y", "@modelcontextprotocol/server-memory"]
+
+Signals: SIGHUP restarts the server on purpose; SIGINT/SIGTERM stop it (close
+its stdin, SIGTERM its process group, SIGKILL) and exit.
+
+Set MCP_HEAL_DEBUG=1 for debug logs on stderr.`
+
 func runShim(ctx context.Context, env *Env, args []string) error {
-	return errors.New("not implemented yet")
+	fs := newFlags("shim")
+	fs.SetInterspersed(false)
+	name := fs.String("name", "", "the server's `name` as Claude Code knows it (default: from the command)")
+	noRetry := fs.Bool("no-retry", false, "never re-send a tools/call after the server died, whatever its annotations say")
+	pingTimeout := fs.Duration("ping-timeout", 10*time.Second, "kill the server when a liveness ping gets no answer within this long")
+	pingInterval := fs.Duration("ping-interval", 0, "ping an idle server this often (0: only when a call is outstanding)")
+	hangAfter := fs.Duration("hang-after", 60*time.Second, "ping the server when a call has been outstanding this long with nothing heard from it")
+	maxFailures := fs.Int("max-failures", 5, "quick failures in a row before the server is marked failed")
+	backoffMax := fs.Duration("backoff-max", 30*time.Second, "longest wait between restarts of a crash-looping server")
+	trafficLog := fs.Bool("traffic-log", false, "log every message (secrets redacted) to the server's traffic log")
+	queueTimeout := fs.Duration("queue-timeout", 0, "fail calls that waited this long for a server that is down (0: wait until it is up or marked failed)")
+	ro := addRemoteFlags(fs)
+	if err := parseFlags(env, fs, shimSynopsis, shimDescription, args); err != nil {
+		return err
+	}
+	cmdArgs := fs.Args()
+	if ro.URL != "" && len(cmdArgs) > 0 {
+		return &usageError{msg: "give either --url or a command, not both"}
+	}
+	if ro.URL == "" && len(cmdArgs) == 0 {
+		return &usageError{msg: "missing the server command", hint: "mcp-heal shim [flags] -- CMD [ARGS...]"}
+	}
+	if *maxFailures < 1 {
+		return &usageError{msg: "--max-failures must be at least 1"}
+	}
+
+	level := slog.LevelWarn
+	if env.Getenv("MCP_HEAL_DEBUG") != "" {
+		level = slog.LevelDebug
+	}
+	if *name == "" {
+		if ro.URL != "" {
+			*name = hostOf(ro.URL)
+		} else {
+			*name = defaultServerName(cmdArgs)
+		}
+	}
+	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level})).With("shim", "mcp-heal", "server", *name)
+
+	var dialer upstream.Dialer
+	qt := *queueTimeout
+	if ro.URL != "" {
+		d, err := newRemoteDialer(ro, env, log)
+		if err != nil {
+			return err
+		}
+		dialer = d
+		if qt == 0 {
+			qt = ro.Deadline
+		}
+	} else {
+		dialer = &proc.Dialer{Config: proc.Config{Path: cmdArgs[0], Args: cmdArgs[1:], Stderr: env.Stderr, Log: log}}
+	}
+
+	o := shim.Options{
+		Name:         *name,
+		Dialer:       dialer,
+		Stdin:        env.Stdin,
+		Stdout:       env.Stdout,
+		Log:          log,
+		NoRetry:      *noRetry,
+		HangAfter:    *hangAfter,
+		PingTimeout:  *pingTimeout,
+		PingInterval: *pingInterval,
+		MaxFailures:  *maxFailures,
+		BackoffMax:   *backoffMax,
+		QueueTimeout: qt,
+		Record:       true,
+		Session:      env.Getenv("CLAUDE_CODE_SESSION_ID"),
+		ClaudePID:    os.Getppid(),
+	}
+	if f, err := state.OpenLog(*name); err != nil {
+		log.Warn("no lifecycle log", "err", err)
+	} else {
+		defer f.Close()
+		o.Lifecycle = f
+	}
+	if *trafficLog {
+		f, err := state.OpenTrafficLog(*name)
+		if err != nil {
+			return fmt.Errorf("open traffic log: %w", err)
+		}
+		defer f.Close()
+		o.Traffic = f
+	}
+	s := shim.New(o)
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sigs := make(chan os.Signal, 4)
+	// SIGPIPE is caught so that a client gone away makes writes fail
+	// instead of killing the shim before it stops its child.
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
+	defer signal.Stop(sigs)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case sig := <-sigs:
+				switch sig {
+				case syscall.SIGPIPE:
+					continue
+				case syscall.SIGHUP:
+					s.Signalled(sig)
+					s.Restart("SIGHUP")
+				default:
+					s.Signalled(sig)
+					cancel()
+				}
+			}
+		}
+	}()
+	return s.Run(ctx)
+}
+
+// defaultServerName guesses the name from the command: its base name, or
+// for package runners (npx, uvx, ...) the package it runs.
+func defaultServerName(cmd []string) string {
+	base := filepath.Base(cmd[0])
+	switch base {
+	case "npx", "uvx", "bunx", "pnpx", "pipx", "node", "python", "python3", "deno", "bun", "uv", "go", "docker":
+		for _, a := range cmd[1:] {
+			if strings.HasPrefix(a, "-") || a == "run" || a == "exec" || a == "dlx" {
+				continue
+			}
+			a = strings.TrimPrefix(a, "@")
+			if i := strings.LastIndex(a, "@"); i > 0 {
+				a = a[:i]
+			}
+			a = filepath.Base(a)
+			a = strings.TrimSuffix(a, filepath.Ext(a))
+			if a != "" {
+				return a
+			}
+		}
+	}
+	return base
+}
+
+func hostOf(u string) string {
+	u = strings.TrimPrefix(strings.TrimPrefix(u, "https://"), "http://")
+	if i := strings.IndexAny(u, "/?#"); i >= 0 {
+		u = u[:i]
+	}
+	if i := strings.LastIndexByte(u, '@'); i >= 0 {
+		u = u[i+1:]
+	}
+	return u
 }

@@ -1,0 +1,347 @@
+// Package proc runs one MCP server child process: in its own process group,
+// with pipes for the JSON-RPC lines, its stderr passed through (and a
+// redacted tail kept), its exit status decoded, and the stop ladder the MCP
+// stdio transport describes (close stdin, SIGTERM, SIGKILL).
+//
+// A Process is an upstream.Conn, and Dialer an upstream.Dialer, so the shim
+// treats a child like any other upstream.
+package proc
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
+	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/upstream"
+)
+
+// Config describes the command to run. The zero value of every optional
+// field is usable.
+type Config struct {
+	Path string   // program; looked up in PATH when it has no slash
+	Args []string // arguments after the program
+	Env  []string // nil inherits the environment
+	Dir  string
+	// Stderr receives the child's stderr, line by line (lines of
+	// different children never interleave mid-line when the same writer is
+	// shared). nil discards it.
+	Stderr io.Writer
+	// TailLines is how many stderr lines to keep for errors (default 20).
+	TailLines int
+	// StopStep is how long each step of the stop ladder waits (default 2s;
+	// the MCP stdio transport and PROTOCOL.md ask for 2-5 s).
+	StopStep time.Duration
+	// Log receives dropped non-JSON lines and lifecycle details; nil
+	// discards.
+	Log *slog.Logger
+}
+
+// stderrMu serialises writes of child stderr lines to shared writers.
+var stderrMu sync.Mutex
+
+// Process is one running child. Send is called by one goroutine at a time;
+// Kill and Close may be called from any goroutine, any number of times.
+type Process struct {
+	cfg     Config
+	log     *slog.Logger
+	cmd     *exec.Cmd
+	pid     int
+	started time.Time
+
+	stdin  *os.File
+	stdout *os.File
+	stderr *os.File
+	wbuf   []byte
+
+	recv chan []byte
+	done chan struct{}
+	quit chan struct{} // closed by Close once stopped: stop delivering
+	exit upstream.Exit
+	tail tail
+
+	killReason atomic.Pointer[string]
+	closeOnce  sync.Once
+	quitOnce   sync.Once
+	readers    sync.WaitGroup
+}
+
+var _ upstream.Conn = (*Process)(nil)
+
+// Start starts the command in its own process group. The caller must
+// eventually call Close (or wait for Done) so the goroutines end.
+func Start(cfg Config) (*Process, error) {
+	if cfg.TailLines <= 0 {
+		cfg.TailLines = 20
+	}
+	if cfg.StopStep <= 0 {
+		cfg.StopStep = 2 * time.Second
+	}
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	path := cfg.Path
+	if !strings.Contains(path, "/") {
+		lp, err := exec.LookPath(path)
+		if err != nil {
+			return nil, fmt.Errorf("start %q: %w", path, err)
+		}
+		path = lp
+	}
+	// Our own pipes (not cmd.StdoutPipe) so that cmd.Wait returns when the
+	// child exits even if a grandchild still holds the write ends, and so
+	// that closing the read ends unblocks the readers.
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		outR.Close()
+		outW.Close()
+		return nil, err
+	}
+	cmd := exec.Command(path, cfg.Args...)
+	cmd.Args[0] = cfg.Path
+	cmd.Env = cfg.Env
+	cmd.Dir = cfg.Dir
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	// Own process group: the stop ladder and crash clean-up signal the
+	// whole group, so npx/uv wrapper trees leave no orphans.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = cmd.Start()
+	inR.Close()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		errR.Close()
+		return nil, fmt.Errorf("start %q: %w", cfg.Path, err)
+	}
+	p := &Process{
+		cfg:     cfg,
+		log:     log,
+		cmd:     cmd,
+		pid:     cmd.Process.Pid,
+		started: time.Now(),
+		stdin:   inW,
+		stdout:  outR,
+		stderr:  errR,
+		recv:    make(chan []byte, 64),
+		done:    make(chan struct{}),
+		quit:    make(chan struct{}),
+		tail:    tail{n: cfg.TailLines},
+	}
+	p.readers.Add(2)
+	go p.readStdout()
+	go p.readStderr()
+	go p.wait()
+	return p, nil
+}
+
+// PID is the child's pid (and process group id).
+func (p *Process) PID() int { return p.pid }
+
+// Started is when the child was started.
+func (p *Process) Started() time.Time { return p.started }
+
+// Recv delivers each valid JSON-RPC line the child wrote, in order; it is
+// closed after the child exited and its stdout was drained.
+func (p *Process) Recv() <-chan []byte { return p.recv }
+
+// Done is closed once the child has exited and its output was drained.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Exit says how the child ended; valid after Done is closed.
+func (p *Process) Exit() upstream.Exit {
+	<-p.done
+	return p.exit
+}
+
+// StderrTail returns the last stderr lines so far (redacted).
+func (p *Process) StderrTail() []string { return p.tail.get() }
+
+// Send writes one message and a newline to the child's stdin.
+func (p *Process) Send(msg []byte) error {
+	if len(msg) < 64<<10 {
+		p.wbuf = append(append(p.wbuf[:0], msg...), '\n')
+		_, err := p.stdin.Write(p.wbuf)
+		if cap(p.wbuf) > 256<<10 {
+			p.wbuf = nil
+		}
+		return err
+	}
+	if _, err := p.stdin.Write(msg); err != nil {
+		return err
+	}
+	_, err := p.stdin.Write([]byte{'\n'})
+	return err
+}
+
+func (p *Process) readStdout() {
+	defer p.readers.Done()
+	r := jsonrpc.NewReader(p.stdout)
+	for {
+		line, err := r.Next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
+				p.log.Debug("read child stdout", "pid", p.pid, "err", err)
+			}
+			return
+		}
+		if len(line) == 0 {
+			continue
+		}
+		// The stdio transport allows nothing but MCP messages on stdout; a
+		// stray print must not reach the client (a Go SDK client closes
+		// the session on a non-JSON line).
+		if _, err := jsonrpc.Peek(line); err != nil {
+			p.log.Warn("dropped a line from the server that is not JSON-RPC", "pid", p.pid, "err", err, "line", Redact(snippet(line)))
+			continue
+		}
+		msg := append([]byte(nil), line...)
+		select {
+		case p.recv <- msg:
+		case <-p.quit:
+		}
+	}
+}
+
+func (p *Process) readStderr() {
+	defer p.readers.Done()
+	r := jsonrpc.NewReader(p.stderr)
+	for {
+		line, err := r.Next()
+		if err != nil {
+			return
+		}
+		p.tail.add(line)
+		if p.cfg.Stderr != nil {
+			stderrMu.Lock()
+			p.cfg.Stderr.Write(append(line, '\n'))
+			stderrMu.Unlock()
+		}
+	}
+}
+
+// wait reaps the child, kills what is left of its group, drains its output
+// and then closes done and recv.
+func (p *Process) wait() {
+	err := p.cmd.Wait()
+	at := time.Now()
+	// Whatever the child left behind (an npx wrapper's server, a shell's
+	// background job) goes with it.
+	_ = syscall.Kill(-p.pid, syscall.SIGKILL)
+	drained := make(chan struct{})
+	go func() { p.readers.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(time.Second):
+		// A process outside the group (it called setsid) still holds the
+		// pipes: stop reading them.
+		p.stdout.Close()
+		p.stderr.Close()
+		<-drained
+	}
+	p.stdout.Close()
+	p.stderr.Close()
+	p.stdin.Close()
+	p.exit = upstream.Exit{Exit: exitOf(p.cmd, err, at, p.started), StderrTail: p.tail.get()}
+	if r := p.killReason.Load(); r != nil {
+		p.exit.Reason = *r + " (" + p.exit.Reason + ")"
+	}
+	close(p.done)
+	close(p.recv)
+}
+
+func exitOf(cmd *exec.Cmd, err error, at, started time.Time) state.Exit {
+	e := state.Exit{At: at.UTC(), UptimeMS: at.Sub(started).Milliseconds()}
+	ps := cmd.ProcessState
+	if ps == nil {
+		e.Reason = fmt.Sprintf("wait failed: %v", err)
+		return e
+	}
+	ws, ok := ps.Sys().(syscall.WaitStatus)
+	switch {
+	case ok && ws.Signaled():
+		sig := ws.Signal()
+		e.Signal = sig.String()
+		e.Reason = fmt.Sprintf("killed by signal %d (%s)", int(sig), sig)
+	default:
+		c := ps.ExitCode()
+		e.Code = &c
+		e.Reason = fmt.Sprintf("exited with code %d", c)
+	}
+	return e
+}
+
+// Kill sends SIGKILL to the child's process group at once; reason (e.g.
+// "hung: no reply to ping in 5s") is recorded in the Exit. It does not wait.
+func (p *Process) Kill(reason string) {
+	if reason != "" {
+		p.killReason.CompareAndSwap(nil, &reason)
+	}
+	_ = syscall.Kill(-p.pid, syscall.SIGKILL)
+}
+
+// Signal sends sig to the child's process group.
+func (p *Process) Signal(sig syscall.Signal) error { return syscall.Kill(-p.pid, sig) }
+
+// Close stops the child with the ladder: close its stdin and wait StopStep,
+// SIGTERM its group and wait StopStep, then SIGKILL its group; it returns
+// once the child is reaped. Safe to call more than once.
+func (p *Process) Close() error {
+	p.closeOnce.Do(func() {
+		p.stdin.Close()
+		step := p.cfg.StopStep
+		if !p.waitDone(step) {
+			p.log.Debug("child ignored stdin close; sending SIGTERM", "pid", p.pid)
+			_ = syscall.Kill(-p.pid, syscall.SIGTERM)
+			if !p.waitDone(step) {
+				p.log.Debug("child ignored SIGTERM; sending SIGKILL", "pid", p.pid)
+				_ = syscall.Kill(-p.pid, syscall.SIGKILL)
+				<-p.done
+			}
+		}
+	})
+	// Readers of Recv may be gone: let the stdout reader finish.
+	p.quitOnce.Do(func() { close(p.quit) })
+	return nil
+}
+
+func (p *Process) waitDone(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+func snippet(b []byte) string {
+	if len(b) > 200 {
+		return string(b[:200]) + "…"
+	}
+	return string(b)
+}

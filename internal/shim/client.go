@@ -1,0 +1,218 @@
+package shim
+
+import (
+	"errors"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
+)
+
+// readClient is the client reader: one message per line from stdin. It
+// returns nil at EOF.
+func (s *Shim) readClient() error {
+	r := jsonrpc.NewReader(s.o.Stdin)
+	for {
+		line, err := r.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		if len(line) == 0 {
+			continue
+		}
+		s.traffic("c2s", line)
+		m, err := jsonrpc.Peek(line)
+		if err != nil {
+			s.badClientLine(line, err)
+			continue
+		}
+		switch m.Kind {
+		case jsonrpc.KindRequest:
+			s.clientRequest(line, m)
+		case jsonrpc.KindNotification:
+			s.clientNotification(line, m)
+		case jsonrpc.KindResponse:
+			s.clientResponse(line, m)
+		case jsonrpc.KindBatch:
+			// Batches exist only in 2025-03-26 and Claude Code never sends
+			// them: pass them through untracked (no retry for them).
+			s.forwardOrQueue(line)
+		}
+	}
+}
+
+// badClientLine answers a line that is not a JSON-RPC message: -32700 with
+// a null id when it is not JSON, -32600 (with its id when readable) when it
+// is JSON but not a valid request. The shim keeps going.
+func (s *Shim) badClientLine(line []byte, err error) {
+	s.log.Warn("invalid message from client", "err", err)
+	if errors.Is(err, jsonrpc.ErrNotJSON) || errors.Is(err, jsonrpc.ErrNotUTF8) {
+		s.writeOut(jsonrpc.ErrorReply(jsonrpc.NullID, jsonrpc.CodeParseError, "Parse error: "+err.Error(), nil))
+		return
+	}
+	id := jsonrpc.NullID
+	if r := gjson.GetBytes(line, "id"); r.Type == gjson.String || (r.Type == gjson.Number && !errors.Is(err, jsonrpc.ErrInvalidID)) {
+		id = []byte(r.Raw)
+	}
+	s.writeOut(jsonrpc.ErrorReply(id, jsonrpc.CodeInvalidRequest, "Invalid Request: "+err.Error(), nil))
+}
+
+func (s *Shim) clientRequest(line []byte, m jsonrpc.Msg) {
+	now := time.Now()
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	s.mu.Lock()
+	if !s.up && m.Method == "ping" {
+		// While the server is down or being replayed, answer pings at once
+		// so the client does not conclude the connection is dead.
+		s.mu.Unlock()
+		s.writeOut(jsonrpc.ResultReply(m.ID, []byte("{}")))
+		return
+	}
+	if !s.up && s.failFast() {
+		reply := s.failedReply(m.ID, m.Method)
+		s.failedN++
+		s.mu.Unlock()
+		s.writeOut(reply)
+		s.record()
+		return
+	}
+	s.seq++
+	e := &entry{
+		id:     append([]byte(nil), m.ID...),
+		line:   append([]byte(nil), line...),
+		method: m.Method,
+		seq:    s.seq,
+		at:     now,
+	}
+	if m.Method == "tools/call" {
+		e.tool = gjson.GetBytes(line, "params.name").String()
+	}
+	if m.Method != "tools/call" {
+		e.cursor = gjson.GetBytes(line, "params.cursor").Exists()
+	}
+	s.sess.noteRequest(e)
+	s.inflight[string(e.id)] = e
+	if !s.up {
+		s.queue = append(s.queue, qitem{e: e})
+		s.mu.Unlock()
+		return
+	}
+	c, gen := s.conn, s.gen
+	e.gen, e.sentAt = gen, now
+	s.mu.Unlock()
+	if err := c.Send(line); err != nil {
+		s.sendFailed(e, gen)
+	}
+}
+
+// sendFailed marks e as never delivered, so that the death of its
+// connection re-sends it whatever the retry policy says.
+func (s *Shim) sendFailed(e *entry, gen uint64) {
+	s.mu.Lock()
+	if s.inflight[string(e.id)] == e && e.gen == gen {
+		e.undeliv = true
+	}
+	s.mu.Unlock()
+}
+
+func (s *Shim) clientNotification(line []byte, m jsonrpc.Msg) {
+	switch m.Method {
+	case "notifications/cancelled":
+		raw := gjson.GetBytes(line, "params.requestId").Raw
+		s.mu.Lock()
+		e := s.inflight[raw]
+		if e != nil && !e.injected {
+			e.cancelled = true
+			if e.gen == 0 {
+				// Never sent: forget it, and do not send the cancellation.
+				delete(s.inflight, raw)
+				s.dropQueued(e)
+				s.mu.Unlock()
+				return
+			}
+		}
+		s.mu.Unlock()
+	case "notifications/initialized":
+		s.mu.Lock()
+		s.sess.initializedLine = append([]byte(nil), line...)
+		dup := s.sess.replayedInit
+		s.mu.Unlock()
+		if dup {
+			// A replay already told the new server; never twice.
+			return
+		}
+	}
+	s.forwardOrQueue(line)
+}
+
+// forwardOrQueue sends an untracked line now, or queues it in order.
+func (s *Shim) forwardOrQueue(line []byte) {
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	s.mu.Lock()
+	if !s.up {
+		s.queue = append(s.queue, qitem{line: append([]byte(nil), line...)})
+		s.mu.Unlock()
+		return
+	}
+	c := s.conn
+	s.mu.Unlock()
+	_ = c.Send(line)
+}
+
+// clientResponse routes the client's answer to a server->client request
+// back to the server that asked, under the server's own id. Answers meant
+// for a dead server are dropped.
+func (s *Shim) clientResponse(line []byte, m jsonrpc.Msg) {
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	s.mu.Lock()
+	r := s.srvReqs[string(m.ID)]
+	if r == nil {
+		s.mu.Unlock()
+		s.log.Debug("dropped a client response to an unknown request", "id", string(m.ID))
+		return
+	}
+	delete(s.srvReqs, string(m.ID))
+	c := s.conn
+	if c == nil || r.gen != s.gen {
+		s.mu.Unlock()
+		s.log.Debug("dropped a client response meant for a server that is gone", "id", string(m.ID), "method", r.method)
+		return
+	}
+	s.mu.Unlock()
+	_ = c.Send(replaceID(line, r.orig))
+}
+
+// dropQueued removes e from the queue. Called with mu held.
+func (s *Shim) dropQueued(e *entry) {
+	for i, q := range s.queue {
+		if q.e == e {
+			s.queue = append(s.queue[:i], s.queue[i+1:]...)
+			return
+		}
+	}
+}
+
+// replaceID returns a copy of line with its top-level id replaced by id
+// (raw JSON). Everything else stays byte for byte.
+func replaceID(line, id []byte) []byte {
+	r := gjson.GetBytes(line, "id")
+	if !r.Exists() || r.Index <= 0 || r.Index+len(r.Raw) > len(line) {
+		return line
+	}
+	out := make([]byte, 0, len(line)-len(r.Raw)+len(id))
+	out = append(out, line[:r.Index]...)
+	out = append(out, id...)
+	out = append(out, line[r.Index+len(r.Raw):]...)
+	return out
+}
+
+func itoaID(n int64) []byte { return strconv.AppendInt(nil, n, 10) }

@@ -1,0 +1,70 @@
+package shim
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/mcp-heal/mcp-heal/internal/state"
+)
+
+// errData is the machine-readable `data` of the shim's -32603 errors.
+// reason is one of: not-retried, retries-exhausted, cursor-lost,
+// server-failed, unreachable.
+type errData struct {
+	Reason     string      `json:"reason"`
+	Retried    bool        `json:"retried"`
+	Server     string      `json:"server,omitempty"`
+	Method     string      `json:"method,omitempty"`
+	Tool       string      `json:"tool,omitempty"`
+	Exit       *state.Exit `json:"exit,omitempty"`
+	StderrTail []string    `json:"stderr_tail,omitempty"`
+	Attempts   int         `json:"attempts,omitempty"`
+	Restarts   int         `json:"restarts,omitempty"`
+	Target     string      `json:"target,omitempty"`
+	WaitedMS   int64       `json:"waited_ms,omitempty"`
+	LastError  string      `json:"last_error,omitempty"`
+}
+
+func quoteName(name string) string {
+	if name == "" {
+		return "(unnamed)"
+	}
+	return `"` + name + `"`
+}
+
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}
+
+func lastLines(lines []string, n int) string {
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	b, _ := json.Marshal(strings.Join(lines, " | "))
+	return string(b)
+}
+
+func ordinal(n int) string {
+	switch n {
+	case 1:
+		return "first"
+	case 2:
+		return "second"
+	case 3:
+		return "third"
+	}
+	return fmt.Sprintf("%dth", n)
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

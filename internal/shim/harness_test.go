@@ -1,0 +1,332 @@
+package shim
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
+	"github.com/mcp-heal/mcp-heal/internal/proc"
+	"github.com/mcp-heal/mcp-heal/internal/upstream"
+)
+
+// lockedBuffer is a concurrency-safe bytes.Buffer.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// gateDialer holds every Dial after the first until the test lets it go.
+type gateDialer struct {
+	upstream.Dialer
+	mu    sync.Mutex
+	n     int
+	gate  chan struct{}
+	dials chan int
+}
+
+func (g *gateDialer) Dial(ctx context.Context) (upstream.Conn, error) {
+	g.mu.Lock()
+	g.n++
+	n := g.n
+	gate := g.gate
+	g.mu.Unlock()
+	select {
+	case g.dials <- n:
+	default:
+	}
+	if n > 1 && gate != nil {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return g.Dialer.Dial(ctx)
+}
+
+// harness is a shim in-process in front of the fake server, and a client.
+type harness struct {
+	t       *testing.T
+	s       *Shim
+	dir     string
+	stderr  *lockedBuffer
+	logs    *lockedBuffer
+	in      *io.PipeWriter
+	cancel  context.CancelFunc
+	runDone chan error
+
+	mu       sync.Mutex
+	nextID   int
+	waiters  map[string]chan []byte
+	answered map[string]int
+	dups     []string
+	other    chan []byte
+	raw      chan []byte // every line, when tapped
+}
+
+type hopt struct {
+	env     []string
+	opts    func(*Options)
+	dialer  func(upstream.Dialer) upstream.Dialer
+	command []string // default: the fake server
+}
+
+func fakeCommand() []string { return []string{os.Args[0]} }
+
+func newHarness(t *testing.T, ho hopt) *harness {
+	t.Helper()
+	dir := t.TempDir()
+	h := &harness{
+		t: t, dir: dir, stderr: &lockedBuffer{}, logs: &lockedBuffer{},
+		waiters: map[string]chan []byte{}, answered: map[string]int{},
+		other: make(chan []byte, 10000), runDone: make(chan error, 1),
+	}
+	env := append(os.Environ(), "FAKE_MCP=server", "FAKE_EVENTS="+h.path("events"), "FAKE_COUNTER="+h.path("counter"))
+	env = append(env, ho.env...)
+	cmd := ho.command
+	if cmd == nil {
+		cmd = fakeCommand()
+	}
+	var d upstream.Dialer = &proc.Dialer{Config: proc.Config{Path: cmd[0], Args: cmd[1:], Env: env, Stderr: h.stderr, StopStep: 300 * time.Millisecond,
+		Log: slog.New(slog.NewTextHandler(h.logs, nil))}}
+	if ho.dialer != nil {
+		d = ho.dialer(d)
+	}
+	cr, cw := io.Pipe()
+	sr, sw := io.Pipe()
+	o := Options{
+		Name: "fake", Dialer: d, Stdin: cr, Stdout: sw,
+		Log:        slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		BackoffMin: 20 * time.Millisecond, BackoffMax: 200 * time.Millisecond,
+		HangAfter: time.Minute, PingTimeout: 5 * time.Second,
+	}
+	if ho.opts != nil {
+		ho.opts(&o)
+	}
+	h.s = New(o)
+	h.in = cw
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel = cancel
+	go func() { h.runDone <- h.s.Run(ctx); sw.Close() }()
+	go h.read(sr)
+	t.Cleanup(h.close)
+	return h
+}
+
+func (h *harness) path(name string) string { return filepath.Join(h.dir, name) }
+
+func (h *harness) close() {
+	h.in.Close()
+	select {
+	case <-h.runDone:
+	case <-time.After(15 * time.Second):
+		h.t.Errorf("shim did not stop within 15s after client EOF")
+		h.cancel()
+		<-h.runDone
+	}
+	h.cancel()
+	if h.t.Failed() {
+		h.t.Logf("shim logs:\n%s", lastN(h.logs.String(), 60))
+	}
+}
+
+func lastN(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (h *harness) read(r io.Reader) {
+	jr := jsonrpc.NewReader(r)
+	for {
+		line, err := jr.Next()
+		if err != nil {
+			return
+		}
+		line = append([]byte(nil), line...)
+		h.mu.Lock()
+		raw := h.raw
+		h.mu.Unlock()
+		if raw != nil {
+			raw <- line
+		}
+		m, err := jsonrpc.Peek(line)
+		if err != nil {
+			h.t.Errorf("shim wrote a line that is not JSON-RPC: %.200s", line)
+			continue
+		}
+		if m.Kind == jsonrpc.KindResponse {
+			id := string(m.ID)
+			h.mu.Lock()
+			h.answered[id]++
+			if h.answered[id] > 1 {
+				h.dups = append(h.dups, id)
+			}
+			ch := h.waiters[id]
+			delete(h.waiters, id)
+			h.mu.Unlock()
+			if ch != nil {
+				ch <- line
+			}
+			continue
+		}
+		h.other <- line
+	}
+}
+
+func (h *harness) send(line string) {
+	h.t.Helper()
+	if _, err := h.in.Write([]byte(line + "\n")); err != nil {
+		h.t.Fatalf("write to shim: %v", err)
+	}
+}
+
+// start sends a request and returns its id and the channel its response
+// arrives on.
+func (h *harness) start(method, params string) (string, <-chan []byte) {
+	h.mu.Lock()
+	h.nextID++
+	id := fmt.Sprint(h.nextID)
+	ch := make(chan []byte, 1)
+	h.waiters[id] = ch
+	h.mu.Unlock()
+	req := jsonrpc.NewRequest([]byte(id), method, nil)
+	if params != "" {
+		req = jsonrpc.NewRequest([]byte(id), method, []byte(params))
+	}
+	h.send(string(req))
+	return id, ch
+}
+
+func (h *harness) wait(ch <-chan []byte, what string) gjson.Result {
+	h.t.Helper()
+	select {
+	case b := <-ch:
+		return gjson.ParseBytes(b)
+	case <-time.After(20 * time.Second):
+		h.t.Fatalf("no response to %s within 20s", what)
+		return gjson.Result{}
+	}
+}
+
+func (h *harness) call(method, params string) gjson.Result {
+	h.t.Helper()
+	_, ch := h.start(method, params)
+	return h.wait(ch, method)
+}
+
+func (h *harness) tool(name, args string) gjson.Result {
+	h.t.Helper()
+	if args == "" {
+		args = "{}"
+	}
+	return h.call("tools/call", `{"name":"`+name+`","arguments":`+args+`}`)
+}
+
+const initParams = `{"protocolVersion":"2025-11-25","capabilities":{"roots":{"listChanged":true}},"clientInfo":{"name":"test","version":"1"}}`
+
+// handshake does what Claude Code does: the server/discover probe, then
+// (handshake era) initialize, initialized, tools/list.
+func (h *harness) handshake() {
+	h.t.Helper()
+	d := h.call("server/discover", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`)
+	if d.Get("error.code").Int() == jsonrpc.CodeMethodNotFound {
+		r := h.call("initialize", initParams)
+		if !r.Get("result.protocolVersion").Exists() {
+			h.t.Fatalf("initialize: %s", r.Raw)
+		}
+		h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	}
+	if r := h.call("tools/list", ""); !r.Get("result.tools").Exists() {
+		h.t.Fatalf("tools/list: %s", r.Raw)
+	}
+}
+
+func (h *harness) childPID() int {
+	h.s.mu.Lock()
+	defer h.s.mu.Unlock()
+	if !h.s.up {
+		return 0
+	}
+	return h.s.childPID
+}
+
+// killChild SIGKILLs the current child and returns its pid.
+func (h *harness) killChild() int {
+	h.t.Helper()
+	pid := h.waitUp(0)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		h.t.Fatalf("kill %d: %v", pid, err)
+	}
+	return pid
+}
+
+// waitUp waits until a child other than old is up and returns its pid.
+func (h *harness) waitUp(old int) int {
+	h.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if pid := h.childPID(); pid != 0 && pid != old {
+			return pid
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	h.t.Fatalf("no server up (other than %d) within 20s", old)
+	return 0
+}
+
+func (h *harness) events() []string {
+	b, _ := os.ReadFile(h.path("events"))
+	return strings.Split(strings.TrimSpace(string(b)), "\n")
+}
+
+func (h *harness) countEvents(prefix string) int {
+	n := 0
+	for _, e := range h.events() {
+		if strings.HasPrefix(e, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+// waitFor polls cond until true or fails after d.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("timed out after %v waiting for %s", d, what)
+}
+
+func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }

@@ -1,0 +1,168 @@
+package shim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
+	"github.com/mcp-heal/mcp-heal/internal/upstream"
+)
+
+var pingReq = jsonrpc.NewRequest([]byte("0"), "ping", nil)
+
+// janitor runs the periodic checks: queue time-outs, hang detection and
+// idle health probes. It owns the probe goroutines.
+func (s *Shim) janitor(ctx context.Context) {
+	tick := s.o.HangAfter
+	for _, d := range []time.Duration{s.o.PingTimeout, s.o.QueueTimeout, s.o.PingInterval} {
+		if d > 0 && d < tick {
+			tick = d
+		}
+	}
+	tick /= 4
+	tick = min(max(tick, 5*time.Millisecond), time.Second)
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	var probes sync.WaitGroup
+	defer probes.Wait()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		s.expireQueue()
+		if c, gen, req, why := s.needProbe(); c != nil {
+			probes.Add(1)
+			go func() {
+				defer probes.Done()
+				s.probe(c, gen, req, why)
+			}()
+		}
+	}
+}
+
+// needProbe says whether to probe the current server now: a request has
+// been outstanding longer than HangAfter with nothing heard from the
+// server for as long, or the server was idle for PingInterval.
+//
+// The probe is a ping in the handshake era. The stateless era (2026-07-28)
+// has no ping, so there the probe is the client's own server/discover
+// request (a read every stateless server must answer); without one, no
+// probe is sent and a hung stateless server is left to the client.
+func (s *Shim) needProbe() (upstream.Conn, uint64, []byte, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.up || s.probing || s.conn == nil || s.stopping {
+		return nil, 0, nil, ""
+	}
+	now := time.Now()
+	req := pingReq
+	if s.sess.era == EraStateless {
+		req = s.sess.discoverLine
+		if req == nil {
+			return nil, 0, nil, ""
+		}
+	}
+	why := ""
+	if now.Sub(s.lastRecv) >= s.o.HangAfter {
+		for _, e := range s.inflight {
+			if e.gen == s.gen && !e.injected && !e.cancelled && now.Sub(e.sentAt) >= s.o.HangAfter {
+				why = fmt.Sprintf("hung: %s was outstanding for %s with nothing from the server", e.method, now.Sub(e.sentAt).Round(time.Millisecond))
+				break
+			}
+		}
+	}
+	if why == "" && s.o.PingInterval > 0 && now.Sub(s.lastRecv) >= s.o.PingInterval && now.Sub(s.lastProbe) >= s.o.PingInterval {
+		why = "idle health check"
+	}
+	if why == "" {
+		return nil, 0, nil, ""
+	}
+	s.probing = true
+	s.lastProbe = now
+	return s.conn, s.gen, req, why
+}
+
+// probe sends one liveness request and kills the server when it gets no
+// answer (any answer, even an error, proves it alive) within PingTimeout.
+func (s *Shim) probe(c upstream.Conn, gen uint64, req []byte, why string) {
+	_, err := s.inject(c, gen, req, s.o.PingTimeout, c.Done())
+	s.mu.Lock()
+	s.probing = false
+	if err == nil {
+		s.lastProbe = time.Now()
+	}
+	s.mu.Unlock()
+	if errors.Is(err, errTimeout) {
+		reason := fmt.Sprintf("%s; no answer to a ping within %s", why, s.o.PingTimeout)
+		if s.sessEra() == EraStateless {
+			reason = fmt.Sprintf("%s; no answer to server/discover within %s", why, s.o.PingTimeout)
+		}
+		s.log.Warn("server is hung; killing it", "reason", reason)
+		s.kill(c, reason)
+	}
+}
+
+func (s *Shim) sessEra() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sess.era
+}
+
+// expireQueue answers requests queued longer than QueueTimeout while the
+// server stays down or unreachable.
+func (s *Shim) expireQueue() {
+	if s.o.QueueTimeout <= 0 {
+		return
+	}
+	now := time.Now()
+	s.mu.Lock()
+	if s.up || len(s.queue) == 0 {
+		s.mu.Unlock()
+		return
+	}
+	var replies [][]byte
+	keep := s.queue[:0]
+	for _, it := range s.queue {
+		if it.e == nil || now.Sub(it.e.at) < s.o.QueueTimeout {
+			keep = append(keep, it)
+			continue
+		}
+		delete(s.inflight, string(it.e.id))
+		s.failedN++
+		replies = append(replies, s.unreachableReply(it.e, now))
+	}
+	s.queue = keep
+	s.mu.Unlock()
+	for _, r := range replies {
+		s.writeOut(r)
+	}
+	if len(replies) > 0 {
+		s.record()
+	}
+}
+
+// unreachableReply names the target, what was tried and for how long.
+// Called with mu held.
+func (s *Shim) unreachableReply(e *entry, now time.Time) []byte {
+	waited := now.Sub(e.at).Round(time.Millisecond)
+	down := now.Sub(s.downSince).Round(time.Millisecond)
+	tried := fmt.Sprintf("%d connection attempts failed over %s", s.dialFails, down)
+	if s.dialFails == 0 {
+		tried = fmt.Sprintf("it has been down or restarting for %s", down)
+	}
+	msg := fmt.Sprintf("MCP server %s (%s) is unreachable: %s", quoteName(s.o.Name), s.target, tried)
+	if s.lastErr != "" {
+		msg += "; last error: " + s.lastErr
+	}
+	msg += fmt.Sprintf("; this call waited %s and was not sent", waited)
+	data := errData{Reason: "unreachable", Server: s.o.Name, Method: e.method, Tool: e.tool, Target: s.target, WaitedMS: waited.Milliseconds(), LastError: s.lastErr, Attempts: s.dialFails}
+	if s.lastExit != nil {
+		data.Exit = &s.lastExit.Exit
+	}
+	return jsonrpc.ErrorReply(e.id, jsonrpc.CodeInternalError, msg, data)
+}

@@ -1,0 +1,152 @@
+package shim
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/mcp-heal/mcp-heal/internal/upstream"
+)
+
+// Rule 1: transparent proxy.
+func TestTransparentProxy(t *testing.T) {
+	h := newHarness(t, hopt{env: []string{"FAKE_JUNK=1"}})
+	h.handshake()
+
+	t.Run("ids and bytes kept exact", func(t *testing.T) {
+		ch := make(chan []byte, 1)
+		id := `"\u00e9t\u00e9-1"`
+		h.mu.Lock()
+		h.waiters[id] = ch
+		h.mu.Unlock()
+		h.send(`{ "jsonrpc" : "2.0", "id" : ` + id + ` , "method":"tools/call","params":{"name":"echo","arguments":{"text":"h\u00e9llo"}}}`)
+		r := h.wait(ch, "echo")
+		if got := r.Get("id").Raw; got != id {
+			t.Errorf("id: got %s, want %s", got, id)
+		}
+		if got := r.Get("result.content.0.text").String(); got != "héllo" {
+			t.Errorf("text: got %q, want %q", got, "héllo")
+		}
+	})
+
+	t.Run("junk from the server is dropped and logged", func(t *testing.T) {
+		// The reader fails the test on any non-JSON line; the fake wrote
+		// junk before every response above.
+		waitFor(t, 5*time.Second, "a log of the dropped line", func() bool {
+			return strings.Contains(h.logs.String(), "not JSON-RPC")
+		})
+	})
+
+	t.Run("invalid client input gets a parse error", func(t *testing.T) {
+		tap := make(chan []byte, 10)
+		h.mu.Lock()
+		h.raw = tap
+		h.mu.Unlock()
+		h.send(`{"this is": not json`)
+		var got gjson.Result
+		select {
+		case b := <-tap:
+			got = gjson.ParseBytes(b)
+		case <-time.After(5 * time.Second):
+			t.Fatal("no reply to invalid input")
+		}
+		h.mu.Lock()
+		h.raw = nil
+		h.mu.Unlock()
+		if got.Get("error.code").Int() != -32700 || got.Get("id").Type != gjson.Null {
+			t.Errorf("got %s, want a -32700 error with a null id", got.Raw)
+		}
+		if r := h.tool("echo", `{"text":"still here"}`); r.Get("result.content.0.text").String() != "still here" {
+			t.Errorf("after invalid input: got %s", r.Raw)
+		}
+	})
+
+	t.Run("64 MiB both ways", func(t *testing.T) {
+		big := strings.Repeat("y", 64<<20)
+		_, ch := h.start("tools/call", `{"name":"echo","arguments":{"text":"`+big+`"}}`)
+		start := time.Now()
+		var r gjson.Result
+		select {
+		case b := <-ch:
+			r = gjson.ParseBytes(b)
+		case <-time.After(2 * time.Minute):
+			t.Fatal("no answer to a 64 MiB echo in 2 minutes")
+		}
+		t.Logf("64 MiB echo round trip: %v (race detector on)", time.Since(start))
+		if got := r.Get("result.content.0.text").String(); len(got) != len(big) || got != big {
+			t.Errorf("64 MiB echo: got %d bytes back", len(got))
+		}
+	})
+
+	t.Run("child stderr passes through", func(t *testing.T) {
+		if !strings.Contains(h.stderr.String(), "fake server") {
+			t.Errorf("child stderr not passed through; got %q", h.stderr.String())
+		}
+	})
+}
+
+// Rule 3: respawn, replay of handshake and state, queue, local ping.
+func TestRespawnReplaysSession(t *testing.T) {
+	var g *gateDialer
+	h := newHarness(t, hopt{dialer: func(d upstream.Dialer) upstream.Dialer {
+		g = &gateDialer{Dialer: d, gate: make(chan struct{}), dials: make(chan int, 10)}
+		return g
+	}})
+	h.handshake()
+	if r := h.call("logging/setLevel", `{"level":"debug"}`); r.Get("error").Exists() {
+		t.Fatalf("setLevel: %s", r.Raw)
+	}
+	h.call("resources/subscribe", `{"uri":"file:///a"}`)
+	h.call("resources/subscribe", `{"uri":"file:///b"}`)
+	h.call("resources/unsubscribe", `{"uri":"file:///b"}`)
+	old := h.killChild()
+
+	// While the server is down: ping answered locally and at once; a call
+	// is queued, not failed.
+	waitFor(t, 5*time.Second, "the shim to see the death", func() bool { return h.childPID() == 0 })
+	start := time.Now()
+	if r := h.call("ping", ""); !r.Get("result").Exists() {
+		t.Errorf("ping while down: got %s", r.Raw)
+	}
+	if d := time.Since(start); d > 500*time.Millisecond {
+		t.Errorf("local ping took %v", d)
+	}
+	_, queued := h.start("tools/call", `{"name":"echo","arguments":{"text":"queued"}}`)
+	select {
+	case b := <-queued:
+		t.Fatalf("queued call answered while the server is down: %s", b)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(g.gate)
+	if r := h.wait(queued, "queued echo"); r.Get("result.content.0.text").String() != "queued" {
+		t.Errorf("queued call: got %s", r.Raw)
+	}
+	h.waitUp(old)
+
+	if n := h.countEvents("initialize "); n != 2 {
+		t.Errorf("initialize sent %d times, want 2 (client's, then replay)", n)
+	}
+	if n := h.countEvents("initialized"); n != 2 {
+		t.Errorf("initialized sent %d times, want 2", n)
+	}
+	if n := h.countEvents("setLevel debug"); n != 2 {
+		t.Errorf("setLevel replayed: seen %d, want 2", n)
+	}
+	if n := h.countEvents("subscribe file:///a"); n != 2 {
+		t.Errorf("subscribe a: seen %d, want 2", n)
+	}
+	if n := h.countEvents("subscribe file:///b"); n != 1 {
+		t.Errorf("subscribe b (unsubscribed): seen %d, want 1", n)
+	}
+	// Nothing but the answers the client asked for reached it.
+	select {
+	case b := <-h.other:
+		t.Errorf("unexpected message to the client: %s", b)
+	default:
+	}
+	if len(h.dups) > 0 {
+		t.Errorf("duplicate responses: %v", h.dups)
+	}
+}

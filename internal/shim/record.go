@@ -1,0 +1,128 @@
+package shim
+
+import (
+	"encoding/json"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/mcp-heal/mcp-heal/internal/proc"
+	"github.com/mcp-heal/mcp-heal/internal/state"
+)
+
+// record queues a snapshot of the state record for the writer; the newest
+// snapshot replaces one not yet written.
+func (s *Shim) record() {
+	if !s.o.Record {
+		return
+	}
+	s.mu.Lock()
+	r := &state.Record{
+		Server:          s.o.Name,
+		Session:         s.o.Session,
+		ClaudePID:       s.o.ClaudePID,
+		ShimPID:         s.pid,
+		Mode:            s.mode,
+		Target:          s.target,
+		State:           s.phase,
+		ChildPID:        s.childPID,
+		Restarts:        s.restarts,
+		Era:             s.sess.era,
+		ProtocolVersion: s.sess.version,
+		LastError:       s.lastErr,
+		StderrTail:      s.stderr,
+		Retried:         s.retried,
+		FailedCalls:     s.failedN,
+		Started:         s.start.UTC(),
+	}
+	if s.childPID != 0 {
+		r.ChildStarted = s.childAt.UTC()
+	}
+	if s.lastExit != nil {
+		ex := s.lastExit.Exit
+		r.LastExit = &ex
+	}
+	s.mu.Unlock()
+	for {
+		select {
+		case s.records <- r:
+			return
+		default:
+		}
+		select {
+		case <-s.records:
+		default:
+		}
+	}
+}
+
+// writeRecords writes queued snapshots until the channel is closed. Owned
+// by Run.
+func (s *Shim) writeRecords() {
+	for r := range s.records {
+		if err := state.Write(r); err != nil {
+			s.log.Warn("write state record", "err", err)
+		}
+	}
+}
+
+// event appends one JSON line to the lifecycle log.
+func (s *Shim) event(name string, kv ...any) {
+	if s.o.Lifecycle == nil {
+		return
+	}
+	m := map[string]any{"time": time.Now().UTC().Format(time.RFC3339Nano), "event": name, "server": s.o.Name, "shim_pid": s.pid}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if k, ok := kv[i].(string); ok {
+			m[k] = kv[i+1]
+		}
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return
+	}
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	s.o.Lifecycle.Write(append(b, '\n'))
+}
+
+// Signalled records that the shim got sig. Go does not expose the
+// sender's pid (siginfo), so the record says what is known: the shim's
+// parent (Claude Code sends SIGINT at session end) and whether it is still
+// alive.
+func (s *Shim) Signalled(sig os.Signal) {
+	ppid := os.Getppid()
+	alive := syscall.Kill(ppid, 0) == nil
+	s.event("signal", "signal", sig.String(), "parent_pid", ppid, "parent_alive", alive, "original_parent_pid", s.o.ClaudePID)
+}
+
+// maxTrafficMsg is the size past which the traffic log keeps only the
+// start of a message.
+const maxTrafficMsg = 64 << 10
+
+// traffic logs one message (dir is "c2s" or "s2c"), secrets redacted.
+func (s *Shim) traffic(dir string, line []byte) {
+	if s.o.Traffic == nil {
+		return
+	}
+	m := map[string]any{"time": time.Now().UTC().Format(time.RFC3339Nano), "dir": dir, "bytes": len(line)}
+	if len(line) <= maxTrafficMsg {
+		red := proc.Redact(string(line))
+		if gjson.Valid(red) {
+			m["msg"] = json.RawMessage(red)
+		} else {
+			m["text"] = red
+		}
+	} else {
+		m["truncated"] = proc.Redact(string(line[:1024]))
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return
+	}
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	s.o.Traffic.Write(append(b, '\n'))
+}

@@ -1,0 +1,127 @@
+package shim
+
+import (
+	"sort"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
+)
+
+// Eras of the protocol (see the 2026-07-28 specification's
+// "server/discover" and the handshake of 2024-11-05..2025-11-25).
+const (
+	EraStateless = "stateless"
+	EraHandshake = "handshake"
+)
+
+const stateless = "2026-07-28"
+
+// session is what the shim remembers of the client's session so that a new
+// upstream can be brought to the same point. Guarded by Shim.mu.
+type session struct {
+	era     string
+	version string // protocol version agreed by the first handshake
+	// initLine is the client's own initialize request, replayed (with an
+	// injected id) on every respawn in the handshake era.
+	initLine []byte
+	// initializedLine is the client's notifications/initialized, when seen.
+	initializedLine []byte
+	// discoverLine is the client's server/discover request; in the
+	// stateless era it doubles as the liveness probe (that era has no ping).
+	discoverLine []byte
+	// replayedInit is set once a replay sent notifications/initialized, so
+	// that a late one from the client is not sent a second time.
+	replayedInit bool
+	setLevel     []byte          // last successful logging/setLevel request
+	subs         map[string]bool // resources/subscribe URIs in effect
+	tools        map[string]toolPolicy
+}
+
+type toolPolicy struct{ readOnly, idempotent bool }
+
+func newSession() session {
+	return session{subs: make(map[string]bool), tools: make(map[string]toolPolicy)}
+}
+
+// noteRequest records what a client request changes in the session before
+// it is sent.
+func (ss *session) noteRequest(e *entry) {
+	switch e.method {
+	case "resources/unsubscribe":
+		delete(ss.subs, gjson.GetBytes(e.line, "params.uri").String())
+	}
+}
+
+// noteResponse records what a successful (or failed) response tells about
+// the session.
+func (ss *session) noteResponse(e *entry, line []byte, m jsonrpc.Msg) {
+	if m.IsError {
+		return
+	}
+	switch e.method {
+	case "server/discover":
+		if ss.era == "" {
+			ss.era = EraStateless
+			ss.version = gjson.GetBytes(e.line, `params._meta.io\.modelcontextprotocol/protocolVersion`).String()
+			if ss.version == "" {
+				ss.version = stateless
+			}
+		}
+		ss.discoverLine = e.line
+	case "initialize":
+		if ss.initLine == nil {
+			ss.era = EraHandshake
+			ss.version = gjson.GetBytes(line, "result.protocolVersion").String()
+			ss.initLine = e.line
+		}
+	case "logging/setLevel":
+		ss.setLevel = e.line
+	case "resources/subscribe":
+		if uri := gjson.GetBytes(e.line, "params.uri").String(); uri != "" {
+			ss.subs[uri] = true
+		}
+	case "tools/list":
+		gjson.GetBytes(line, "result.tools").ForEach(func(_, t gjson.Result) bool {
+			name := t.Get("name").String()
+			if name != "" {
+				a := t.Get("annotations")
+				ss.tools[name] = toolPolicy{
+					readOnly:   a.Get("readOnlyHint").Type == gjson.True,
+					idempotent: a.Get("idempotentHint").Type == gjson.True,
+				}
+			}
+			return true
+		})
+	}
+}
+
+func (ss *session) subList() []string {
+	out := make([]string, 0, len(ss.subs))
+	for u := range ss.subs {
+		out = append(out, u)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// retryable lists the client->server methods that are safe to send again
+// to a new server: they read, or they set state the new server must have
+// anyway. tools/call is decided by the tool's annotations; anything not
+// listed (tasks/*, custom methods) is not re-sent.
+var retryable = map[string]bool{
+	"initialize":               true,
+	"server/discover":          true,
+	"ping":                     true,
+	"tools/list":               true,
+	"resources/list":           true,
+	"resources/templates/list": true,
+	"resources/read":           true,
+	"resources/subscribe":      true,
+	"resources/unsubscribe":    true,
+	"prompts/list":             true,
+	"prompts/get":              true,
+	"completion/complete":      true,
+	"logging/setLevel":         true,
+	"subscriptions/listen":     true,
+}
