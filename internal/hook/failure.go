@@ -34,6 +34,10 @@ func (h *Handler) postToolUseFailure(ctx context.Context, in *Input) []byte {
 	if in.IsInterrupt {
 		return nil
 	}
+	if in.Error == "" {
+		h.Log.Warn("PostToolUseFailure payload without an error string", "tool", in.ToolName)
+		return nil
+	}
 	m, ok := Classify(in.Error)
 	if !ok {
 		return nil

@@ -20,6 +20,7 @@ const healthyWindow = 24 * time.Hour
 // config discovery, no probe.
 func (h *Handler) preToolUse(in *Input) []byte {
 	if in.Server == "" {
+		h.Log.Warn("PreToolUse payload without an MCP server", "tool", in.ToolName)
 		return nil
 	}
 	recs, err := state.Find(in.Server, in.Session, h.claudePID())

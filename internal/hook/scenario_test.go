@@ -1,0 +1,420 @@
+package hook_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/adrg/xdg"
+
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
+)
+
+// useState points this process's state package at w's state dir, so the
+// test can write the records the binary reads.
+func (w *world) useState(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", w.state)
+	xdg.Reload()
+	t.Cleanup(xdg.Reload)
+}
+
+// start runs a real background process for the test and kills it at the end.
+func start(t *testing.T, name string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+	})
+	return cmd
+}
+
+// fakeShim is a real process standing in for a shim: it records each
+// SIGHUP it gets in a file.
+func fakeShim(t *testing.T) (pid int, hups func() int) {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "hups")
+	cmd := start(t, "sh", "-c", `trap 'echo hup >> "$0"' HUP; while :; do sleep 0.05; done`, f)
+	time.Sleep(100 * time.Millisecond) // let sh install its trap
+	return cmd.Process.Pid, func() int {
+		b, _ := os.ReadFile(f)
+		return bytes.Count(b, []byte("hup"))
+	}
+}
+
+func writeRecord(t *testing.T, r state.Record) {
+	t.Helper()
+	if err := state.Write(&r); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func sharedPayload(t *testing.T, name string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(testenv.SharedDir(t), "claude-code-2.1.328", "hooks", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func marshal(m map[string]any) []byte {
+	b, _ := json.Marshal(m)
+	return b
+}
+
+// reply decodes a hook reply ({} when there was none).
+type reply struct {
+	SystemMessage      string `json:"systemMessage"`
+	HookSpecificOutput struct {
+		HookEventName            string `json:"hookEventName"`
+		AdditionalContext        string `json:"additionalContext"`
+		PermissionDecision       string `json:"permissionDecision"`
+		PermissionDecisionReason string `json:"permissionDecisionReason"`
+	} `json:"hookSpecificOutput"`
+}
+
+func decode(t *testing.T, out []byte) reply {
+	t.Helper()
+	var r reply
+	if len(out) > 0 {
+		if err := json.Unmarshal(out, &r); err != nil {
+			t.Fatalf("reply %q: %v", out, err)
+		}
+	}
+	return r
+}
+
+// userConfig writes ~/.claude.json with these user-scope servers.
+func (w *world) userConfig(t *testing.T, servers string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(w.home, ".claude.json"), []byte(`{"mcpServers":`+servers+`}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func lastIncident(t *testing.T, w *world) map[string]any {
+	t.Helper()
+	all := w.incidents(t)
+	if len(all) == 0 {
+		t.Fatal("no incident recorded")
+	}
+	return all[len(all)-1]
+}
+
+const preSession = "7495840b-6f25-4132-a6b2-65c8dc2cf9b7" // PreToolUse.mcp.json
+
+func TestPreToolUseShimStates(t *testing.T) {
+	payload := marshal(sharedPayload(t, "PreToolUse.mcp.json"))
+	code := 1
+	for _, st := range []string{state.Starting, state.Running, state.Restarting, state.Backoff, state.Failed} {
+		t.Run(st, func(t *testing.T) {
+			w := newWorld(t)
+			w.useState(t)
+			pid, _ := fakeShim(t)
+			writeRecord(t, state.Record{Server: "everything", Session: preSession, ClaudePID: os.Getpid(), ShimPID: pid, Mode: state.ModeStdio, State: st, Restarts: 5,
+				LastExit: &state.Exit{Code: &code, Reason: "exited with code 1", At: time.Now()}, StderrTail: []string{"Error: cannot open /data/db.sqlite"}})
+			r := decode(t, w.hook(t, "PreToolUse", payload))
+			if st != state.Failed {
+				if r != (reply{}) {
+					t.Fatalf("shim %s: got %+v, want no output (the shim queues the call)", st, r)
+				}
+				return
+			}
+			o := r.HookSpecificOutput
+			if o.PermissionDecision != "deny" || !strings.Contains(o.PermissionDecisionReason, "exited with code 1") ||
+				!strings.Contains(o.PermissionDecisionReason, "cannot open /data/db.sqlite") || !strings.Contains(o.PermissionDecisionReason, "/mcp-heal doctor everything") {
+				t.Fatalf("failed shim: got %+v, want a deny naming the exit status, stderr and /mcp-heal doctor", o)
+			}
+			if in := lastIncident(t, w); in["class"] != "shim-failed" || in["action"] != "denied" {
+				t.Fatalf("incident: got %v", in)
+			}
+		})
+	}
+	t.Run("failed shim of another session", func(t *testing.T) {
+		w := newWorld(t)
+		w.useState(t)
+		pid, _ := fakeShim(t)
+		writeRecord(t, state.Record{Server: "everything", Session: "another-session", ClaudePID: os.Getpid(), ShimPID: pid, Mode: state.ModeStdio, State: state.Failed})
+		if out := w.hook(t, "PreToolUse", payload); len(out) != 0 {
+			t.Fatalf("got %s, want no output", out)
+		}
+	})
+	t.Run("stale record", func(t *testing.T) {
+		w := newWorld(t)
+		w.useState(t)
+		cmd := exec.Command("true")
+		cmd.Run()
+		writeRecord(t, state.Record{Server: "everything", Session: preSession, ShimPID: cmd.Process.Pid, Mode: state.ModeStdio, State: state.Failed})
+		if out := w.hook(t, "PreToolUse", payload); len(out) != 0 {
+			t.Fatalf("got %s, want no output for a dead shim's record", out)
+		}
+	})
+}
+
+// TestIdleTimeoutWrapped: a wrapped server's call timed out; the hook asks
+// the shim to restart its child (SIGHUP).
+func TestIdleTimeoutWrapped(t *testing.T) {
+	w := newWorld(t)
+	w.useState(t)
+	p := sharedPayload(t, "PostToolUseFailure.idle-timeout.json")
+	pid, hups := fakeShim(t)
+	writeRecord(t, state.Record{Server: "tiny", Session: p["session_id"].(string), ShimPID: pid, Mode: state.ModeStdio, State: state.Running})
+	r := decode(t, w.hook(t, "PostToolUseFailure", marshal(p)))
+	if !strings.Contains(r.HookSpecificOutput.AdditionalContext, "mcp-heal restarted it") || !strings.Contains(r.HookSpecificOutput.AdditionalContext, "may or may not have taken effect") {
+		t.Fatalf("got %+v", r)
+	}
+	waitFor(t, func() bool { return hups() == 1 }, "the shim to get one SIGHUP")
+	if in := lastIncident(t, w); in["action"] != "sighup-shim" || in["class"] != "idle-timeout" {
+		t.Fatalf("incident: got %v", in)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool, what string) {
+	t.Helper()
+	for i := 0; i < 200; i++ {
+		if cond() {
+			return
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
+// TestFailedShim: the shim answered "marked failed"; the hook probes the
+// real command from the config and restarts the shim's child only when the
+// command works now.
+func TestFailedShim(t *testing.T) {
+	bin := testenv.Binary(t)
+	for _, tt := range []struct {
+		name    string
+		command string
+		args    []string
+		hups    int
+		want    string
+	}{
+		{"command works now", bin, []string{"example-server"}, 1, "its command works now, so mcp-heal restarted it: retry the call"},
+		{"command still fails", "mcp-heal-no-such-server", nil, 0, "its command still fails now (command not found: mcp-heal-no-such-server)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.useState(t)
+			entry, _ := json.Marshal(map[string]any{"command": tt.command, "args": tt.args})
+			wrapped, _, err := claudecfg.Wrap([]byte(`{"mcpServers":{"tiny":`+string(entry)+`}}`), []string{"mcpServers"}, nil, bin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(w.home, ".claude.json"), wrapped, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			p := sharedPayload(t, "PostToolUseFailure.stdio-server-died-mid-call.json")
+			p["error"] = `MCP error -32603: MCP server "tiny" is marked failed after 5 restarts: exited with code 1`
+			pid, hups := fakeShim(t)
+			code := 1
+			writeRecord(t, state.Record{Server: "tiny", Session: p["session_id"].(string), ShimPID: pid, Mode: state.ModeStdio, State: state.Failed, Restarts: 5,
+				LastExit: &state.Exit{Code: &code, At: time.Now()}})
+			r := decode(t, w.hook(t, "PostToolUseFailure", marshal(p)))
+			if !strings.Contains(r.HookSpecificOutput.AdditionalContext, tt.want) || !strings.Contains(r.HookSpecificOutput.AdditionalContext, "exited with code 1") {
+				t.Fatalf("got %q, want it to contain %q and the exit status", r.HookSpecificOutput.AdditionalContext, tt.want)
+			}
+			if tt.hups > 0 {
+				waitFor(t, func() bool { return hups() == tt.hups }, "a SIGHUP")
+			} else if time.Sleep(200 * time.Millisecond); hups() != 0 {
+				t.Fatalf("the shim got a SIGHUP although its command fails")
+			}
+		})
+	}
+}
+
+// TestHungUnwrappedServerKilled: an unwrapped stdio server hung; the hook
+// finds it among Claude Code's children by its configured command and
+// stops it, so Claude Code spawns a fresh one on the next call.
+func TestHungUnwrappedServerKilled(t *testing.T) {
+	w := newWorld(t)
+	w.useState(t)
+	secs := strconv.Itoa(86000 + os.Getpid()%400)
+	// The stand-in Claude Code: its child runs the configured command, and
+	// a bystander child runs something else.
+	claude := start(t, "sh", "-c", "sleep "+secs+" & sleep 86399 & wait")
+	var server, bystander int
+	waitFor(t, func() bool {
+		server, bystander = childRunning(claude.Process.Pid, secs), childRunning(claude.Process.Pid, "86399")
+		return server > 0 && bystander > 0
+	}, "the fake server to start")
+	w.userConfig(t, `{"tiny":{"command":"sleep","args":["`+secs+`"]}}`)
+	w.extra = []string{"CLAUDE_PID=" + strconv.Itoa(claude.Process.Pid)}
+	r := decode(t, w.hook(t, "PostToolUseFailure", marshal(sharedPayload(t, "PostToolUseFailure.idle-timeout.json"))))
+	if !strings.Contains(r.HookSpecificOutput.AdditionalContext, "was hung, so mcp-heal stopped it and Claude Code starts a fresh one on the next call") {
+		t.Fatalf("got %q", r.HookSpecificOutput.AdditionalContext)
+	}
+	waitFor(t, func() bool { return childRunning(claude.Process.Pid, secs) == 0 }, "the hung server to be gone")
+	if childRunning(claude.Process.Pid, "86399") != bystander {
+		t.Fatal("the bystander was killed too")
+	}
+	if in := lastIncident(t, w); in["action"] != "killed-hung" {
+		t.Fatalf("incident: got %v", in)
+	}
+}
+
+// childRunning returns the pid of a live (not zombie) child of parent whose
+// last argument is arg.
+func childRunning(parent int, arg string) int {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(stat, ')')
+		f := strings.Fields(string(stat[i+1:]))
+		if len(f) < 2 || f[1] != strconv.Itoa(parent) || f[0] == "Z" {
+			continue
+		}
+		cl, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		args := strings.Split(strings.TrimRight(string(cl), "\x00"), "\x00")
+		if args[len(args)-1] == arg {
+			pid, _ := strconv.Atoi(e.Name())
+			return pid
+		}
+	}
+	return 0
+}
+
+// TestNotConnected: Claude Code gave up on an unwrapped server. The hook
+// probes its command and says whether it works now; PreToolUse then warns
+// about the dead server until a call succeeds again.
+func TestNotConnected(t *testing.T) {
+	bin := testenv.Binary(t)
+	for _, tt := range []struct {
+		name, servers, want string
+	}{
+		{"command works now", fmt.Sprintf(`{"tiny":{"command":%q,"args":["example-server"]}}`, bin), "but its command works now: ask the user to run `/mcp reconnect tiny`, then retry"},
+		{"command fails", `{"tiny":{"command":"sh","args":["-c","echo 'Error: TINY_API_KEY is not set' >&2; exit 1"]}}`, "cannot start (the server exited with code 1 before answering initialize: Error: TINY_API_KEY is not set)"},
+		{"not configured", `{}`, "continue without it and ask the user to run `/mcp reconnect tiny`"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.userConfig(t, tt.servers)
+			fail := sharedPayload(t, "PostToolUseFailure.stdio-not-connected.json")
+			r := decode(t, w.hook(t, "PostToolUseFailure", marshal(fail)))
+			if !strings.Contains(r.HookSpecificOutput.AdditionalContext, tt.want) {
+				t.Fatalf("got %q, want it to contain %q", r.HookSpecificOutput.AdditionalContext, tt.want)
+			}
+
+			pre := sharedPayload(t, "PreToolUse.mcp.json")
+			pre["session_id"], pre["tool_name"], pre["mcp_server"] = fail["session_id"], "mcp__tiny__echo", map[string]any{"name": "tiny", "source": "dynamic"}
+			r = decode(t, w.hook(t, "PreToolUse", marshal(pre)))
+			if !strings.Contains(r.HookSpecificOutput.AdditionalContext, "was found disconnected") || r.HookSpecificOutput.PermissionDecision != "" {
+				t.Fatalf("PreToolUse after the failure: got %+v, want a note that tiny is disconnected", r)
+			}
+
+			ok := sharedPayload(t, "PostToolUse.mcp-success.json")
+			ok["session_id"], ok["tool_name"], ok["mcp_server"] = fail["session_id"], "mcp__tiny__echo", map[string]any{"name": "tiny", "source": "dynamic"}
+			if out := w.hook(t, "PostToolUse", marshal(ok)); len(out) != 0 {
+				t.Fatalf("PostToolUse: got %s, want nothing", out)
+			}
+			if in := lastIncident(t, w); in["class"] != "ok" {
+				t.Fatalf("PostToolUse did not record the server healthy: %v", in)
+			}
+			n := len(w.incidents(t))
+			if out := w.hook(t, "PreToolUse", marshal(pre)); len(out) != 0 {
+				t.Fatalf("PreToolUse after recovery: got %s, want nothing", out)
+			}
+			w.hook(t, "PostToolUse", marshal(ok))
+			if len(w.incidents(t)) != n {
+				t.Fatal("PostToolUse recorded a second ok for a healthy server")
+			}
+		})
+	}
+}
+
+func TestSessionStart(t *testing.T) {
+	bin := testenv.Binary(t)
+	payload := marshal(sharedPayload(t, "SessionStart.json"))
+	t.Run("unprotected", func(t *testing.T) {
+		w := newWorld(t)
+		w.userConfig(t, `{"alpha":{"command":"alpha-server"},"beta":{"type":"http","url":"http://127.0.0.1:1/mcp"}}`)
+		r := decode(t, w.hook(t, "SessionStart", payload))
+		if r.SystemMessage != "mcp-heal: MCP servers not protected against crashes and hangs: alpha, beta (run /mcp-heal wrap --all)." {
+			t.Fatalf("got %q", r.SystemMessage)
+		}
+	})
+	t.Run("all wrapped", func(t *testing.T) {
+		w := newWorld(t)
+		wrapped, _, err := claudecfg.Wrap([]byte(`{"mcpServers":{"alpha":{"command":"alpha-server"}}}`), []string{"mcpServers"}, nil, bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(w.home, ".claude.json"), wrapped, 0o600)
+		if out := w.hook(t, "SessionStart", payload); len(out) != 0 {
+			t.Fatalf("got %s, want nothing", out)
+		}
+	})
+	t.Run("failing", func(t *testing.T) {
+		w := newWorld(t)
+		w.useState(t)
+		wrapped, _, _ := claudecfg.Wrap([]byte(`{"mcpServers":{"alpha":{"command":"alpha-server"}}}`), []string{"mcpServers"}, nil, bin)
+		os.WriteFile(filepath.Join(w.home, ".claude.json"), wrapped, 0o600)
+		pid, _ := fakeShim(t)
+		writeRecord(t, state.Record{Server: "alpha", Session: "other", ShimPID: pid, Mode: state.ModeStdio, State: state.Failed})
+		r := decode(t, w.hook(t, "SessionStart", payload))
+		if r.SystemMessage != "mcp-heal: MCP servers failing: alpha (run /mcp-heal doctor)." {
+			t.Fatalf("got %q", r.SystemMessage)
+		}
+	})
+	t.Run("nothing configured", func(t *testing.T) {
+		w := newWorld(t)
+		if out := w.hook(t, "SessionStart", payload); len(out) != 0 {
+			t.Fatalf("got %s, want nothing", out)
+		}
+	})
+}
+
+// TestBadInput: whatever arrives on stdin, a hook exits 0 silently and
+// logs what it ignored.
+func TestBadInput(t *testing.T) {
+	for _, tt := range []struct {
+		name, event string
+		payload     []byte
+	}{
+		{"empty", "PreToolUse", nil},
+		{"not JSON", "PostToolUseFailure", []byte("Connection closed")},
+		{"array", "PostToolBatch", []byte(`[{"tool_calls":[]}]`)},
+		{"truncated", "PostToolUseFailure", []byte(`{"hook_event_name":"PostToolUseFailure","error":"Connection clo`)},
+		{"wrong types", "PostToolUseFailure", []byte(`{"hook_event_name":"PostToolUseFailure","error":7,"mcp_server":{"name":["x"]},"tool_calls":"no"}`)},
+		{"other event's payload", "PreToolUse", []byte(`{"hook_event_name":"PostToolUseFailure","error":"Connection closed","mcp_server":{"name":"tiny"}}`)},
+		{"unknown event", "Notification", []byte(`{"hook_event_name":"Notification"}`)},
+		{"big junk", "PostToolBatch", bytes.Repeat([]byte("\x00{["), 1<<20)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld(t)
+			if out := w.hook(t, tt.event, tt.payload); len(out) != 0 {
+				t.Fatalf("got %q, want no output", out)
+			}
+			log, err := os.ReadFile(filepath.Join(w.state, "mcp-heal", "hook.log"))
+			if err != nil || len(log) == 0 {
+				t.Fatalf("nothing logged: %v", err)
+			}
+		})
+	}
+}
