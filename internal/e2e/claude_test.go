@@ -29,9 +29,9 @@ type session struct {
 	work    string
 	model   *Model
 	servers map[string]any
-	plugin  string   // --plugin-dir, "" for none
-	env     []string // extra environment
-	args    []string // extra claude arguments
+	plugin  string       // --plugin-dir, "" for none
+	env     []string     // extra environment
+	args    []string     // extra claude arguments
 	pid     atomic.Int64 // the running claude process
 	mu      sync.Mutex
 	pgids   []int // process groups to kill at cleanup

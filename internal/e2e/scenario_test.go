@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -38,14 +37,6 @@ type outcome struct {
 	Failed   int           // of those, how many the model saw fail
 	Recovery time.Duration // first affected call's start -> end of the first success from there; <0 never
 	Note     string
-}
-
-func (o outcome) String() string {
-	rec := "never"
-	if o.Recovery >= 0 {
-		rec = fmtDur(o.Recovery)
-	}
-	return fmt.Sprintf("%d of %d failed, recovery %s", o.Failed, o.Calls, rec)
 }
 
 func fmtDur(d time.Duration) string {
@@ -165,21 +156,6 @@ func wantHooksRan(t *testing.T, r *run, events ...string) {
 	for _, h := range hookFailures(r) {
 		t.Errorf("hook %s failed: exit %d outcome %s stderr %q", h.Name, h.ExitCode, h.Outcome, h.Stderr)
 	}
-}
-
-// results collects outcomes for the report.
-var (
-	resultsMu sync.Mutex
-	results   = map[string]map[mode]outcome{}
-)
-
-func record(name string, m mode, o outcome) {
-	resultsMu.Lock()
-	defer resultsMu.Unlock()
-	if results[name] == nil {
-		results[name] = map[mode]outcome{}
-	}
-	results[name][m] = o
 }
 
 func dataFile(s *session, name string) string { return filepath.Join(s.home, name) }

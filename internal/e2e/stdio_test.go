@@ -1,6 +1,9 @@
 package e2e
 
 import (
+	"fmt"
+	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -54,7 +57,7 @@ func scenarioKilledBetweenCalls(t *testing.T, m mode) outcome {
 
 func TestScenario1KilledBetweenCalls(t *testing.T) {
 	t.Parallel()
-	record("1. stdio server SIGKILLed between calls", healed, scenarioKilledBetweenCalls(t, healed))
+	scenarioKilledBetweenCalls(t, healed)
 }
 
 // Scenario 2: a stdio server is SIGKILLed during a non-idempotent call
@@ -100,5 +103,139 @@ func scenarioKilledDuringCall(t *testing.T, m mode, interactive bool) outcome {
 
 func TestScenario2KilledDuringCall(t *testing.T) {
 	t.Parallel()
-	record("2. stdio server SIGKILLed during a call", healed, scenarioKilledDuringCall(t, healed, false))
+	scenarioKilledDuringCall(t, healed, false)
+}
+
+func TestScenario2KilledDuringCallInteractive(t *testing.T) {
+	t.Parallel()
+	scenarioKilledDuringCall(t, healed, true)
+}
+
+// Scenario 3: a stdio server dies and its command then fails to start a
+// few times before it works again (a database that is still coming up).
+// With mcp-heal the shim keeps restarting it with backoff and no call after
+// it works again fails. Alone, Claude Code tries twice within milliseconds
+// on the next call and then never again in that session.
+func scenarioFailingStarts(t *testing.T, m mode, interactive bool) outcome {
+	const fails = 3
+	var s *session
+	var failFile string
+	s = newModeSession(t, m,
+		Turn{Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "before"})}},
+		Turn{
+			Before: func() error {
+				// The next `fails` starts fail, then starts work again.
+				if err := os.WriteFile(failFile, []byte("0\n"), 0o644); err != nil {
+					return err
+				}
+				p, err := signalServer(s.claudePID(), exampleMatch, syscall.SIGKILL)
+				if err != nil {
+					return err
+				}
+				waitGone(p.PID, 5*time.Second)
+				if !m.wrap() {
+					// Nothing restarts it until the next call.
+					time.Sleep(3 * time.Second)
+					return nil
+				}
+				// The shim restarts it until a start works.
+				deadline := time.Now().Add(30 * time.Second)
+				for startCount(failFile) <= fails {
+					if time.Now().After(deadline) {
+						return fmt.Errorf("the server was started %d times in 30 s, want %d", startCount(failFile), fails+1)
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+				_, err = waitProc(s.claudePID(), exampleMatch, 10*time.Second, p.PID)
+				time.Sleep(500 * time.Millisecond)
+				return err
+			},
+			Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "after it works again"})},
+		},
+		Turn{
+			Before: func() error { time.Sleep(time.Second); return nil },
+			Tools:  []ToolUse{call("ex", "echo", map[string]any{"text": "later"})},
+		},
+		Turn{Text: "Done."},
+	)
+	failFile = dataFile(s, "starts")
+	// The first start works: the count is already past the failures.
+	if err := os.WriteFile(failFile, []byte(fmt.Sprintf("%d\n", fails)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.addExample("ex", m.wrap(), nil, "--fail-starts", fmt.Sprint(fails), "--fail-file", failFile)
+	r := s.drive(interactive, "Echo through the ex server a few times.", 3)
+	o := measure(s.model.Calls(), ToolUseID(1, 0))
+	o.Note = fmt.Sprintf("%d starts after the kill", startCount(failFile))
+	if m == alone {
+		return o
+	}
+	for turn, want := range []string{"before", "after it works again", "later"} {
+		wantOK(t, fmt.Sprintf("call %d", turn), mustResult(t, s.model, turn+1, ToolUseID(turn, 0)), want)
+	}
+	if r != nil {
+		wantHooksRan(t, r, "PreToolUse", "PostToolUse", "PostToolBatch")
+	}
+	return o
+}
+
+// startCount reads the example server's start counter (--fail-file).
+func startCount(path string) int {
+	b, _ := os.ReadFile(path)
+	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return n
+}
+
+func TestScenario3FailingStarts(t *testing.T) {
+	t.Parallel()
+	scenarioFailingStarts(t, healed, false)
+}
+
+func TestScenario3FailingStartsInteractive(t *testing.T) {
+	t.Parallel()
+	scenarioFailingStarts(t, healed, true)
+}
+
+// Scenario 4: a stdio server hangs (SIGSTOP) between calls. With mcp-heal
+// the shim notices the silent call, pings, gets no answer within the ping
+// timeout, replaces the server and re-sends the read-only call: it
+// succeeds. Alone, the call hangs until Claude Code's idle timeout (set to
+// 10 s here; 30 min by default) and the process is never replaced.
+func scenarioHung(t *testing.T, m mode) outcome {
+	var s *session
+	s = newModeSession(t, m,
+		Turn{Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "before"})}},
+		Turn{
+			Before: func() error {
+				p, err := signalServer(s.claudePID(), exampleMatch, syscall.SIGSTOP)
+				s.trackPID(p.PID)
+				return err
+			},
+			Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "while hung"})},
+		},
+		Turn{Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "after"})}},
+		Turn{Text: "Done."},
+	)
+	s.env = append(s.env, "CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT=10000")
+	s.addExample("ex", m.wrap(), []string{"--hang-after", "1s", "--ping-timeout", "2s"})
+	r := s.drive(false, "Echo through the ex server.", 3)
+	calls := s.model.Calls()
+	o := measure(calls, ToolUseID(1, 0))
+	if m == alone {
+		return o
+	}
+	wantOK(t, "call to the hung server", mustResult(t, s.model, 2, ToolUseID(1, 0)), "while hung")
+	wantOK(t, "next call", mustResult(t, s.model, 3, ToolUseID(2, 0)), "after")
+	// Noticed after --hang-after, replaced after --ping-timeout: about 3 s
+	// plus a restart, far below Claude Code's own idle timeout.
+	if d := calls[1].Duration(); d > 8*time.Second {
+		t.Errorf("the call to the hung server took %v, want it replaced within the ping timeout (about 3 s)", d)
+	}
+	wantHooksRan(t, r, "PreToolUse", "PostToolUse", "PostToolBatch")
+	return o
+}
+
+func TestScenario4Hung(t *testing.T) {
+	t.Parallel()
+	scenarioHung(t, healed)
 }
