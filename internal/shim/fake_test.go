@@ -96,7 +96,7 @@ var fakeTools = `[
  {"name":"slowwrite","inputSchema":{"type":"object"}},
  {"name":"crash","inputSchema":{"type":"object"}},
  {"name":"crashread","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}},
- {"name":"hang","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}},
+ {"name":"hang","inputSchema":{"type":"object"}},
  {"name":"big","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}},
  {"name":"ask","inputSchema":{"type":"object"}},
  {"name":"pid","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}
@@ -205,6 +205,10 @@ func fakeServer() {
 		}
 		switch m.Method {
 		case "server/discover":
+			fakeEvent("discover")
+			if era == "crashdiscover" {
+				os.Exit(4)
+			}
 			if era == "stateless" || era == "both" {
 				reply(id, `{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"1"}}`)
 			} else {
@@ -235,6 +239,10 @@ func fakeServer() {
 			fakeEvent("subscribe %s", gjson.GetBytes(line, "params.uri").String())
 			reply(id, `{}`)
 		case "resources/list":
+			if gjson.GetBytes(line, "params.cursor").Exists() {
+				go func() { time.Sleep(400 * time.Millisecond); reply(id, `{"resources":[]}`) }()
+				continue
+			}
 			reply(id, `{"resources":[],"nextCursor":"page2"}`)
 		case "tools/list":
 			reply(id, `{"tools":`+strings.ReplaceAll(fakeTools, "\n", "")+`}`)

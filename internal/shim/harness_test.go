@@ -106,7 +106,9 @@ func newHarness(t *testing.T, ho hopt) *harness {
 		other: make(chan []byte, 10000), runDone: make(chan error, 1),
 	}
 	env := append(os.Environ(), "FAKE_MCP=server", "FAKE_EVENTS="+h.path("events"), "FAKE_COUNTER="+h.path("counter"))
-	env = append(env, ho.env...)
+	for _, e := range ho.env {
+		env = append(env, strings.ReplaceAll(e, "$DIR", dir))
+	}
 	cmd := ho.command
 	if cmd == nil {
 		cmd = fakeCommand()
@@ -330,3 +332,9 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 }
 
 func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
+
+func (h *harness) sessEra() string {
+	h.s.mu.Lock()
+	defer h.s.mu.Unlock()
+	return h.s.sess.era
+}

@@ -51,12 +51,13 @@ func (s *Shim) janitor(ctx context.Context) {
 //
 // The probe is a ping in the handshake era. The stateless era (2026-07-28)
 // has no ping, so there the probe is the client's own server/discover
-// request (a read every stateless server must answer); without one, no
-// probe is sent and a hung stateless server is left to the client.
+// request (a read every stateless server must answer). Until the client has
+// negotiated an era the shim sends nothing of its own: a ping could violate
+// the stateless era and a server/discover the handshake era.
 func (s *Shim) needProbe() (upstream.Conn, uint64, []byte, string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.up || s.probing || s.conn == nil || s.stopping {
+	if !s.up || s.probing || s.conn == nil || s.stopping || s.sess.era == "" {
 		return nil, 0, nil, ""
 	}
 	now := time.Now()

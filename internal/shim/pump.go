@@ -44,8 +44,11 @@ func (s *Shim) fromUpstream(line []byte, gen uint64) {
 			e.waiter <- line // buffered 1; never reaches the client
 			return
 		}
-		s.sess.noteResponse(e, line, m)
+		changed := s.sess.noteResponse(e, line, m)
 		s.mu.Unlock()
+		if changed {
+			s.record()
+		}
 		// Also when the client cancelled it: the client ignores answers to
 		// cancelled requests, and the server meant to send it.
 		s.writeOut(line)

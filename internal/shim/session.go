@@ -54,11 +54,12 @@ func (ss *session) noteRequest(e *entry) {
 }
 
 // noteResponse records what a successful (or failed) response tells about
-// the session.
-func (ss *session) noteResponse(e *entry, line []byte, m jsonrpc.Msg) {
+// the session; it reports whether the negotiated era changed.
+func (ss *session) noteResponse(e *entry, line []byte, m jsonrpc.Msg) bool {
 	if m.IsError {
-		return
+		return false
 	}
+	era := ss.era
 	switch e.method {
 	case "server/discover":
 		if ss.era == "" {
@@ -94,6 +95,7 @@ func (ss *session) noteResponse(e *entry, line []byte, m jsonrpc.Msg) {
 			return true
 		})
 	}
+	return ss.era != era
 }
 
 func (ss *session) subList() []string {

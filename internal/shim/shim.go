@@ -125,8 +125,8 @@ type Shim struct {
 	probing   bool
 	lastProbe time.Time
 
-	restartCh chan struct{}
-	restartMu sync.Mutex
+	restartCh  chan struct{}
+	restartMu  sync.Mutex
 	restartWhy string
 
 	logMu   sync.Mutex

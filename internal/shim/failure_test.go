@@ -1,0 +1,245 @@
+package shim
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/state"
+)
+
+func (h *harness) phase() string {
+	h.s.mu.Lock()
+	defer h.s.mu.Unlock()
+	return h.s.phase
+}
+
+// Rule 5: crash loop -> backoff -> failed (clear errors) -> recovers by
+// itself when the command works again.
+func TestCrashLoopFailsThenRecovers(t *testing.T) {
+	h := newHarness(t, hopt{
+		env:  []string{"FAKE_FAIL_FILE=$DIR/fail"},
+		opts: func(o *Options) { o.MaxFailures = 3; o.BackoffMin = 20 * time.Millisecond; o.BackoffMax = 150 * time.Millisecond },
+	})
+	h.handshake()
+	old := h.waitUp(0)
+	if err := os.WriteFile(h.path("fail"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.killChild()
+	waitFor(t, 10*time.Second, "the failed state", func() bool { return h.phase() == state.Failed })
+
+	start := time.Now()
+	r := h.tool("echo", `{"text":"x"}`)
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("a call to a failed server took %v to be answered", d)
+	}
+	msg := r.Get("error.message").String()
+	for _, want := range []string{"crash loop", "exited with code 3", "cannot open database", "[REDACTED]"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("failed-state error %q lacks %q", msg, want)
+		}
+	}
+	if strings.Contains(r.Raw, "hunter2secret") {
+		t.Errorf("secret from stderr leaked: %s", r.Raw)
+	}
+	if r.Get("error.data.reason").String() != "server-failed" || r.Get("error.data.exit.code").Int() != 3 {
+		t.Errorf("data: %s", r.Get("error.data").Raw)
+	}
+	if r := h.call("ping", ""); !r.Get("result").Exists() {
+		t.Errorf("ping while failed: %s", r.Raw)
+	}
+
+	// The command works again: the shim notices by itself.
+	os.Remove(h.path("fail"))
+	h.waitUp(old)
+	waitFor(t, 10*time.Second, "recovery", func() bool {
+		return h.tool("echo", `{"text":"back"}`).Get("result.content.0.text").String() == "back"
+	})
+	if h.phase() != state.Running {
+		t.Errorf("phase after recovery: %s", h.phase())
+	}
+	// The handshake was replayed on the recovered server.
+	if n := h.countEvents("initialize "); n < 2 {
+		t.Errorf("initialize seen %d times", n)
+	}
+}
+
+// A command that cannot be started at all is a failure like any other.
+func TestCommandNotFound(t *testing.T) {
+	h := newHarness(t, hopt{
+		command: []string{"/nonexistent/mcp-server"},
+		opts:    func(o *Options) { o.MaxFailures = 2 },
+	})
+	r := h.call("initialize", initParams)
+	if r.Get("error.data.reason").String() != "server-failed" || !strings.Contains(r.Get("error.message").String(), "could not be started") {
+		t.Errorf("got %s", r.Raw)
+	}
+}
+
+func TestHangDetection(t *testing.T) {
+	for _, era := range []string{"handshake", "stateless"} {
+		t.Run(era, func(t *testing.T) {
+			h := newHarness(t, hopt{
+				env:  []string{"FAKE_ERA=" + era},
+				opts: func(o *Options) { o.HangAfter = 300 * time.Millisecond; o.PingTimeout = 300 * time.Millisecond },
+			})
+			h.handshake()
+			old := h.waitUp(0)
+			start := time.Now()
+			_, hang := h.start("tools/call", `{"name":"hang"}`)
+			waitFor(t, 5*time.Second, "the hang call to reach the server", func() bool { return h.countEvents("call hang") == 1 })
+			// Sent after the server stopped reading: re-sent to the new one.
+			_, echo := h.start("tools/call", `{"name":"echo","arguments":{"text":"after"}}`)
+			r := h.wait(hang, "hang")
+			took := time.Since(start)
+			if r.Get("error.code").Int() != -32603 {
+				t.Fatalf("hung call: got %s", r.Raw)
+			}
+			if r.Get("error.data.reason").String() != "not-retried" || !strings.Contains(r.Get("error.message").String(), "hung") {
+				t.Errorf("hung call: got %s", r.Raw)
+			}
+			if took > 10*time.Second {
+				t.Errorf("hang resolved in %v", took)
+			}
+			if r := h.wait(echo, "echo"); r.Get("result.content.0.text").String() != "after" {
+				t.Errorf("call queued behind the hang: got %s", r.Raw)
+			}
+			if h.waitUp(old) == old {
+				t.Error("not restarted")
+			}
+		})
+	}
+}
+
+// Idle health probes: pings in the handshake era; the stateless era has no
+// ping, so there the probe is server/discover and no ping is ever sent.
+func TestIdlePing(t *testing.T) {
+	for _, era := range []string{"handshake", "stateless"} {
+		t.Run(era, func(t *testing.T) {
+			h := newHarness(t, hopt{env: []string{"FAKE_ERA=" + era}, opts: func(o *Options) { o.PingInterval = 50 * time.Millisecond }})
+			h.handshake()
+			probe := "ping"
+			if era == "stateless" {
+				probe = "discover"
+			}
+			waitFor(t, 5*time.Second, "idle probes", func() bool { return h.countEvents(probe) >= 4 })
+			if era == "stateless" && h.countEvents("ping") != 0 {
+				t.Errorf("a stateless server got %d pings", h.countEvents("ping"))
+			}
+			select {
+			case b := <-h.other:
+				t.Errorf("a probe answer reached the client: %s", b)
+			default:
+			}
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			if len(h.dups) > 0 || len(h.answered) != map[string]int{"handshake": 3, "stateless": 2}[era] {
+				t.Errorf("client got answers for %v, want only its own requests", h.answered)
+			}
+		})
+	}
+}
+
+// Rule 7: shutdown closes stdin, then SIGTERMs the group, then SIGKILLs;
+// no orphans, no respawn.
+func TestShutdown(t *testing.T) {
+	t.Run("client EOF, no respawn", func(t *testing.T) {
+		h := newHarness(t, hopt{})
+		h.handshake()
+		pid := h.waitUp(0)
+		h.in.Close()
+		select {
+		case <-h.runDone:
+		case <-time.After(10 * time.Second):
+			t.Fatal("Run did not return after client EOF")
+		}
+		if alive(pid) {
+			t.Errorf("child %d still alive", pid)
+		}
+		if n := h.countEvents("start"); n != 1 {
+			t.Errorf("server started %d times, want 1", n)
+		}
+		h.runDone <- nil
+	})
+	t.Run("stubborn child is SIGKILLed", func(t *testing.T) {
+		h := newHarness(t, hopt{env: []string{"FAKE_STUBBORN=1"}})
+		h.handshake()
+		pid := h.waitUp(0)
+		start := time.Now()
+		h.cancel() // SIGTERM to the shim
+		h.in.Close()
+		select {
+		case <-h.runDone:
+		case <-time.After(10 * time.Second):
+			t.Fatal("Run did not return")
+		}
+		// StopStep is 300ms in the harness: two steps, then SIGKILL.
+		if d := time.Since(start); d < 600*time.Millisecond || d > 5*time.Second {
+			t.Errorf("stop took %v, want two steps (600ms) then SIGKILL", d)
+		}
+		if alive(pid) {
+			t.Errorf("child %d still alive", pid)
+		}
+		h.runDone <- nil
+	})
+	t.Run("npx-style wrapper leaves no orphan", func(t *testing.T) {
+		dir := t.TempDir()
+		pidfile := dir + "/grandchild"
+		h := newHarness(t, hopt{env: []string{"FAKE_MCP=wrapper", "FAKE_PIDFILE=" + pidfile}})
+		h.handshake()
+		gc := readPID(t, pidfile)
+		// kill -9 of the wrapper alone: the server it ran goes too, and a
+		// new wrapper+server answers.
+		h.killChild()
+		waitFor(t, 5*time.Second, "the orphaned server to be killed", func() bool { return !alive(gc) })
+		if r := h.tool("echo", `{"text":"again"}`); r.Get("result.content.0.text").String() != "again" {
+			t.Fatalf("after killing the wrapper: %s", r.Raw)
+		}
+		gc2 := readPID(t, pidfile)
+		if gc2 == gc {
+			t.Fatal("no new grandchild")
+		}
+		wrapper := h.waitUp(0)
+		h.in.Close()
+		<-h.runDone
+		if alive(gc2) || alive(wrapper) {
+			t.Errorf("after shutdown: wrapper alive=%v, server alive=%v", alive(wrapper), alive(gc2))
+		}
+		h.runDone <- nil
+	})
+}
+
+func readPID(t *testing.T, path string) int {
+	t.Helper()
+	var pid int
+	waitFor(t, 5*time.Second, "pid file "+path, func() bool {
+		b, _ := os.ReadFile(path)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return pid > 0
+	})
+	return pid
+}
+
+// SIGHUP (Restart) restarts the child on purpose.
+func TestRestartOnPurpose(t *testing.T) {
+	h := newHarness(t, hopt{})
+	h.handshake()
+	old := h.waitUp(0)
+	_, slow := h.start("tools/call", `{"name":"slow","arguments":{"ms":300}}`)
+	waitFor(t, 5*time.Second, "the call to reach the server", func() bool { return h.countEvents("call slow") == 1 })
+	h.s.Restart("SIGHUP")
+	if r := h.wait(slow, "slow"); r.Get("result.content.0.text").String() != "slept" {
+		t.Errorf("in-flight read across the restart: got %s", r.Raw)
+	}
+	if h.waitUp(old) == old || alive(old) {
+		t.Errorf("old child %d still alive or not replaced", old)
+	}
+	if h.phase() != state.Running {
+		t.Errorf("phase: got %s, want running", h.phase())
+	}
+	_ = syscall.SIGHUP
+}
