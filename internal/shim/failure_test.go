@@ -21,8 +21,12 @@ func (h *harness) phase() string {
 // itself when the command works again.
 func TestCrashLoopFailsThenRecovers(t *testing.T) {
 	h := newHarness(t, hopt{
-		env:  []string{"FAKE_FAIL_FILE=$DIR/fail"},
-		opts: func(o *Options) { o.MaxFailures = 3; o.BackoffMin = 20 * time.Millisecond; o.BackoffMax = 150 * time.Millisecond },
+		env: []string{"FAKE_FAIL_FILE=$DIR/fail"},
+		opts: func(o *Options) {
+			o.MaxFailures = 3
+			o.BackoffMin = 20 * time.Millisecond
+			o.BackoffMax = 150 * time.Millisecond
+		},
 	})
 	h.handshake()
 	old := h.waitUp(0)
