@@ -2,7 +2,6 @@ package claudecfg
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -247,7 +246,10 @@ func parseEntry(name string, e gjson.Result) Server {
 		s.Transport = "http"
 	}
 	// Header values live in the entry's env; they are not the user's env.
-	s.Headers = map[string]string{}
+	s.Headers = nil
+	if len(inv.Headers) > 0 {
+		s.Headers = map[string]string{}
+	}
 	var keys []string
 	for _, k := range s.EnvKeys {
 		if !strings.HasPrefix(k, HeaderEnvPrefix) {
@@ -338,8 +340,6 @@ func (o Options) approval(read func(string) ([]byte, bool)) func(string) string 
 		return "pending"
 	}
 }
-
-func (s Server) String() string { return fmt.Sprintf("%s (%s)", s.Name, s.Scope) }
 
 // OAuthServers names the servers Claude Code holds OAuth credentials for
 // (~/.claude/.credentials.json "mcpOAuth", keyed "<name>|<hash>"): a shim

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
@@ -47,7 +48,10 @@ func Check(file string, data []byte) error {
 	msg := "malformed"
 	switch {
 	case errors.As(err, &se):
-		off = int(se.Offset) - 1
+		off = int(se.Offset) - 1 // Offset is just past the offending byte
+		if strings.Contains(se.Error(), "unexpected end") {
+			off = len(data) // ran out of input: point past the end
+		}
 		msg = se.Error()
 	case err != nil:
 		msg = err.Error()

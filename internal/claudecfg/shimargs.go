@@ -59,7 +59,9 @@ func ParseShimArgs(args []string) (ShimInvocation, bool) {
 		if a == "--" {
 			if i+1 < len(args) {
 				s.Command = args[i+1]
-				s.Args = append([]string{}, args[i+2:]...)
+				if len(args) > i+2 {
+					s.Args = append([]string{}, args[i+2:]...)
+				}
 			}
 			break
 		}
