@@ -205,8 +205,9 @@ func (c *Client) Notify(method string, params any) error {
 // carry the protocol version in _meta.
 func (c *Client) Initialize(ctx context.Context, version string) (string, error) {
 	r, err := c.Call(ctx, "server/discover", map[string]any{"_meta": map[string]any{
-		metaProtocolVersion:                  StatelessVersion,
-		"io.modelcontextprotocol/clientInfo": map[string]any{"name": "mcp-heal-client", "version": "1"},
+		metaProtocolVersion:                          StatelessVersion,
+		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "mcp-heal-client", "version": "1"},
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
 	}})
 	if err != nil {
 		return "", err
@@ -217,18 +218,24 @@ func (c *Client) Initialize(ctx context.Context, version string) (string, error)
 		c.mu.Unlock()
 		return "stateless", nil
 	}
-	r, err = c.Call(ctx, "initialize", map[string]any{
+	return "handshake", c.Handshake(ctx, version)
+}
+
+// Handshake runs the handshake-era lifecycle without the server/discover
+// probe: initialize with version, then notifications/initialized.
+func (c *Client) Handshake(ctx context.Context, version string) error {
+	r, err := c.Call(ctx, "initialize", map[string]any{
 		"protocolVersion": version,
 		"capabilities":    map[string]any{},
 		"clientInfo":      map[string]any{"name": "mcp-heal-client", "version": "1"},
 	})
 	if err != nil {
-		return "", err
+		return err
 	}
 	if r.Error != nil {
-		return "", fmt.Errorf("initialize: %w", r.Error)
+		return fmt.Errorf("initialize: %w", r.Error)
 	}
-	return "handshake", c.Notify("notifications/initialized", nil)
+	return c.Notify("notifications/initialized", nil)
 }
 
 // CallTool calls a tool; a result with isError is returned as a result.

@@ -1,0 +1,305 @@
+package interop
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
+)
+
+// specVersions are the protocol versions the conformance suite 0.1.16
+// selects scenarios by (--spec-version, cumulative). It has no scenarios
+// for the stateless 2026-07-28 era: TestGoFixtureBothErasThroughShim covers
+// that one.
+var specVersions = []string{"2025-06-18", "2025-11-25"}
+
+// suiteResult is one conformance run: per scenario, passed and failed
+// checks.
+type suiteResult map[string][2]int
+
+func (r suiteResult) failing() []string {
+	var out []string
+	for name, c := range r {
+		if c[1] > 0 {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (r suiteResult) passing() int { return len(r) - len(r.failing()) }
+
+var summaryLine = regexp.MustCompile(`(?m)^[✓✗] (\S+): (\d+) passed, (\d+) failed`)
+
+// TestConformance runs the official conformance server suite against the
+// Go SDK fixture server through a stdio->HTTP relay (supergateway, one
+// server process per session), three ways: the fixture directly, the
+// fixture behind mcp-heal shim, and behind the shim with the first server
+// process of every session SIGKILLed as soon as the shim has started it,
+// before or while the session's initialize reaches it. A scenario that
+// fails directly is a baseline failure and is reported, not hidden; the
+// shim must add no failure of its own.
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	node := testenv.Node22Bin(t)
+	prefix := testenv.NPM(t, npmConformancePkgs...)
+	conformance := filepath.Join(prefix, "node_modules", ".bin", "conformance")
+	supergateway := filepath.Join(prefix, "node_modules", ".bin", "supergateway")
+	fixture := testenv.GoInstall(t, testenv.GoSDKEverything)
+	bin := testenv.Binary(t)
+
+	type mode struct {
+		name  string
+		stdio string
+		kill  bool
+	}
+	modes := []mode{
+		{"direct", fixture, false},
+		{"shim", bin + " shim --name fixture -- " + fixture, false},
+		{"shim+kill", bin + " shim --name fixture -- " + fixture, true},
+	}
+	results := map[string]map[string]suiteResult{} // mode -> version -> result
+	kills := map[string]int{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, m := range modes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			xdg := t.TempDir()
+			port := relay(t, node, supergateway, m.stdio, xdg)
+			var k *killer
+			if m.kill {
+				k = startKiller(filepath.Join(xdg, "mcp-heal", "shims"))
+			}
+			byVersion := map[string]suiteResult{}
+			for _, v := range specVersions {
+				byVersion[v] = runSuite(t, node, conformance, port, v, filepath.Join(t.TempDir(), "out"))
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			results[m.name] = byVersion
+			if k != nil {
+				kills[m.name] = k.stop()
+			}
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+
+	var report strings.Builder
+	fmt.Fprintf(&report, "%-12s %-8s %9s %8s %8s  %s\n", "spec", "mode", "scenarios", "passing", "failing", "failing scenarios")
+	for _, v := range specVersions {
+		base := results["direct"][v]
+		for _, m := range modes {
+			r := results[m.name][v]
+			fmt.Fprintf(&report, "%-12s %-8s %9d %8d %8d  %s\n", v, m.name, len(r), r.passing(), len(r.failing()), strings.Join(r.failing(), ", "))
+			if m.name == "direct" {
+				continue
+			}
+			if len(r) != len(base) {
+				t.Errorf("%s %s: %d scenarios ran, %d directly", v, m.name, len(r), len(base))
+			}
+			for _, name := range r.failing() {
+				if b, ok := base[name]; !ok || b[1] == 0 {
+					t.Errorf("%s %s: scenario %s fails through the shim but passes directly (checks %v)", v, m.name, name, r[name])
+				}
+			}
+		}
+	}
+	t.Logf("conformance suite, Go SDK fixture server (kills in shim+kill: %d):\n%s", kills["shim+kill"], report.String())
+	if kills["shim+kill"] == 0 {
+		t.Errorf("shim+kill: no server process was killed")
+	}
+	if os.Getenv("MCP_HEAL_CONFORMANCE_REPORT") != "" {
+		os.WriteFile(os.Getenv("MCP_HEAL_CONFORMANCE_REPORT"), []byte(report.String()), 0o644)
+	}
+}
+
+// relay starts supergateway in front of the stdio command and returns its
+// port once it accepts connections. Its server processes inherit
+// XDG_STATE_HOME=xdg, so shims write their state records there.
+func relay(t *testing.T, node, supergateway, stdio, xdg string) int {
+	t.Helper()
+	port := freePort(t)
+	cmd := exec.Command(node, supergateway, "--stdio", stdio, "--outputTransport", "streamableHttp",
+		"--stateful", "--port", strconv.Itoa(port), "--logLevel", "none")
+	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+xdg)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start supergateway: %v", err)
+	}
+	t.Cleanup(func() {
+		// supergateway and its per-session servers; shims put their own
+		// children in process groups of their own and end them when
+		// their stdin closes.
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+		killShimChildren(filepath.Join(xdg, "mcp-heal", "shims"))
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return port
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("supergateway did not listen on %d: %s", port, stderr.String())
+	return 0
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// runSuite runs the active server suite for one spec version and parses
+// its summary.
+func runSuite(t *testing.T, node, conformance string, port int, version, outDir string) suiteResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, conformance, "server", "--url", fmt.Sprintf("http://127.0.0.1:%d/mcp", port),
+		"--spec-version", version, "-o", outDir)
+	out, err := cmd.CombinedOutput()
+	// Exit status 1 means some check failed: compared below, not fatal.
+	if ctx.Err() != nil {
+		t.Fatalf("conformance %s timed out:\n%s", version, out)
+	}
+	res := suiteResult{}
+	for _, m := range summaryLine.FindAllStringSubmatch(string(out), -1) {
+		p, _ := strconv.Atoi(m[2])
+		f, _ := strconv.Atoi(m[3])
+		res[m[1]] = [2]int{p, f}
+		if f > 0 {
+			t.Logf("conformance %s on port %d: %s failed: %s", version, port, m[1], failedChecks(outDir, m[1]))
+		}
+	}
+	if len(res) == 0 {
+		t.Fatalf("conformance %s: no summary (err %v):\n%s", version, err, out)
+	}
+	return res
+}
+
+// failedChecks returns the failed checks of a scenario from its
+// checks.json under outDir.
+func failedChecks(outDir, scenario string) string {
+	files, _ := filepath.Glob(filepath.Join(outDir, "server-"+scenario+"-*", "checks.json"))
+	var out []string
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		var checks []struct {
+			ID           string          `json:"id"`
+			Status       string          `json:"status"`
+			ErrorMessage string          `json:"errorMessage"`
+			Details      json.RawMessage `json:"details"`
+		}
+		json.Unmarshal(b, &checks)
+		for _, c := range checks {
+			if c.Status == "FAILURE" {
+				out = append(out, fmt.Sprintf("%s: %s %s", c.ID, c.ErrorMessage, c.Details))
+			}
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// killer SIGKILLs the first server process of every shim that appears
+// under dir, as soon as the shim's state record names it.
+type killer struct {
+	dir   string
+	stopc chan struct{}
+	done  chan int
+}
+
+func startKiller(dir string) *killer {
+	k := &killer{dir: dir, stopc: make(chan struct{}), done: make(chan int, 1)}
+	go func() {
+		seen := map[int]bool{} // shim pids already handled
+		n := 0
+		for {
+			select {
+			case <-k.stopc:
+				k.done <- n
+				return
+			case <-time.After(3 * time.Millisecond):
+			}
+			ents, _ := os.ReadDir(dir)
+			for _, e := range ents {
+				pid, err := strconv.Atoi(strings.TrimSuffix(e.Name(), ".json"))
+				if err != nil || seen[pid] {
+					continue
+				}
+				b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+				if err != nil {
+					continue
+				}
+				var r state.Record
+				if json.Unmarshal(b, &r) != nil || r.ChildPID <= 0 {
+					continue
+				}
+				seen[pid] = true
+				if syscall.Kill(r.ChildPID, syscall.SIGKILL) == nil {
+					n++
+				}
+			}
+		}
+	}()
+	return k
+}
+
+// stop ends the killer and returns how many processes it killed.
+func (k *killer) stop() int {
+	close(k.stopc)
+	return <-k.done
+}
+
+// killShimChildren kills the servers of shims that are gone or going, so
+// no fixture outlives the test.
+func killShimChildren(dir string) {
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue
+		}
+		var r state.Record
+		if json.Unmarshal(b, &r) == nil && r.ChildPID > 0 && state.Alive(r.ChildPID) {
+			syscall.Kill(r.ChildPID, syscall.SIGKILL)
+		}
+	}
+}
