@@ -1,0 +1,135 @@
+package shim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestChaos streams calls for 30 s while the server is SIGKILLed at random
+// every 1-3 s: every request gets exactly one response, none hangs, and no
+// non-idempotent call is ever executed twice.
+func TestChaos(t *testing.T) {
+	const (
+		duration = 30 * time.Second
+		workers  = 4
+	)
+	h := newHarness(t, hopt{opts: func(o *Options) { o.StableAfter = 500 * time.Millisecond }})
+	h.handshake()
+
+	stop := make(chan struct{})
+	var kills int
+	var killer sync.WaitGroup
+	killer.Add(1)
+	go func() {
+		defer killer.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Second + rand.N(2*time.Second)):
+			}
+			if pid := h.childPID(); pid != 0 && syscall.Kill(pid, syscall.SIGKILL) == nil {
+				kills++
+			}
+		}
+	}()
+
+	type outcome struct {
+		tool, key, result string
+		latency           time.Duration
+	}
+	var mu sync.Mutex
+	var outcomes []outcome
+	var wg sync.WaitGroup
+	deadline := time.Now().Add(duration)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; time.Now().Before(deadline); i++ {
+				key := fmt.Sprintf("w%d-%d", w, i)
+				tool, args := "echo", `{"text":"`+key+`","key":"`+key+`"}`
+				switch n := rand.IntN(10); {
+				case n < 3:
+					tool = "write"
+					args = `{"key":"` + key + `"}`
+				case n < 5:
+					tool = "add"
+					args = `{"a":1,"b":2,"key":"` + key + `"}`
+				case n < 6:
+					tool = "slow"
+					args = `{"ms":50,"key":"` + key + `"}`
+				}
+				start := time.Now()
+				_, ch := h.start("tools/call", `{"name":"`+tool+`","arguments":`+args+`}`)
+				var res string
+				select {
+				case b := <-ch:
+					res = string(b)
+				case <-time.After(20 * time.Second):
+					res = "TIMEOUT"
+				}
+				mu.Lock()
+				outcomes = append(outcomes, outcome{tool, key, res, time.Since(start)})
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	killer.Wait()
+
+	executed := map[string]int{}
+	for _, e := range h.events() {
+		if f := strings.Fields(e); len(f) == 3 && f[0] == "call" {
+			executed[f[1]+" "+f[2]]++
+		}
+	}
+	var ok, failed, timeouts, unsafe int
+	var lat []time.Duration
+	for _, o := range outcomes {
+		lat = append(lat, o.latency)
+		n := executed[o.tool+" "+o.key]
+		switch {
+		case o.result == "TIMEOUT":
+			timeouts++
+			t.Errorf("%s %s: no response within 20s", o.tool, o.key)
+		case strings.Contains(o.result, `"result"`):
+			ok++
+			if o.tool == "write" && n != 1 {
+				t.Errorf("write %s succeeded but ran %d times", o.key, n)
+			}
+		default:
+			failed++
+			if !strings.Contains(o.result, `"code":-32603`) {
+				t.Errorf("%s %s: unexpected error %s", o.tool, o.key, o.result)
+			}
+			if o.tool != "write" && !strings.Contains(o.result, "retries-exhausted") {
+				t.Errorf("%s %s (safe to retry) failed: %s", o.tool, o.key, o.result)
+			}
+		}
+		if o.tool == "write" && n > 1 {
+			unsafe++
+			t.Errorf("write %s executed %d times: unsafe retry", o.key, n)
+		}
+	}
+	h.mu.Lock()
+	dups := len(h.dups)
+	h.mu.Unlock()
+	if dups > 0 {
+		t.Errorf("%d duplicate responses", dups)
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	p := func(q float64) time.Duration { return lat[int(q*float64(len(lat)-1))].Round(time.Millisecond) }
+	t.Logf("chaos: %d calls, %d kills: %d ok, %d errors (non-idempotent calls cut short), %d timeouts, %d unsafe retries; latency p50 %v p99 %v max %v",
+		len(outcomes), kills, ok, failed, timeouts, unsafe, p(0.5), p(0.99), p(1))
+	if kills < 8 {
+		t.Errorf("only %d kills in %v", kills, duration)
+	}
+}
