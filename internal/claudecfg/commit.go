@@ -23,6 +23,9 @@ const KeepBackups = 20
 // Tests that change XDG_STATE_HOME in process must call xdg.Reload first.
 func BackupDir() string { return filepath.Join(xdg.StateHome, "mcp-heal", "backups") }
 
+// rename is os.Rename; tests replace it to make the last step fail.
+var rename = os.Rename
+
 // ErrChanged means the file changed between reading it and committing.
 var ErrChanged = errors.New("the file changed while mcp-heal was rewriting it; nothing was written, run the command again")
 
@@ -86,7 +89,7 @@ func writeAtomic(target string, data []byte, st os.FileInfo) (err error) {
 	if err = f.Close(); err != nil {
 		return err
 	}
-	if err = os.Rename(tmp, target); err != nil {
+	if err = rename(tmp, target); err != nil {
 		return err
 	}
 	if d, derr := os.Open(dir); derr == nil {

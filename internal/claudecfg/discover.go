@@ -40,14 +40,34 @@ func (o Options) projectDir() string {
 	if a, err := filepath.Abs(d); err == nil {
 		d = a
 	}
+	// Claude Code runs in the resolved directory (getcwd).
+	if r, err := filepath.EvalSymlinks(d); err == nil {
+		d = r
+	}
 	return d
+}
+
+// settingsDirs are the directories whose .claude/settings*.json apply to
+// the project: the project directory and its git root.
+func (o Options) settingsDirs() []string {
+	d := o.projectDir()
+	if g := gitRoot(d); g != "" && g != d {
+		return []string{d, g}
+	}
+	return []string{d}
 }
 
 // ProjectKeys are the keys under which ~/.claude.json "projects" may hold the
 // project, most likely first. Claude Code keys local scope by the git root of
 // its (symlink-resolved) working directory.
 func (o Options) ProjectKeys() []string {
-	d := o.projectDir()
+	d := o.ProjectDir
+	if d == "" {
+		d, _ = os.Getwd()
+	}
+	if a, err := filepath.Abs(d); err == nil {
+		d = a
+	}
 	var keys []string
 	add := func(k string) {
 		for _, x := range keys {
@@ -305,12 +325,11 @@ func (o Options) approval(read func(string) ([]byte, bool)) func(string) string 
 			}
 		}
 	}
-	pd := o.projectDir()
-	for _, f := range []string{
-		filepath.Join(pd, ".claude", "settings.local.json"),
-		filepath.Join(pd, ".claude", "settings.json"),
-		filepath.Join(o.configDir(), "settings.json"),
-	} {
+	var files []string
+	for _, d := range o.settingsDirs() {
+		files = append(files, filepath.Join(d, ".claude", "settings.local.json"), filepath.Join(d, ".claude", "settings.json"))
+	}
+	for _, f := range append(files, filepath.Join(o.configDir(), "settings.json")) {
 		if data, ok := read(f); ok {
 			srcs = append(srcs, src{data, nil})
 		}

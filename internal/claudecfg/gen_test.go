@@ -21,9 +21,20 @@ func genConfig(seed int64, nProjects int, indent string) ([]byte, []string) {
 	w.kv("installMethod", `"native"`)
 	w.kv("autoUpdates", "false")
 	w.kv("theme", `"dark"`)
-	w.kv("tipsHistory", func() { w.open('{'); w.kv("new-user-warmup", "7"); w.kv("memory-command", "12"); w.kv("théme-tip ✨", "3"); w.close('}') })
+	w.kv("tipsHistory", func() {
+		w.open('{')
+		w.kv("new-user-warmup", "7")
+		w.kv("memory-command", "12")
+		w.kv("théme-tip ✨", "3")
+		w.close('}')
+	})
 	w.kv("userID", `"`+strings.Repeat("ab12", 16)+`"`)
-	w.kv("oauthAccount", func() { w.open('{'); w.kv("emailAddress", `"dév@exämple.com"`); w.kv("organizationRole", `"admin"`); w.close('}') })
+	w.kv("oauthAccount", func() {
+		w.open('{')
+		w.kv("emailAddress", `"dév@exämple.com"`)
+		w.kv("organizationRole", `"admin"`)
+		w.close('}')
+	})
 	w.kv("mcpServers", func() { servers(w, r, "user", 12) })
 	w.kv("projects", func() {
 		w.open('{')
@@ -89,8 +100,19 @@ func servers(w *jw, r *rand.Rand, tag string, n int) {
 			case 0, 3: // stdio as `claude mcp add` writes it
 				w.kv("type", `"stdio"`)
 				w.kv("command", `"npx"`)
-				w.kv("args", func() { w.open('['); w.val(`"-y"`); w.val(`"@modelcontextprotocol/server-memory"`); w.val(jsonString("--dir=/tmp/ü ñ")); w.close(']') })
-				w.kv("env", func() { w.open('{'); w.kv("API_KEY", `"sk-live-SECRET`+fmt.Sprint(i)+`"`); w.kv("DEBUG", `"1"`); w.close('}') })
+				w.kv("args", func() {
+					w.open('[')
+					w.val(`"-y"`)
+					w.val(`"@modelcontextprotocol/server-memory"`)
+					w.val(jsonString("--dir=/tmp/ü ñ"))
+					w.close(']')
+				})
+				w.kv("env", func() {
+					w.open('{')
+					w.kv("API_KEY", `"sk-live-SECRET`+fmt.Sprint(i)+`"`)
+					w.kv("DEBUG", `"1"`)
+					w.close('}')
+				})
 			case 1: // hand-written: no type, no args, extra keys
 				w.kv("command", jsonString("/opt/servers/my server ✓/bin/run"))
 				w.kv("timeout", "60000")

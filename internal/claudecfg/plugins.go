@@ -120,13 +120,13 @@ func expandPluginRoot(s, rootDir string) string {
 // enabledPlugins merges "enabledPlugins" from the user, project and local
 // settings, later files overriding earlier ones.
 func (o Options) enabledPlugins(read func(string) ([]byte, bool)) map[string]bool {
-	pd := o.projectDir()
 	en := map[string]bool{}
-	for _, f := range []string{
-		filepath.Join(o.configDir(), "settings.json"),
-		filepath.Join(pd, ".claude", "settings.json"),
-		filepath.Join(pd, ".claude", "settings.local.json"),
-	} {
+	files := []string{filepath.Join(o.configDir(), "settings.json")}
+	dirs := o.settingsDirs()
+	for i := len(dirs) - 1; i >= 0; i-- { // the git root first, the nearer directory last (wins)
+		files = append(files, filepath.Join(dirs[i], ".claude", "settings.json"), filepath.Join(dirs[i], ".claude", "settings.local.json"))
+	}
+	for _, f := range files {
 		data, ok := read(f)
 		if !ok {
 			continue
