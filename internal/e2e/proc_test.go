@@ -145,3 +145,49 @@ func waitGone(pid int, timeout time.Duration) bool {
 	}
 	return false
 }
+
+// readBytes is how many bytes pid has read so far (rchar in /proc/pid/io).
+func readBytes(pid int) int64 {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "io"))
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "rchar: "); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n
+		}
+	}
+	return -1
+}
+
+// readWatch notes how much a server has read before a call is asked for,
+// so that the test can tell when the call has reached it.
+type readWatch struct {
+	p    proc
+	base int64
+}
+
+// watchReads finds the one server below root that matches and notes how
+// much it has read.
+func watchReads(root int, match func([]string) bool) (*readWatch, error) {
+	p, err := waitProc(root, match, 10*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	return &readWatch{p: p, base: readBytes(p.PID)}, nil
+}
+
+// killDuringCall waits until the server has read something new (the call)
+// and has been working on it for a moment, then SIGKILLs it.
+func (w *readWatch) killDuringCall() error {
+	deadline := time.Now().Add(20 * time.Second)
+	for readBytes(w.p.PID) <= w.base {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("server %v read nothing new in 20 s", w.p)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	return syscall.Kill(w.p.PID, syscall.SIGKILL)
+}

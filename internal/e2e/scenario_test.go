@@ -72,6 +72,17 @@ func measure(calls []Call, from string) outcome {
 	return o
 }
 
+// logCalls logs what the model saw for every call, and returns the
+// outcome from the call with id from on.
+func logCalls(t *testing.T, m *Model, from string) outcome {
+	t.Helper()
+	calls := m.Calls()
+	for _, c := range calls {
+		t.Logf("call %s %s: %v ok=%v %q", c.ID, c.Name, c.Duration().Round(time.Millisecond), c.OK(), truncate(c.Result.Text, 300))
+	}
+	return measure(calls, from)
+}
+
 // addStdio configures a stdio server, wrapped with the shim when wrap.
 func (s *session) addStdio(name string, wrap bool, shimFlags []string, command string, args ...string) {
 	if wrap {

@@ -36,7 +36,7 @@ func scenarioKilledBetweenCalls(t *testing.T, m mode) outcome {
 	s.addExample("ex", m.wrap(), nil, "--start-delay", coldStart.String())
 	r := s.drive(false, "Call the ex server twice.", 2)
 	calls := s.model.Calls()
-	o := measure(calls, ToolUseID(1, 0))
+	o := logCalls(t, s.model, ToolUseID(1, 0))
 	if m == alone {
 		return o
 	}
@@ -66,25 +66,21 @@ func TestScenario1KilledBetweenCalls(t *testing.T) {
 // (echo), the call itself succeeds.
 func scenarioKilledDuringCall(t *testing.T, m mode, interactive bool) outcome {
 	var s *session
-	killDuring := func() error {
-		// The call waits 2 s (delay_ms) in the server before acting.
-		p, err := waitProc(s.claudePID(), exampleMatch, 5*time.Second)
-		if err != nil {
-			return err
-		}
-		time.Sleep(700 * time.Millisecond)
-		return syscall.Kill(p.PID, syscall.SIGKILL)
-	}
+	var w *readWatch
+	// Before the model asks for the call, note what the server has read;
+	// once it has read the call (which waits delay_ms before acting), kill it.
+	watch := func() (err error) { w, err = watchReads(s.claudePID(), exampleMatch); return err }
+	kill := func() error { return w.killDuringCall() }
 	s = newModeSession(t, m,
-		Turn{Tools: []ToolUse{call("ex", "counter_increment", map[string]any{"delay_ms": 2000})}, After: killDuring},
+		Turn{Before: watch, Tools: []ToolUse{call("ex", "counter_increment", map[string]any{"delay_ms": 2000})}, After: kill},
 		Turn{Tools: []ToolUse{call("ex", "counter_increment", nil)}},
-		Turn{Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "read-only", "delay_ms": 2000})}, After: killDuring},
+		Turn{Before: watch, Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "read-only", "delay_ms": 2000})}, After: kill},
 		Turn{Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "last"})}},
 		Turn{Text: "All calls made."},
 	)
 	s.addExample("ex", m.wrap(), nil, "--state-file", dataFile(s, "counter"))
 	r := s.drive(interactive, "Increment the counter, then echo.", 4)
-	o := measure(s.model.Calls(), ToolUseID(0, 0))
+	o := logCalls(t, s.model, ToolUseID(0, 0))
 	if m == alone {
 		return o
 	}
@@ -165,7 +161,7 @@ func scenarioFailingStarts(t *testing.T, m mode, interactive bool) outcome {
 	}
 	s.addExample("ex", m.wrap(), nil, "--fail-starts", fmt.Sprint(fails), "--fail-file", failFile)
 	r := s.drive(interactive, "Echo through the ex server a few times.", 3)
-	o := measure(s.model.Calls(), ToolUseID(1, 0))
+	o := logCalls(t, s.model, ToolUseID(1, 0))
 	o.Note = fmt.Sprintf("%d starts after the kill", startCount(failFile))
 	if m == alone {
 		return o
@@ -199,8 +195,9 @@ func TestScenario3FailingStartsInteractive(t *testing.T) {
 // Scenario 4: a stdio server hangs (SIGSTOP) between calls. With mcp-heal
 // the shim notices the silent call, pings, gets no answer within the ping
 // timeout, replaces the server and re-sends the read-only call: it
-// succeeds. Alone, the call hangs until Claude Code's idle timeout (set to
-// 10 s here; 30 min by default) and the process is never replaced.
+// succeeds. Alone, every call hangs until Claude Code gives up on it (after
+// 10 s here, MCP_TOOL_TIMEOUT; by default only the stdio idle timeout of
+// 30 min applies) and the process is never replaced.
 func scenarioHung(t *testing.T, m mode) outcome {
 	var s *session
 	s = newModeSession(t, m,
@@ -216,11 +213,11 @@ func scenarioHung(t *testing.T, m mode) outcome {
 		Turn{Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "after"})}},
 		Turn{Text: "Done."},
 	)
-	s.env = append(s.env, "CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT=10000")
+	s.env = append(s.env, "MCP_TOOL_TIMEOUT=10000")
 	s.addExample("ex", m.wrap(), []string{"--hang-after", "1s", "--ping-timeout", "2s"})
 	r := s.drive(false, "Echo through the ex server.", 3)
 	calls := s.model.Calls()
-	o := measure(calls, ToolUseID(1, 0))
+	o := logCalls(t, s.model, ToolUseID(1, 0))
 	if m == alone {
 		return o
 	}
