@@ -160,11 +160,12 @@ func ParseHeaders(specs []string, getenv func(string) string) (http.Header, erro
 		getenv = os.Getenv
 	}
 	h := http.Header{}
-	for _, s := range specs {
+	for i, s := range specs {
 		name, value, ok := strings.Cut(s, ":")
 		name = strings.TrimSpace(name)
 		if !ok || name == "" {
-			return nil, fmt.Errorf("header %q: want 'Name: value'", headerNameOnly(s))
+			// Not echoed: a malformed flag may be a bare secret.
+			return nil, fmt.Errorf("header #%d: want 'Name: value'", i+1)
 		}
 		if !validHeaderName(name) {
 			return nil, fmt.Errorf("header %q: invalid name", name)
@@ -189,19 +190,6 @@ func ParseHeaders(specs []string, getenv func(string) string) (http.Header, erro
 		h.Add(name, value)
 	}
 	return h, nil
-}
-
-// headerNameOnly keeps a malformed flag's text out of errors when it might
-// be a bare secret: only a prefix that looks like a header name survives.
-func headerNameOnly(s string) string {
-	i := strings.IndexFunc(s, func(r rune) bool { return !isTChar(r) })
-	if i < 0 {
-		i = len(s)
-	}
-	if i > 40 {
-		i = 40
-	}
-	return s[:i] + "..."
 }
 
 func validHeaderName(s string) bool {
