@@ -1,0 +1,267 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// freePort picks a free loopback port.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// waitListening waits until addr accepts TCP connections.
+func waitListening(addr string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not listening after %v: %w", addr, timeout, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// everythingHTTP is server-everything in streamableHttp mode on a fixed
+// port, so that it can be restarted in place. It is stateful and answers
+// 400 to a request with a session id it does not know.
+type everythingHTTP struct {
+	t    *testing.T
+	port int
+	cmd  *exec.Cmd
+}
+
+func startEverythingHTTP(t *testing.T) *everythingHTTP {
+	e := &everythingHTTP{t: t, port: freePort(t)}
+	if err := e.start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.stop)
+	return e
+}
+
+func (e *everythingHTTP) URL() string { return fmt.Sprintf("http://127.0.0.1:%d/mcp", e.port) }
+
+func (e *everythingHTTP) start() error {
+	bin := testenv.NPMBin(e.t, "mcp-server-everything", testenv.ServerEverything)
+	cmd := exec.Command(bin, "streamableHttp")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", e.port))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start server-everything: %w", err)
+	}
+	e.cmd = cmd
+	go cmd.Wait()
+	return waitListening(fmt.Sprintf("127.0.0.1:%d", e.port), 30*time.Second)
+}
+
+func (e *everythingHTTP) stop() {
+	if e.cmd != nil {
+		syscall.Kill(-e.cmd.Process.Pid, syscall.SIGKILL)
+		waitGone(e.cmd.Process.Pid, 5*time.Second)
+		e.cmd = nil
+	}
+}
+
+// restart kills the server and starts a new one on the same port: every
+// session the old one knew is gone.
+func (e *everythingHTTP) restart() error {
+	e.stop()
+	return e.start()
+}
+
+// addHTTP configures a remote server at url: as an http server, or
+// through `mcp-heal shim --url` when wrap.
+func (s *session) addHTTP(name string, wrap bool, url string) {
+	if wrap {
+		s.servers[name] = map[string]any{"command": testenv.Binary(s.t), "args": []string{"shim", "--name", name, "--url", url}}
+		return
+	}
+	s.servers[name] = map[string]any{"type": "http", "url": url}
+}
+
+// Scenario 5: an HTTP server (server-everything, streamableHttp) is
+// restarted between calls and answers 400 to the old session. Through the
+// bridge every call succeeds. Unwrapped, every later call fails (Claude
+// Code does not re-initialize on 400), and the plugin's hook tells the
+// model to ask the user for `/mcp reconnect web` once it checked the server
+// is back.
+func scenarioHTTPRestart(t *testing.T, m mode) outcome {
+	srv := startEverythingHTTP(t)
+	s := newModeSession(t, m,
+		Turn{Tools: []ToolUse{call("web", "echo", map[string]any{"message": "before"})}},
+		Turn{Before: srv.restart, Tools: []ToolUse{call("web", "echo", map[string]any{"message": "after the restart"})}},
+		Turn{Tools: []ToolUse{call("web", "echo", map[string]any{"message": "again"})}},
+		Turn{Text: "Done."},
+	)
+	s.addHTTP("web", m.wrap(), srv.URL())
+	r := s.drive(false, "Echo through the web server.", 3)
+	o := logCalls(t, s.model, ToolUseID(1, 0))
+	switch m {
+	case healed:
+		for turn, want := range []string{"before", "after the restart", "again"} {
+			wantOK(t, fmt.Sprintf("call %d", turn), mustResult(t, s.model, turn+1, ToolUseID(turn, 0)), want)
+		}
+		wantHooksRan(t, r, "PreToolUse", "PostToolUse", "PostToolBatch")
+	case hooksOnly:
+		wantOK(t, "call before the restart", mustResult(t, s.model, 1, ToolUseID(0, 0)), "before")
+		// What the first failure is depends on whether Claude Code's
+		// event stream noticed the restart first (ECONNREFUSED while it was
+		// down, then "not connected") or not (400, session not found);
+		// either way the server is back and only a reconnect brings it back
+		// into this session.
+		var ctx []string
+		for turn := 2; turn <= 3; turn++ {
+			req := s.model.ForTurn(turn)
+			tr := mustResult(t, s.model, turn, ToolUseID(turn-1, 0))
+			if tr.IsError {
+				ctx = append(ctx, req.Context())
+			}
+			t.Logf("turn %d context: %s", turn, req.Context())
+		}
+		if len(ctx) == 0 {
+			t.Fatalf("no call after the restart failed: this scenario needs Claude Code's stale-session failure")
+		}
+		if !strings.Contains(strings.Join(ctx, "\n"), "/mcp reconnect web") {
+			t.Errorf("after the failures the model got no hook context asking for `/mcp reconnect web`; got %q", ctx)
+		}
+		wantHooksRan(t, r, "PreToolUse", "PostToolUseFailure", "PostToolBatch")
+	}
+	return o
+}
+
+func TestScenario5HTTPRestart(t *testing.T) {
+	t.Parallel()
+	scenarioHTTPRestart(t, healed)
+}
+
+func TestScenario5HTTPRestartHooksOnly(t *testing.T) {
+	t.Parallel()
+	scenarioHTTPRestart(t, hooksOnly)
+}
+
+// multiServer is three MCP servers (namespaces a, b, c) behind one port,
+// each a Go SDK StreamableHTTPHandler at /<ns>/mcp, in this process.
+// Restarting it drops every session of all three at once.
+type multiServer struct {
+	port int
+	mu   sync.Mutex
+	srv  *http.Server
+}
+
+func startMulti(t *testing.T) *multiServer {
+	ms := &multiServer{port: freePort(t)}
+	if err := ms.start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ms.stop)
+	return ms
+}
+
+type echoIn struct {
+	Text string `json:"text"`
+}
+
+func (ms *multiServer) start() error {
+	mux := http.NewServeMux()
+	for _, ns := range []string{"a", "b", "c"} {
+		srv := mcp.NewServer(&mcp.Implementation{Name: "ns-" + ns, Version: "1.0.0"}, nil)
+		mcp.AddTool(srv, &mcp.Tool{
+			Name:        "echo",
+			Description: "echoes text, prefixed with the namespace",
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
+		}, func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: ns + ":" + in.Text}}}, nil, nil
+		})
+		mux.Handle("/"+ns+"/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	}
+	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", ms.port))
+	if err != nil {
+		return err
+	}
+	ms.mu.Lock()
+	ms.srv = &http.Server{Handler: mux}
+	srv := ms.srv
+	ms.mu.Unlock()
+	go srv.Serve(ln)
+	return nil
+}
+
+func (ms *multiServer) stop() {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	if ms.srv != nil {
+		ms.srv.Close()
+		ms.srv = nil
+	}
+}
+
+func (ms *multiServer) restart() error {
+	ms.stop()
+	return ms.start()
+}
+
+func (ms *multiServer) URL(ns string) string {
+	return fmt.Sprintf("http://127.0.0.1:%d/%s/mcp", ms.port, ns)
+}
+
+// Scenario 6: three MCP servers share one port (three namespaces of one
+// process) and the process restarts: all three keep working.
+func scenarioNamespaces(t *testing.T, m mode) outcome {
+	ms := startMulti(t)
+	echoAll := func(text string) []ToolUse {
+		var tu []ToolUse
+		for _, ns := range []string{"a", "b", "c"} {
+			tu = append(tu, call("ns_"+ns, "echo", map[string]any{"text": text}))
+		}
+		return tu
+	}
+	s := newModeSession(t, m,
+		Turn{Tools: echoAll("before")},
+		Turn{Before: ms.restart, Tools: echoAll("after the restart")},
+		Turn{Tools: echoAll("again")},
+		Turn{Text: "Done."},
+	)
+	for _, ns := range []string{"a", "b", "c"} {
+		s.addHTTP("ns_"+ns, m.wrap(), ms.URL(ns))
+	}
+	r := s.drive(false, "Echo through all three servers.", 3)
+	o := logCalls(t, s.model, ToolUseID(1, 0))
+	if m == alone {
+		return o
+	}
+	for turn, text := range []string{"before", "after the restart", "again"} {
+		for i, ns := range []string{"a", "b", "c"} {
+			wantOK(t, fmt.Sprintf("turn %d, namespace %s", turn, ns), mustResult(t, s.model, turn+1, ToolUseID(turn, i)), ns+":"+text)
+		}
+	}
+	wantHooksRan(t, r, "PreToolUse", "PostToolUse", "PostToolBatch")
+	return o
+}
+
+func TestScenario6Namespaces(t *testing.T) {
+	t.Parallel()
+	scenarioNamespaces(t, healed)
+}
