@@ -30,6 +30,10 @@ type session struct {
 	model   *Model
 	servers map[string]any
 	plugin  string       // --plugin-dir, "" for none
+	// userScope puts servers in ~/.claude.json (user scope, where
+	// `mcp-heal status` and `wrap` find them) instead of --mcp-config.
+	userScope  bool
+	configured bool // ~/.claude.json written with the servers
 	env     []string     // extra environment
 	args    []string     // extra claude arguments
 	pid     atomic.Int64 // the running claude process
@@ -72,6 +76,7 @@ func newSession(t *testing.T, script ...Turn) *session {
 // dialogs (theme, onboarding, folder trust, bypass-permissions warning).
 func (s *session) writeClaudeJSON() {
 	cfg := map[string]any{
+		"mcpServers":                           s.servers,
 		"hasCompletedOnboarding":               true,
 		"lastOnboardingVersion":                "2.1.328",
 		"theme":                                "dark",
@@ -187,7 +192,14 @@ func (s *session) mcpConfig() string {
 
 func (s *session) baseArgs() []string {
 	s.writeSettings()
-	args := []string{"--mcp-config", s.mcpConfig(), "--strict-mcp-config"}
+	var args []string
+	switch {
+	case !s.userScope:
+		args = []string{"--mcp-config", s.mcpConfig(), "--strict-mcp-config"}
+	case !s.configured:
+		s.writeClaudeJSON()
+		s.configured = true
+	}
 	if s.plugin != "" {
 		args = append(args, "--plugin-dir", s.plugin)
 	}
@@ -210,10 +222,21 @@ type run struct {
 	Err        error
 }
 
-// runP runs `claude -p prompt` with stream-json output and waits for it.
-func (s *session) runP(prompt string, timeout time.Duration) *run {
+// runP runs `claude -p` with stream-json output and waits for it. One
+// prompt is passed as the argument; several are sent one by one on
+// stdin (--input-format stream-json), each once the previous one's result
+// arrived, so that they share one session (a slash command after a
+// failure, say).
+func (s *session) runP(prompts []string, timeout time.Duration) *run {
 	s.t.Helper()
-	args := append([]string{"-p", prompt, "--output-format", "stream-json", "--verbose", "--include-hook-events"}, s.baseArgs()...)
+	args := []string{"-p"}
+	if len(prompts) == 1 {
+		args = append(args, prompts[0])
+	} else {
+		args = append(args, "--input-format", "stream-json")
+	}
+	args = append(args, "--output-format", "stream-json", "--verbose", "--include-hook-events")
+	args = append(args, s.baseArgs()...)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.Command(s.claude, args...)
@@ -226,6 +249,10 @@ func (s *session) runP(prompt string, timeout time.Duration) *run {
 	if err != nil {
 		s.t.Fatal(err)
 	}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		s.t.Fatal(err)
+	}
 	r := &run{Start: time.Now()}
 	if err := cmd.Start(); err != nil {
 		s.t.Fatalf("start claude: %v", err)
@@ -234,6 +261,20 @@ func (s *session) runP(prompt string, timeout time.Duration) *run {
 	s.pid.Store(int64(cmd.Process.Pid))
 	stop := context.AfterFunc(ctx, func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
 	defer stop()
+	send := func(i int) {
+		if len(prompts) == 1 {
+			in.Close()
+			return
+		}
+		if i == len(prompts) {
+			in.Close()
+			return
+		}
+		msg, _ := json.Marshal(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": prompts[i]}})
+		in.Write(append(msg, '\n'))
+	}
+	sent := 0
+	send(sent)
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
@@ -243,6 +284,10 @@ func (s *session) runP(prompt string, timeout time.Duration) *run {
 			continue
 		}
 		r.Events = append(r.Events, ev)
+		if ev.Type == "result" && len(prompts) > 1 && sent < len(prompts) {
+			sent++
+			send(sent)
+		}
 	}
 	r.Err = cmd.Wait()
 	r.End = time.Now()
@@ -293,16 +338,36 @@ func (s *session) killAll() {
 	}
 }
 
-// drive runs the session's script with prompt, as `claude -p`, or typed
-// into an interactive session (tmux) that is left once the model has been
-// asked for lastTurn. It returns the -p run, nil when interactive.
+// step is one prompt of a session and the script turn the model is asked
+// for last because of it.
+type step struct {
+	Prompt string
+	Until  int
+}
+
+// drive runs the session's script with one prompt; see driveSteps.
 func (s *session) drive(interactive bool, prompt string, lastTurn int) *run {
 	s.t.Helper()
+	return s.driveSteps(interactive, step{prompt, lastTurn})
+}
+
+// driveSteps runs the session's script with prompts, as `claude -p`, or
+// typed into an interactive session (tmux), each once the model has been
+// asked for the previous step's last turn; the session is left once the
+// last step's turn was asked for. It returns the -p run, nil when
+// interactive.
+func (s *session) driveSteps(interactive bool, steps ...step) *run {
+	s.t.Helper()
+	last := steps[len(steps)-1].Until
 	if !interactive {
-		r := s.runP(prompt, 3*time.Minute)
+		var prompts []string
+		for _, st := range steps {
+			prompts = append(prompts, st.Prompt)
+		}
+		r := s.runP(prompts, 3*time.Minute)
 		r.mustOK(s.t)
-		if !s.model.WaitTurn(lastTurn, 0) {
-			s.t.Fatalf("the session ended before the model was asked for turn %d\nstream:\n%s", lastTurn, r.dump())
+		if !s.model.WaitTurn(last, 0) {
+			s.t.Fatalf("the session ended before the model was asked for turn %d\nstream:\n%s", last, r.dump())
 		}
 		return r
 	}
@@ -310,9 +375,13 @@ func (s *session) drive(interactive bool, prompt string, lastTurn int) *run {
 	if !ts.waitScreen("? for shortcuts", time.Minute) {
 		s.t.Fatalf("interactive claude did not become ready\n%s", ts)
 	}
-	ts.typeLine(prompt)
-	if !s.model.WaitTurn(lastTurn, 3*time.Minute) {
-		s.t.Fatalf("the model was not asked for turn %d\n%s", lastTurn, ts)
+	for _, st := range steps {
+		ts.typeLine(st.Prompt)
+		if !s.model.WaitTurn(st.Until, 3*time.Minute) {
+			s.t.Fatalf("the model was not asked for turn %d after %q\n%s", st.Until, st.Prompt, ts)
+		}
+		// Let the turn's answer reach the screen before typing on.
+		ts.waitScreen("? for shortcuts", 30*time.Second)
 	}
 	ts.quit()
 	return nil
