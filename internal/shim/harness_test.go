@@ -105,7 +105,8 @@ func newHarness(t *testing.T, ho hopt) *harness {
 		waiters: map[string]chan []byte{}, answered: map[string]int{},
 		other: make(chan []byte, 10000), runDone: make(chan error, 1),
 	}
-	env := append(os.Environ(), "FAKE_MCP=server", "FAKE_EVENTS="+h.path("events"), "FAKE_COUNTER="+h.path("counter"))
+	// GORACE: a -race binary otherwise sleeps 1s at exit.
+	env := append(os.Environ(), "GORACE=atexit_sleep_ms=0", "FAKE_MCP=server", "FAKE_EVENTS="+h.path("events"), "FAKE_COUNTER="+h.path("counter"))
 	for _, e := range ho.env {
 		env = append(env, strings.ReplaceAll(e, "$DIR", dir))
 	}

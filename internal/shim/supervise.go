@@ -395,7 +395,7 @@ func (s *Shim) connDied(gen uint64, pid int, ex upstream.Exit, failedNow bool, p
 	// working on them (an elicitation dialog): tell it they are void.
 	var cancels [][]byte
 	for cid, r := range s.srvReqs {
-		if r.gen == gen {
+		if r.gen == gen && !stopping {
 			delete(s.srvReqs, cid)
 			cancels = append(cancels, jsonrpc.NewNotification("notifications/cancelled",
 				fmt.Appendf(nil, `{"requestId":%s,"reason":"the MCP server restarted; this request is void"}`, cid)))

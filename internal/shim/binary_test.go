@@ -1,0 +1,110 @@
+package shim
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/adrg/xdg"
+	"github.com/tidwall/gjson"
+
+	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
+)
+
+// TestBinarySignals drives the real `mcp-heal shim` binary: the state
+// record on disk, SIGHUP restarting the child, SIGTERM stopping everything
+// (an npx-style wrapper and its server included) and removing the record.
+func TestBinarySignals(t *testing.T) {
+	bin := testenv.Binary(t)
+	stateHome := t.TempDir()
+	pidfile := filepath.Join(t.TempDir(), "server.pid")
+	cmd := exec.Command(bin, "shim", "--name", "bin-fake", "--", os.Args[0])
+	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0", "FAKE_MCP=wrapper", "FAKE_PIDFILE="+pidfile, "XDG_STATE_HOME="+stateHome, "CLAUDE_CODE_SESSION_ID=s-42", "MCP_HEAL_DEBUG=1")
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	var stderr lockedBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := make(chan string, 100)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	call := func(id, method, params string) gjson.Result {
+		t.Helper()
+		stdin.Write([]byte(`{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":` + params + "}\n"))
+		select {
+		case l := <-lines:
+			return gjson.Parse(l)
+		case <-time.After(20 * time.Second):
+			t.Fatalf("no answer to %s; stderr:\n%s", method, stderr.String())
+			return gjson.Result{}
+		}
+	}
+	if r := call("1", "initialize", initParams); !r.Get("result").Exists() {
+		t.Fatalf("initialize: %s", r.Raw)
+	}
+	stdin.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
+
+	t.Setenv("XDG_STATE_HOME", stateHome)
+	xdg.Reload()
+	t.Cleanup(xdg.Reload)
+	rec := func(cond func(r *state.Record) bool) *state.Record {
+		t.Helper()
+		var r *state.Record
+		waitFor(t, 10*time.Second, "the state record", func() bool {
+			var err error
+			r, err = state.Read(cmd.Process.Pid)
+			return err == nil && cond(r)
+		})
+		return r
+	}
+	r := rec(func(r *state.Record) bool { return r.State == state.Running && r.Era == EraHandshake })
+	if r.Server != "bin-fake" || r.Session != "s-42" || r.ClaudePID != os.Getpid() {
+		t.Errorf("record: %+v", r)
+	}
+	first := r.ChildPID
+	server1 := readPID(t, pidfile)
+
+	cmd.Process.Signal(syscall.SIGHUP)
+	r = rec(func(r *state.Record) bool { return r.ChildPID != first && r.ChildPID != 0 && r.State == state.Running })
+	if r.Restarts != 1 {
+		t.Errorf("restarts after SIGHUP: %d", r.Restarts)
+	}
+	if r := call("2", "ping", "{}"); !r.Get("result").Exists() {
+		t.Errorf("ping after SIGHUP: %s", r.Raw)
+	}
+	waitFor(t, 5*time.Second, "the first server to be gone", func() bool { return !alive(server1) })
+	server2 := readPID(t, pidfile)
+
+	start := time.Now()
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("shim exit after SIGTERM: %v; stderr:\n%s", err, stderr.String())
+	}
+	t.Logf("shim stopped %v after SIGTERM; stderr:\n%s", time.Since(start), stderr.String())
+	if alive(server2) || alive(r.ChildPID) {
+		t.Errorf("orphans after SIGTERM: server alive=%v wrapper alive=%v", alive(server2), alive(r.ChildPID))
+	}
+	if _, err := state.Read(cmd.Process.Pid); !os.IsNotExist(err) {
+		t.Errorf("state record left behind: %v", err)
+	}
+	life, _ := os.ReadFile(state.LogPath("bin-fake"))
+	for _, want := range []string{`"event":"signal"`, `"signal":"hangup"`, `"signal":"terminated"`, `"purpose":"SIGHUP"`, `"event":"shim-exit"`} {
+		if !strings.Contains(string(life), want) {
+			t.Errorf("lifecycle log lacks %s:\n%s", want, life)
+		}
+	}
+}
