@@ -48,13 +48,21 @@ func (r suiteResult) passing() int { return len(r) - len(r.failing()) }
 var summaryLine = regexp.MustCompile(`(?m)^[✓✗] (\S+): (\d+) passed, (\d+) failed`)
 
 // TestConformance runs the official conformance server suite against the
-// Go SDK fixture server through a stdio->HTTP relay (supergateway, one
-// server process per session), three ways: the fixture directly, the
-// fixture behind mcp-heal shim, and behind the shim with the first server
-// process of every session SIGKILLed as soon as the shim has started it,
-// before or while the session's initialize reaches it. A scenario that
-// fails directly is a baseline failure and is reported, not hidden; the
-// shim must add no failure of its own.
+// Go SDK fixture server through a stdio->HTTP relay (supergateway, which
+// starts one server command per session, so one shim per scenario), three
+// ways: the fixture directly, the fixture behind mcp-heal shim, and behind
+// the shim with the first server process of every session SIGKILLed as it
+// starts, while the session's initialize is on its way to it (so between
+// one scenario and the next's first answer the server has died once). A
+// scenario that fails directly is a baseline failure and is reported, not
+// hidden; the shim must add no failure of its own.
+//
+// Why the kill is made by the server's own wrapper and not from outside: a
+// kill from outside lands at a random moment, sometimes in the middle of a
+// tools/call of the fixture, whose tools carry no annotations; the shim
+// then rightly answers -32603 (not retried, may have taken effect), which
+// fails the scenario for a reason that is the protocol's, not the shim's.
+// TestEverythingThroughShimSurvivesKill9 covers kills in the middle of calls.
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	node := testenv.Node22Bin(t)
@@ -63,19 +71,21 @@ func TestConformance(t *testing.T) {
 	supergateway := filepath.Join(prefix, "node_modules", ".bin", "supergateway")
 	fixture := testenv.GoInstall(t, testenv.GoSDKEverything)
 	bin := testenv.Binary(t)
+	kills := t.TempDir()
+	// $PPID is the shim: the first start under each shim makes its marker
+	// and SIGKILLs itself; the shim's respawns run the fixture.
+	selfKill := `sh -c 'mkdir "$0/$PPID" 2>/dev/null && kill -9 $$; exec "$1"' ` + kills + " " + fixture
 
 	type mode struct {
 		name  string
 		stdio string
-		kill  bool
 	}
 	modes := []mode{
-		{"direct", fixture, false},
-		{"shim", bin + " shim --name fixture -- " + fixture, false},
-		{"shim+kill", bin + " shim --name fixture -- " + fixture, true},
+		{"direct", fixture},
+		{"shim", bin + " shim --name fixture -- " + fixture},
+		{"shim+kill", bin + " shim --name fixture -- " + selfKill},
 	}
 	results := map[string]map[string]suiteResult{} // mode -> version -> result
-	kills := map[string]int{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, m := range modes {
@@ -84,10 +94,6 @@ func TestConformance(t *testing.T) {
 			defer wg.Done()
 			xdg := t.TempDir()
 			port := relay(t, node, supergateway, m.stdio, xdg)
-			var k *killer
-			if m.kill {
-				k = startKiller(filepath.Join(xdg, "mcp-heal", "shims"))
-			}
 			byVersion := map[string]suiteResult{}
 			for _, v := range specVersions {
 				byVersion[v] = runSuite(t, node, conformance, port, v, filepath.Join(t.TempDir(), "out"))
@@ -95,9 +101,6 @@ func TestConformance(t *testing.T) {
 			mu.Lock()
 			defer mu.Unlock()
 			results[m.name] = byVersion
-			if k != nil {
-				kills[m.name] = k.stop()
-			}
 		}()
 	}
 	wg.Wait()
@@ -125,9 +128,15 @@ func TestConformance(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("conformance suite, Go SDK fixture server (kills in shim+kill: %d):\n%s", kills["shim+kill"], report.String())
-	if kills["shim+kill"] == 0 {
-		t.Errorf("shim+kill: no server process was killed")
+	killed, _ := os.ReadDir(kills)
+	sessions := 0
+	for _, v := range specVersions {
+		sessions += len(results["shim+kill"][v])
+	}
+	fmt.Fprintf(&report, "shim+kill: %d server processes SIGKILLed at start, for %d scenarios\n", len(killed), sessions)
+	t.Logf("conformance suite, Go SDK fixture server:\n%s", report.String())
+	if len(killed) < sessions {
+		t.Errorf("shim+kill: %d server processes killed, want one per scenario (%d)", len(killed), sessions)
 	}
 	if os.Getenv("MCP_HEAL_CONFORMANCE_REPORT") != "" {
 		os.WriteFile(os.Getenv("MCP_HEAL_CONFORMANCE_REPORT"), []byte(report.String()), 0o644)
@@ -231,61 +240,15 @@ func failedChecks(outDir, scenario string) string {
 		json.Unmarshal(b, &checks)
 		for _, c := range checks {
 			if c.Status == "FAILURE" {
-				out = append(out, fmt.Sprintf("%s: %s %s", c.ID, c.ErrorMessage, c.Details))
+				d := string(c.Details)
+				if len(d) > 300 {
+					d = d[:300] + "..."
+				}
+				out = append(out, fmt.Sprintf("%s: %s %s", c.ID, c.ErrorMessage, d))
 			}
 		}
 	}
 	return strings.Join(out, "; ")
-}
-
-// killer SIGKILLs the first server process of every shim that appears
-// under dir, as soon as the shim's state record names it.
-type killer struct {
-	dir   string
-	stopc chan struct{}
-	done  chan int
-}
-
-func startKiller(dir string) *killer {
-	k := &killer{dir: dir, stopc: make(chan struct{}), done: make(chan int, 1)}
-	go func() {
-		seen := map[int]bool{} // shim pids already handled
-		n := 0
-		for {
-			select {
-			case <-k.stopc:
-				k.done <- n
-				return
-			case <-time.After(3 * time.Millisecond):
-			}
-			ents, _ := os.ReadDir(dir)
-			for _, e := range ents {
-				pid, err := strconv.Atoi(strings.TrimSuffix(e.Name(), ".json"))
-				if err != nil || seen[pid] {
-					continue
-				}
-				b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-				if err != nil {
-					continue
-				}
-				var r state.Record
-				if json.Unmarshal(b, &r) != nil || r.ChildPID <= 0 {
-					continue
-				}
-				seen[pid] = true
-				if syscall.Kill(r.ChildPID, syscall.SIGKILL) == nil {
-					n++
-				}
-			}
-		}
-	}()
-	return k
-}
-
-// stop ends the killer and returns how many processes it killed.
-func (k *killer) stop() int {
-	close(k.stopc)
-	return <-k.done
 }
 
 // killShimChildren kills the servers of shims that are gone or going, so
