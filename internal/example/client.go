@@ -165,6 +165,8 @@ func (c *Client) forget(id []byte) {
 	c.mu.Unlock()
 }
 
+var clientInfo = map[string]any{"name": "mcp-heal-client", "version": "1"}
+
 // withVersionMeta returns a copy of params with the stateless era's
 // per-request protocol version in _meta.
 func withVersionMeta(params map[string]any) map[string]any {
@@ -178,7 +180,10 @@ func withVersionMeta(params map[string]any) map[string]any {
 			meta[k] = v
 		}
 	}
+	// 2026-07-28: every request carries what initialize used to carry.
 	meta[metaProtocolVersion] = StatelessVersion
+	meta["io.modelcontextprotocol/clientInfo"] = clientInfo
+	meta["io.modelcontextprotocol/clientCapabilities"] = map[string]any{}
 	out["_meta"] = meta
 	return out
 }
@@ -206,7 +211,7 @@ func (c *Client) Notify(method string, params any) error {
 func (c *Client) Initialize(ctx context.Context, version string) (string, error) {
 	r, err := c.Call(ctx, "server/discover", map[string]any{"_meta": map[string]any{
 		metaProtocolVersion:                          StatelessVersion,
-		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "mcp-heal-client", "version": "1"},
+		"io.modelcontextprotocol/clientInfo":         clientInfo,
 		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
 	}})
 	if err != nil {
@@ -227,7 +232,7 @@ func (c *Client) Handshake(ctx context.Context, version string) error {
 	r, err := c.Call(ctx, "initialize", map[string]any{
 		"protocolVersion": version,
 		"capabilities":    map[string]any{},
-		"clientInfo":      map[string]any{"name": "mcp-heal-client", "version": "1"},
+		"clientInfo":      clientInfo,
 	})
 	if err != nil {
 		return err

@@ -1,0 +1,119 @@
+package interop
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/example"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
+)
+
+// TestGoFixtureBothErasThroughShim opens a session with the Go SDK fixture
+// server through the shim in each protocol era (the stateless 2026-07-28
+// era negotiated by server/discover, as Claude Code 2.1.328 probes first;
+// and the initialize handshake, 2025-11-25), kills the server with SIGKILL
+// while idle and checks the next calls work on the new process. The
+// conformance suite has no 2026-07-28 scenarios; this covers that era.
+func TestGoFixtureBothErasThroughShim(t *testing.T) {
+	t.Parallel()
+	fixture := testenv.GoInstall(t, testenv.GoSDKEverything)
+	for _, era := range []string{"stateless", "handshake"} {
+		t.Run(era, func(t *testing.T) {
+			t.Parallel()
+			eraSession(t, era, shimmed(t, "fixture", fixture), "test_simple_text", nil)
+		})
+	}
+}
+
+// TestExampleServerBothErasThroughShim does the same with the built-in
+// example server, which speaks both eras too.
+func TestExampleServerBothErasThroughShim(t *testing.T) {
+	t.Parallel()
+	bin := testenv.Binary(t)
+	for _, era := range []string{"stateless", "handshake"} {
+		t.Run(era, func(t *testing.T) {
+			t.Parallel()
+			eraSession(t, era, shimmed(t, "example", bin, "example-server"), example.ToolEcho, map[string]any{"text": "hi"})
+		})
+	}
+}
+
+// eraSession runs cmd (a shim) with a client, negotiates era, calls tool,
+// kills the server and calls tool again.
+func eraSession(t *testing.T, era string, cmdline []string, tool string, args map[string]any) {
+	xdg := t.TempDir()
+	cmd := exec.Command(cmdline[0], cmdline[1:]...)
+	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+xdg)
+	cmd.Stderr = &testWriter{t: t, prefix: "shim stderr: "}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		in.Close()
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+			t.Errorf("shim did not exit within 10s of stdin closing")
+		}
+	})
+	c := example.NewClient(out, in)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	switch era {
+	case "stateless":
+		got, err := c.Initialize(ctx, "2025-11-25")
+		if err != nil || got != "stateless" {
+			t.Fatalf("server/discover through the shim: era %q, %v; want stateless", got, err)
+		}
+	default:
+		if err := c.Handshake(ctx, "2025-11-25"); err != nil {
+			t.Fatalf("initialize through the shim: %v", err)
+		}
+	}
+	if r, err := c.Call(ctx, "tools/list", nil); err != nil || r.Error != nil || !strings.Contains(string(r.Result), tool) {
+		t.Fatalf("tools/list: %v %s", err, r.Raw)
+	}
+	callOK := func(what string) {
+		t.Helper()
+		r, err := c.CallTool(ctx, tool, args)
+		if err != nil || r.Error != nil {
+			t.Fatalf("%s: %v %s", what, err, r.Raw)
+		}
+		var res struct {
+			IsError bool `json:"isError"`
+		}
+		json.Unmarshal(r.Result, &res)
+		if res.IsError {
+			t.Fatalf("%s: tool error %s", what, r.Raw)
+		}
+	}
+	callOK("first call")
+	pid := shimChild(t, xdg, cmd.Process.Pid, 0)
+	kill9(t, pid)
+	// Killed while idle, as when a server dies between two of Claude
+	// Code's calls: the next call comes after the shim has noticed. (A call
+	// written in the very instant of the kill is in flight for the shim,
+	// and these tools carry no annotations, so it would rightly get
+	// -32603; the npm tests cover calls in flight.)
+	shimChild(t, xdg, cmd.Process.Pid, pid)
+	callOK("call after kill -9")
+	callOK("second call after kill -9")
+}
