@@ -40,7 +40,7 @@ func genConfig(seed int64, nProjects int, indent string) ([]byte, []string) {
 		w.open('{')
 		for i := 0; i < nProjects; i++ {
 			key := projectKey(r, i)
-			hasServers := i%7 == 3
+			hasServers := i%25 == 3
 			if hasServers {
 				withServers = append(withServers, key)
 			}

@@ -286,8 +286,10 @@ func unwrapEntry(name string, e gjson.Result) (string, Change) {
 	orig := lastVal(lastVal(e, markerKey), "original")
 	if orig.IsObject() {
 		raw := orig.Raw
+		// Wrap put the same indent in front of every line of the original,
+		// so its last line's indent is that added indent plus the entry's.
 		cW, cO := closeIndent(e.Raw), closeIndent(raw)
-		if strings.HasPrefix(cO, cW) {
+		if strings.HasSuffix(cO, cW) {
 			raw = dedentLines(raw, len(cO)-len(cW))
 		}
 		ch.Action = ActUnwrapped
