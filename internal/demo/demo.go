@@ -450,8 +450,8 @@ func shorten(s string) string {
 		s = code + " " + s[i+3:]
 	}
 	s = strings.TrimSpace(s)
-	if len(s) > 90 {
-		s = s[:90] + "..."
+	if len(s) > 120 {
+		s = s[:120] + "..."
 	}
 	return s
 }
