@@ -29,17 +29,17 @@ type session struct {
 	work    string
 	model   *Model
 	servers map[string]any
-	plugin  string       // --plugin-dir, "" for none
+	plugin  string // --plugin-dir, "" for none
 	// userScope puts servers in ~/.claude.json (user scope, where
 	// `mcp-heal status` and `wrap` find them) instead of --mcp-config.
 	userScope  bool
-	configured bool // ~/.claude.json written with the servers
-	env     []string     // extra environment
-	args    []string     // extra claude arguments
-	pid     atomic.Int64 // the running claude process
-	mu      sync.Mutex
-	pgids   []int // process groups to kill at cleanup
-	pids    []int // processes to kill at cleanup (servers the test stopped)
+	configured bool         // ~/.claude.json written with the servers
+	env        []string     // extra environment
+	args       []string     // extra claude arguments
+	pid        atomic.Int64 // the running claude process
+	mu         sync.Mutex
+	pgids      []int // process groups to kill at cleanup
+	pids       []int // processes to kill at cleanup (servers the test stopped)
 }
 
 func newSession(t *testing.T, script ...Turn) *session {
@@ -97,18 +97,28 @@ func (s *session) writeClaudeJSON() {
 	writeJSONFile(s.t, filepath.Join(s.home, ".claude.json"), cfg)
 }
 
-// writeSettings allows every tool of the configured servers. Allow rules,
-// unlike bypass mode, work as root and raise no first-run dialog.
+// writeSettings allows every tool of the configured servers, keeping what
+// else ~/.claude/settings.json holds (`claude plugin install` enables
+// plugins there). Allow rules, unlike bypass mode, work as root and raise
+// no first-run dialog.
 func (s *session) writeSettings() {
 	var allow []string
 	for name := range s.servers {
 		allow = append(allow, "mcp__"+name)
 	}
 	sort.Strings(allow)
-	// An explicit default mode keeps interactive sessions out of "auto"
-	// mode, whose classifier would send side requests of its own.
-	settings := map[string]any{"permissions": map[string]any{"allow": allow, "defaultMode": "default", "disableAutoMode": "disable"}}
-	writeJSONFile(s.t, filepath.Join(s.home, ".claude", "settings.json"), settings)
+	path := filepath.Join(s.home, ".claude", "settings.json")
+	settings := map[string]any{}
+	if b, err := os.ReadFile(path); err == nil {
+		if err := json.Unmarshal(b, &settings); err != nil {
+			s.t.Fatalf("%s: %v", path, err)
+		}
+	}
+	// An explicit default mode and auto mode disabled keep interactive
+	// sessions from offering auto mode, whose classifier would send side
+	// requests of its own.
+	settings["permissions"] = map[string]any{"allow": allow, "defaultMode": "default", "disableAutoMode": "disable"}
+	writeJSONFile(s.t, path, settings)
 }
 
 func writeJSONFile(t *testing.T, path string, v any) {

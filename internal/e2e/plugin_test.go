@@ -1,12 +1,17 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // Scenario 7: an unwrapped stdio server dies and Claude Code's respawn
@@ -94,4 +99,157 @@ func TestScenario7RespawnFailed(t *testing.T) {
 func TestScenario7RespawnFailedInteractive(t *testing.T) {
 	t.Parallel()
 	scenarioRespawnFailed(t, hooksOnly, true)
+}
+
+// Scenario 8: `/mcp-heal doctor` and `/mcp-heal wrap --dry-run` run as
+// prompts of a -p session and their reports reach the model; the dry run
+// changes nothing.
+func TestScenario8Commands(t *testing.T) {
+	t.Parallel()
+	s := newModeSession(t, hooksOnly,
+		Turn{Text: "Here is the doctor's report."},
+		Turn{Text: "Here is what wrap would change."},
+	)
+	s.userScope = true
+	s.addExample("good", false, nil)
+	s.addExample("broken", false, nil, "--fail-starts", "1000", "--fail-file", dataFile(s, "starts"))
+	before := userServers(t, s)
+	s.driveSteps(false,
+		step{"/mcp-heal doctor", 0},
+		step{"/mcp-heal wrap --all --dry-run", 1},
+	)
+	doctor := s.model.ForTurn(0).UserText()
+	t.Logf("doctor report the model saw:\n%s", doctor)
+	for _, want := range []string{"<command-args>doctor</command-args>", "broken", "simulated start failure"} {
+		if !strings.Contains(doctor, want) {
+			t.Errorf("the doctor report the model saw lacks %q", want)
+		}
+	}
+	if strings.Contains(doctor, "not implemented") {
+		t.Errorf("doctor is not implemented; the model saw:\n%s", doctor)
+	}
+	dry := s.model.ForTurn(1).UserText()
+	t.Logf("wrap --dry-run report the model saw:\n%s", dry)
+	for _, want := range []string{"<command-args>wrap --all --dry-run</command-args>", "good", "broken", "shim"} {
+		if !strings.Contains(dry, want) {
+			t.Errorf("the wrap --dry-run report the model saw lacks %q", want)
+		}
+	}
+	if after := userServers(t, s); after != before {
+		t.Errorf("wrap --dry-run changed the user's servers:\nbefore %s\nafter  %s", before, after)
+	}
+}
+
+// userServers returns the mcpServers of ~/.claude.json as JSON.
+func userServers(t *testing.T, s *session) string {
+	t.Helper()
+	if !s.configured {
+		s.writeClaudeJSON()
+		s.configured = true
+	}
+	b, err := os.ReadFile(filepath.Join(s.home, ".claude.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		MCPServers json.RawMessage `json:"mcpServers"`
+	}
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	json.Unmarshal(cfg.MCPServers, &v)
+	out, _ := json.Marshal(v)
+	return string(out)
+}
+
+// Scenario 9: the plugin is installed from the repository as a local
+// marketplace (`claude plugin marketplace add`, `claude plugin install`) in
+// a throwaway HOME, with no MCP_HEAL_BIN: its launcher finds mcp-heal at
+// the stable path a previous install left (seeded here with the test
+// build, so that the session does not wait minutes for a cold
+// `go build -trimpath`). A session then uses its hooks: after a failed
+// respawn the PostToolUseFailure context reaches the model.
+func TestScenario9Marketplace(t *testing.T) {
+	t.Parallel()
+	var s *session
+	var failFile string
+	s = newSession(t,
+		Turn{Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "before"})}},
+		Turn{
+			Before: func() error {
+				if err := os.WriteFile(failFile, []byte("0\n"), 0o644); err != nil {
+					return err
+				}
+				p, err := signalServer(s.claudePID(), exampleMatch, syscall.SIGKILL)
+				if err == nil {
+					waitGone(p.PID, 5*time.Second)
+					time.Sleep(300 * time.Millisecond)
+				}
+				return err
+			},
+			Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "after the kill"})},
+		},
+		Turn{Text: "The ex server is down."},
+	)
+	root := testenv.ModuleRoot(t)
+	for _, args := range [][]string{
+		{"plugin", "marketplace", "add", root},
+		{"plugin", "install", "mcp-heal@mcp-heal"},
+	} {
+		cmd := exec.Command(s.claude, args...)
+		cmd.Dir = s.work
+		cmd.Env = s.environ()
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("claude %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		t.Logf("claude %s: %s", strings.Join(args, " "), strings.TrimSpace(string(out)))
+	}
+	seedStableBinary(t, s)
+	failFile = dataFile(s, "starts")
+	if err := os.WriteFile(failFile, []byte("20\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.addExample("ex", false, nil, "--fail-starts", "20", "--fail-file", failFile)
+	r := s.drive(false, "Echo through the ex server.", 2)
+	logCalls(t, s.model, ToolUseID(1, 0))
+	wantOK(t, "call before the kill", mustResult(t, s.model, 1, ToolUseID(0, 0)), "before")
+	hc := s.model.ForTurn(2).HookContext()
+	t.Logf("hook context after the failed call: %v", hc)
+	if ctx := hc["PostToolUseFailure:mcp__ex__echo"]; !strings.Contains(ctx, "/mcp reconnect ex") {
+		t.Errorf("the installed plugin's PostToolUseFailure context is %q, want the `/mcp reconnect ex` instruction", ctx)
+	}
+	wantHooksRan(t, r, "SessionStart", "PreToolUse", "PostToolUseFailure", "PostToolBatch")
+}
+
+// seedStableBinary puts the test build where the plugin launcher looks for
+// an installed mcp-heal of the plugin's version:
+// $XDG_DATA_HOME/mcp-heal/bin/mcp-heal with its .version beside it.
+func seedStableBinary(t *testing.T, s *session) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(testenv.ModuleRoot(t), ".claude-plugin", "plugin.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var manifest struct {
+		Version string `json:"version"`
+	}
+	if err := json.Unmarshal(b, &manifest); err != nil || manifest.Version == "" {
+		t.Fatalf("plugin.json has no version: %v", err)
+	}
+	dir := filepath.Join(s.home, ".local", "share", "mcp-heal", "bin")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin, err := os.ReadFile(testenv.Binary(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "mcp-heal"), bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "mcp-heal.version"), []byte(manifest.Version+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
