@@ -418,3 +418,8 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 }
+
+func reloadXDG(tb testing.TB) {
+	xdg.Reload()
+	tb.Cleanup(xdg.Reload)
+}

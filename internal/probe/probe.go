@@ -10,7 +10,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -130,7 +129,7 @@ func fail(kind, summary, hint string) Result {
 
 // reVar is a ${VAR} or ${VAR:-default} reference: the only form Claude
 // Code expands in MCP config values ($VAR and $$ stay as they are).
-var reVar = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}`)
+var reVar = lazyRegexp(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}`)
 
 // expand replaces ${VAR} and ${VAR:-default} from the environment the way
 // Claude Code expands MCP config values, and records variables that are
@@ -139,8 +138,8 @@ func expand(s string, missing map[string]bool) string {
 	if !strings.Contains(s, "${") {
 		return s
 	}
-	return reVar.ReplaceAllStringFunc(s, func(ref string) string {
-		m := reVar.FindStringSubmatch(ref)
+	return reVar().ReplaceAllStringFunc(s, func(ref string) string {
+		m := reVar().FindStringSubmatch(ref)
 		if v, ok := os.LookupEnv(m[1]); ok {
 			return v
 		}
@@ -157,14 +156,14 @@ func expand(s string, missing map[string]bool) string {
 // reEnvComplaint finds the name of an environment variable a server's
 // stderr complains about: "API_KEY is not set", "missing environment
 // variable FOO", "KeyError: 'FOO'".
-var reEnvComplaint = regexp.MustCompile(`(?:[Ee]nv(?:ironment)?(?: [Vv]ariable)?s?\b[^A-Z\n]{0,20}\b([A-Z][A-Z0-9_]{2,})\b|\b([A-Z][A-Z0-9_]{2,})\b[^\n]{0,30}?\b(?:is (?:not set|missing|required|undefined|empty)|not set|missing|required|must be set|undefined)|KeyError: '([A-Z][A-Z0-9_]{2,})')`)
+var reEnvComplaint = lazyRegexp(`(?:[Ee]nv(?:ironment)?(?: [Vv]ariable)?s?\b[^A-Z\n]{0,20}\b([A-Z][A-Z0-9_]{2,})\b|\b([A-Z][A-Z0-9_]{2,})\b[^\n]{0,30}?\b(?:is (?:not set|missing|required|undefined|empty)|not set|missing|required|must be set|undefined)|KeyError: '([A-Z][A-Z0-9_]{2,})')`)
 
 // notVars are upper-case words stderr lines use that are not variables.
 var notVars = map[string]bool{"MCP": true, "JSON": true, "HTTP": true, "HTTPS": true, "URL": true, "ERROR": true, "ERR": true, "WARN": true, "WARNING": true, "INFO": true, "DEBUG": true, "FATAL": true, "PANIC": true, "API": true}
 
 func envComplaint(lines []string, env map[string]string) string {
 	for i := len(lines) - 1; i >= 0; i-- {
-		m := reEnvComplaint.FindStringSubmatch(lines[i])
+		m := reEnvComplaint().FindStringSubmatch(lines[i])
 		if m == nil {
 			continue
 		}
