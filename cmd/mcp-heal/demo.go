@@ -14,7 +14,7 @@ server behind 'mcp-heal shim', drives a burst of tool calls at it, and kills
 the server in the middle of each burst three ways (SIGKILL, a hang, a crash
 loop that recovers). The same script is run against the server directly, and
 the report puts both side by side: calls answered, failed, lost (never
-answered), re-sent, and how long recovery took. Takes about 20 seconds.
+answered), re-sent, and how long recovery took. Takes about 10 seconds.
 `
 
 func runDemo(ctx context.Context, env *Env, args []string) error {

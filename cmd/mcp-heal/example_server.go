@@ -46,6 +46,14 @@ func runExampleServer(ctx context.Context, env *Env, args []string) error {
 	if fs.NArg() > 0 {
 		return &usageError{msg: fmt.Sprintf("unexpected argument %q", fs.Arg(0)), hint: "run 'mcp-heal example-server --help'"}
 	}
+	switch o.Era {
+	case example.EraBoth, example.EraHandshake, example.EraStateless:
+	default:
+		return &usageError{msg: fmt.Sprintf("unknown --era %q", o.Era), hint: "use both, handshake or stateless"}
+	}
+	if o.FailStarts > 0 && o.FailFile == "" {
+		return &usageError{msg: "--fail-starts needs --fail-file", hint: "the file counts starts across processes"}
+	}
 	err := example.Run(ctx, o, env.Stdin, env.Stdout, env.Stderr)
 	var ee *example.ExitError
 	if errors.As(err, &ee) {
