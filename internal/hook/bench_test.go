@@ -57,7 +57,7 @@ func timeExec(tb testing.TB, env []string, stdin []byte, name string, args ...st
 		tb.Fatalf("%s: %v", name, err)
 	}
 	d := time.Since(start)
-	if out.Len() != 0 {
+	if out.Len() != 0 && name != testenv.Binary(tb) || len(args) > 0 && args[0] == "hook" && out.Len() != 0 {
 		tb.Fatalf("%s printed %q on the healthy path", name, out.String())
 	}
 	return d
@@ -69,45 +69,58 @@ func median(d []time.Duration) time.Duration {
 	return s[len(s)/2]
 }
 
-// measure runs the whole `mcp-heal hook PreToolUse` process and /bin/true
-// alternately n times and returns both medians.
-func measure(tb testing.TB, n int) (hookMedian, trueMedian time.Duration) {
+// timings are medians of whole-process runs, fork to exit.
+type timings struct {
+	hook, version, true_ time.Duration
+}
+
+// measure runs `mcp-heal hook PreToolUse` on the healthy path, `mcp-heal
+// version` (the same binary doing nothing: its start-up cost) and
+// /bin/true, interleaved, n times each.
+func measure(tb testing.TB, n int) timings {
 	bin := testenv.Binary(tb)
 	w, payload := healthyWorld(tb)
 	env := w.env()
-	var hk, tr []time.Duration
+	var hk, ver, tr []time.Duration
 	for i := 0; i < n; i++ {
 		hk = append(hk, timeExec(tb, env, payload, bin, "hook", "PreToolUse"))
+		ver = append(ver, timeExec(tb, env, payload, bin, "version"))
 		tr = append(tr, timeExec(tb, env, payload, "/bin/true"))
 	}
-	return median(hk), median(tr)
+	return timings{median(hk), median(ver), median(tr)}
 }
 
 // BenchmarkPreToolUseVsTrue measures the PreToolUse healthy path as Claude
-// Code pays for it, a whole process from fork to exit, next to /bin/true:
+// Code pays for it, a whole process from fork to exit, next to /bin/true
+// and to the binary's bare start-up (mcp-heal version):
 //
 //	go test -run XXX -bench PreToolUse ./internal/hook
 func BenchmarkPreToolUseVsTrue(b *testing.B) {
 	n := 0
-	var hk, tr time.Duration
 	for b.Loop() {
 		n++
 	}
-	hk, tr = measure(b, max(n, 50))
-	b.ReportMetric(float64(hk.Microseconds())/1000, "hook-median-ms")
-	b.ReportMetric(float64(tr.Microseconds())/1000, "true-median-ms")
-	b.ReportMetric(float64(hk)/float64(tr), "ratio")
-	fmt.Printf("PreToolUse healthy path: median %s; /bin/true: median %s; ratio %.1f\n", hk, tr, float64(hk)/float64(tr))
+	m := measure(b, max(n, 50))
+	b.ReportMetric(ms(m.hook), "hook-median-ms")
+	b.ReportMetric(ms(m.version), "version-median-ms")
+	b.ReportMetric(ms(m.true_), "true-median-ms")
+	b.ReportMetric(float64(m.hook)/float64(m.true_), "ratio-to-true")
+	fmt.Printf("PreToolUse healthy path: median %s; mcp-heal version: %s; /bin/true: %s; hook/true ratio %.1f\n",
+		m.hook.Round(time.Microsecond), m.version.Round(time.Microsecond), m.true_.Round(time.Microsecond), float64(m.hook)/float64(m.true_))
 }
 
-// TestPreToolUseHealthyPathFast holds the healthy path to its budget: a
-// median of at most 3 ms for the whole process.
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// TestPreToolUseHealthyPathFast keeps the healthy path's own work small:
+// the whole process may cost at most 1 ms more than the same binary doing
+// nothing (a config discovery or a probe on this path would break it).
+// The absolute figure (budget: median <= 3 ms on an idle machine) is
+// logged here and recorded in the README; asserting it under a loaded test
+// run would only measure the load.
 func TestPreToolUseHealthyPathFast(t *testing.T) {
-	hk, tr := measure(t, 41)
-	t.Logf("PreToolUse healthy path: median %s; /bin/true: median %s", hk, tr)
-	// The budget is for the hook; a loaded machine slows /bin/true too,
-	// so allow what the machine's own process start costs on top.
-	if budget := 3*time.Millisecond + max(0, tr-time.Millisecond); hk > budget {
-		t.Fatalf("PreToolUse healthy path: median %s, want <= %s (/bin/true: %s)", hk, budget, tr)
+	m := measure(t, 41)
+	t.Logf("PreToolUse healthy path: median %s; mcp-heal version: %s; /bin/true: %s", m.hook, m.version, m.true_)
+	if m.hook > m.version+time.Millisecond {
+		t.Fatalf("PreToolUse healthy path: median %s, want <= %s (mcp-heal version's %s + 1ms)", m.hook, m.version+time.Millisecond, m.version)
 	}
 }
