@@ -309,20 +309,33 @@ func transportOf(typ, command, url string) string {
 }
 
 // approval returns whether Claude Code would load a project (.mcp.json)
-// server: approved by name or by enableAllProjectMcpServers in
-// ~/.claude.json's project entry or a settings file, rejected by name.
+// server. Measured with Claude Code 2.1.328: a name in
+// "disabledMcpjsonServers" (the project's entry in ~/.claude.json or a
+// settings file, where Claude Code migrates these lists) is rejected;
+// it is approved when the folder's trust dialog was accepted
+// ("hasTrustDialogAccepted" in the project's entry, or a parent's) and it is
+// in "enabledMcpjsonServers" or "enableAllProjectMcpServers" is set;
+// pending otherwise.
 func (o Options) approval(read func(string) ([]byte, bool)) func(string) string {
-	type src struct {
-		data []byte
-		path []string
-	}
-	var srcs []src
+	var objs []gjson.Result
+	trusted := false
 	if data, ok := read(o.GlobalConfigPath()); ok {
+		projects := lastVal(root(data), "projects")
 		for _, k := range o.ProjectKeys() {
-			if _, ok := at(data, []string{"projects", k}); ok {
-				srcs = append(srcs, src{data, []string{"projects", k}})
+			if p, ok := lastMember(projects, k); ok {
+				objs = append(objs, p.val)
 				break
 			}
+		}
+		for d := o.projectDir(); ; {
+			if lastVal(lastVal(projects, d), "hasTrustDialogAccepted").Bool() {
+				trusted = true
+			}
+			p := filepath.Dir(d)
+			if p == d {
+				break
+			}
+			d = p
 		}
 	}
 	var files []string
@@ -331,30 +344,31 @@ func (o Options) approval(read func(string) ([]byte, bool)) func(string) string 
 	}
 	for _, f := range append(files, filepath.Join(o.configDir(), "settings.json")) {
 		if data, ok := read(f); ok {
-			srcs = append(srcs, src{data, nil})
+			objs = append(objs, root(data))
 		}
 	}
 	return func(name string) string {
-		approved := false
-		for _, s := range srcs {
-			obj, ok := at(s.data, s.path)
-			if !ok {
-				continue
-			}
+		for _, obj := range objs {
 			dis, _ := stringArray(lastVal(obj, "disabledMcpjsonServers"))
 			for _, d := range dis {
 				if d == name {
 					return "rejected"
 				}
 			}
-			en, _ := stringArray(lastVal(obj, "enabledMcpjsonServers"))
-			for _, d := range en {
-				approved = approved || d == name
-			}
-			approved = approved || lastVal(obj, "enableAllProjectMcpServers").Bool()
 		}
-		if approved {
-			return "approved"
+		if !trusted {
+			return "pending"
+		}
+		for _, obj := range objs {
+			if lastVal(obj, "enableAllProjectMcpServers").Bool() {
+				return "approved"
+			}
+			en, _ := stringArray(lastVal(obj, "enabledMcpjsonServers"))
+			for _, e := range en {
+				if e == name {
+					return "approved"
+				}
+			}
 		}
 		return "pending"
 	}

@@ -38,6 +38,7 @@ func fixture(t *testing.T) (home, repo string) {
         "shared": {"command": "local-shared"},
         "wrapped": {"command": "/x/mcp-heal", "args": ["shim", "--name", "wrapped", "--", "real", "-v"], "mcpHeal": {"original": {"command": "real", "args": ["-v"]}}}
       },
+      "hasTrustDialogAccepted": true,
       "enabledMcpjsonServers": ["proj"],
       "disabledMcpjsonServers": ["nope"]
     }
@@ -134,6 +135,23 @@ func TestDiscoverReportsBrokenFileAndKeepsTheRest(t *testing.T) {
 	}
 	if len(servers) < 5 {
 		t.Fatalf("got %d servers, want the other files' servers", len(servers))
+	}
+}
+
+func TestDiscoverProjectServersPendingUntilTrusted(t *testing.T) {
+	home, repo := fixture(t)
+	write(t, filepath.Join(home, ".claude.json"), `{"projects": {"`+repo+`": {"hasTrustDialogAccepted": false}}}`)
+	write(t, filepath.Join(repo, ".claude", "settings.local.json"), `{"enableAllProjectMcpServers": true, "disabledMcpjsonServers": ["nope"]}`)
+	servers, _ := Discover(Options{Home: home, ProjectDir: repo})
+	got := map[string]string{}
+	for _, s := range servers {
+		if s.Scope == ScopeProject {
+			got[s.Name] = s.Approval
+		}
+	}
+	want := map[string]string{"proj": "pending", "shared": "pending", "nope": "rejected", "parent": "pending"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
 	}
 }
 
