@@ -43,8 +43,10 @@ func TestExampleServerBothErasThroughShim(t *testing.T) {
 	}
 }
 
-// eraSession runs cmd (a shim) with a client, negotiates era, calls tool,
-// kills the server and calls tool again.
+// eraSession runs cmd (a shim) with a client, opens the session in era
+// ("stateless": server/discover answered; "handshake": initialize only;
+// "probe": server/discover refused, then initialize), calls tool, kills the
+// server and calls tool again.
 func eraSession(t *testing.T, era string, cmdline []string, tool string, args map[string]any) {
 	xdg := t.TempDir()
 	cmd := exec.Command(cmdline[0], cmdline[1:]...)
@@ -83,6 +85,11 @@ func eraSession(t *testing.T, era string, cmdline []string, tool string, args ma
 		if err != nil || got != "stateless" {
 			t.Fatalf("server/discover through the shim: era %q, %v; want stateless", got, err)
 		}
+	case "probe":
+		got, err := c.Initialize(ctx, "2025-11-25")
+		if err != nil || got != "handshake" {
+			t.Fatalf("server/discover probe, then initialize, through the shim: era %q, %v; want handshake", got, err)
+		}
 	default:
 		if err := c.Handshake(ctx, "2025-11-25"); err != nil {
 			t.Fatalf("initialize through the shim: %v", err)
@@ -116,4 +123,14 @@ func eraSession(t *testing.T, era string, cmdline []string, tool string, args ma
 	shimChild(t, xdg, cmd.Process.Pid, pid)
 	callOK("call after kill -9")
 	callOK("second call after kill -9")
+}
+
+// TestEverythingProbeFallbackThroughShim opens the session the way Claude
+// Code 2.1.328 does (server/discover, then initialize 2025-11-25 on the
+// same process when that fails) against server-everything, which predates
+// the stateless era, and survives a kill.
+func TestEverythingProbeFallbackThroughShim(t *testing.T) {
+	t.Parallel()
+	everything := testenv.NPMBin(t, "mcp-server-everything", npmClientPkgs...)
+	eraSession(t, "probe", shimmed(t, "everything", everything), "echo", map[string]any{"message": "hi"})
 }
