@@ -2,10 +2,139 @@ package main
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/doctor"
+	"github.com/mcp-heal/mcp-heal/internal/probe"
 )
 
-// runDoctor is a placeholder until its owner lands it.
+const doctorHelp = `Probe MCP servers for real and explain what is wrong: start each server's
+command (or POST initialize to its URL) with a timeout, complete the MCP
+handshake, list its tools, and check its shims and recent incidents.
+Without a name, every server Claude Code would load for this project.
+Exits 1 when a server has an error.`
+
+// checkFlags are doctor's and heal's flags.
+type checkFlags struct {
+	cfgFlags
+	json    bool
+	timeout time.Duration
+}
+
+func (f *checkFlags) register(env *Env, name string, args []string, synopsis, help string) ([]string, error) {
+	fs := newFlags(name)
+	fs.BoolVar(&f.json, "json", false, "print JSON instead of the report")
+	fs.DurationVar(&f.timeout, "timeout", probe.DefaultTimeout, "how long each server gets to start and answer")
+	fs.StringVar(&f.project, "project", "", "the project `DIR` (default: $CLAUDE_PROJECT_DIR, else the current directory)")
+	if err := parseFlags(env, fs, synopsis, help, args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 1 {
+		return nil, &usageError{msg: "give at most one server name", hint: "run 'mcp-heal " + name + " --help'"}
+	}
+	return fs.Args(), nil
+}
+
+// pickServers returns the servers to check: the one named, or all that
+// Claude Code loads (not shadowed). A config file that cannot be read is
+// reported on stderr; the other files' servers are still checked.
+func pickServers(env *Env, o claudecfg.Options, names []string) ([]claudecfg.Server, error) {
+	all, err := claudecfg.Discover(o)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "mcp-heal: warning: %v\n", err)
+	}
+	servers := doctor.Sorted(all)
+	if len(names) == 0 {
+		if len(servers) == 0 {
+			return nil, &usageError{msg: "no MCP servers are configured for " + o.ProjectDir, hint: "add one with 'claude mcp add', or pass --project DIR"}
+		}
+		return servers, nil
+	}
+	var known []string
+	for _, s := range servers {
+		if s.Name == names[0] || s.Key == names[0] {
+			return []claudecfg.Server{s}, nil
+		}
+		known = append(known, s.Name)
+	}
+	hint := "this project has no MCP servers"
+	if len(known) > 0 {
+		hint = "known servers: " + strings.Join(known, ", ")
+	}
+	return nil, &usageError{msg: fmt.Sprintf("no MCP server named %q for %s", names[0], o.ProjectDir), hint: hint}
+}
+
 func runDoctor(ctx context.Context, env *Env, args []string) error {
-	return errors.New("not implemented yet")
+	var f checkFlags
+	names, err := f.register(env, "doctor", args, "doctor [flags] [server]", doctorHelp)
+	if err != nil {
+		return err
+	}
+	o, err := f.options(env)
+	if err != nil {
+		return err
+	}
+	servers, err := pickServers(env, o, names)
+	if err != nil {
+		return err
+	}
+	reports := doctor.New(o.ProjectDir, f.timeout).Check(ctx, servers)
+	if f.json {
+		writeJSON(env.Stdout, reports)
+	} else {
+		printReports(env.Stdout, reports)
+	}
+	for _, r := range reports {
+		if r.Worst() == doctor.Error {
+			return &exitError{code: 1}
+		}
+	}
+	return nil
+}
+
+func writeJSON(w io.Writer, v any) {
+	b, _ := json.MarshalIndent(v, "", "  ")
+	fmt.Fprintf(w, "%s\n", b)
+}
+
+var marks = map[doctor.Severity]string{doctor.OK: "ok   ", doctor.Warn: "warn ", doctor.Error: "ERROR"}
+
+// printReports prints one block per server: a heading, then one line per
+// finding with its hint and detail indented below.
+func printReports(w io.Writer, reports []*doctor.Report) {
+	for i, r := range reports {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		s := r.Server
+		wrapped := "not wrapped"
+		if s.Wrapped {
+			wrapped = "wrapped"
+		}
+		what := s.URL
+		if what == "" {
+			what = strings.TrimSpace(s.Command + " " + strings.Join(s.Args, " "))
+		}
+		fmt.Fprintf(w, "%s  (%s scope, %s, %s)\n  %s\n", s.Name, s.Scope, s.Transport, wrapped, what)
+		for _, f := range r.Findings {
+			fmt.Fprintf(w, "  %s %s\n", marks[f.Severity], f.Message)
+			for _, d := range f.Detail {
+				fmt.Fprintf(w, "          | %s\n", d)
+			}
+			if f.Hint != "" {
+				fmt.Fprintf(w, "          hint: %s\n", f.Hint)
+			}
+		}
+		for _, a := range r.Actions {
+			fmt.Fprintf(w, "  done  %s\n", a)
+		}
+		if r.Next != "" {
+			fmt.Fprintf(w, "  next  %s\n", r.Next)
+		}
+	}
 }

@@ -2,10 +2,58 @@ package main
 
 import (
 	"context"
-	"errors"
+	"fmt"
+
+	"github.com/mcp-heal/mcp-heal/internal/doctor"
 )
 
-// runHeal is a placeholder until its owner lands it.
+const healHelp = `Fix what can be fixed now and say what you must do in Claude Code. Every
+server (or the one named) is probed; a wrapped server whose shim gave up
+after a crash loop (or is stuck restarting) is restarted once its command
+works again. For servers Claude Code itself gave up on, heal names the
+command to run in Claude Code: /mcp reconnect <name>.
+Exits 1 when a server is still broken.`
+
 func runHeal(ctx context.Context, env *Env, args []string) error {
-	return errors.New("not implemented yet")
+	var f checkFlags
+	names, err := f.register(env, "heal", args, "heal [flags] [server]", healHelp)
+	if err != nil {
+		return err
+	}
+	o, err := f.options(env)
+	if err != nil {
+		return err
+	}
+	servers, err := pickServers(env, o, names)
+	if err != nil {
+		return err
+	}
+	d := doctor.New(o.ProjectDir, f.timeout)
+	reports := d.Check(ctx, servers)
+	d.Heal(ctx, reports)
+	if f.json {
+		writeJSON(env.Stdout, reports)
+	} else {
+		printReports(env.Stdout, reports)
+		var todo []string
+		for _, r := range reports {
+			if r.Next != "" && !r.Healed() {
+				todo = append(todo, fmt.Sprintf("  %s: %s", r.Server.Name, r.Next))
+			}
+		}
+		if len(todo) > 0 {
+			fmt.Fprintln(env.Stdout, "\nStill to do:")
+			for _, t := range todo {
+				fmt.Fprintln(env.Stdout, t)
+			}
+		} else {
+			fmt.Fprintln(env.Stdout, "\nNothing left to do.")
+		}
+	}
+	for _, r := range reports {
+		if r.Probe != nil && !r.Probe.OK {
+			return &exitError{code: 1}
+		}
+	}
+	return nil
 }

@@ -128,3 +128,8 @@ func deadForSession(c Class) bool {
 	}
 	return false
 }
+
+// NeedsReconnect says whether an incident of class c leaves the server
+// unusable for the rest of the Claude Code session until the user runs
+// `/mcp reconnect <name>` (Claude Code never retries it by itself).
+func NeedsReconnect(c string) bool { return deadForSession(Class(c)) }

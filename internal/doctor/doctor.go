@@ -1,0 +1,237 @@
+// Package doctor checks configured MCP servers for real (a probe of each
+// command or URL, the state of its shims, recent incidents) and turns what
+// it finds into findings with a severity and a hint; Heal then fixes what
+// can be fixed from outside Claude Code (restarting a failed shim's child
+// with SIGHUP) and says what the user must still do inside it.
+package doctor
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/hook"
+	"github.com/mcp-heal/mcp-heal/internal/probe"
+	"github.com/mcp-heal/mcp-heal/internal/state"
+)
+
+// Severity of a finding.
+type Severity string
+
+const (
+	OK    Severity = "ok"
+	Warn  Severity = "warn"
+	Error Severity = "error"
+)
+
+// Finding is one thing doctor learned about a server.
+type Finding struct {
+	Severity Severity `json:"severity"`
+	Message  string   `json:"message"`
+	Hint     string   `json:"hint,omitempty"`
+	Detail   []string `json:"detail,omitempty"` // e.g. the server's last stderr lines
+}
+
+// Report is what doctor (and heal) found and did for one server.
+type Report struct {
+	Server    claudecfg.Server `json:"server"`
+	Probe     *probe.Result    `json:"probe,omitempty"`
+	Shims     []*state.Record  `json:"shims,omitempty"`
+	Incidents []state.Incident `json:"incidents,omitempty"` // open ones, newest last
+	Findings  []Finding        `json:"findings"`
+	Actions   []string         `json:"actions,omitempty"` // what heal did
+	// Next is what the user must do in Claude Code, if anything.
+	Next string `json:"next,omitempty"`
+}
+
+// Worst is the highest severity among the findings.
+func (r *Report) Worst() Severity {
+	w := OK
+	for _, f := range r.Findings {
+		if f.Severity == Error {
+			return Error
+		}
+		if f.Severity == Warn {
+			w = Warn
+		}
+	}
+	return w
+}
+
+// Doctor holds the outside world doctor uses; New fills in the real one.
+type Doctor struct {
+	Probe   func(ctx context.Context, s claudecfg.Server, dir string) probe.Result
+	Signal  func(pid int, sig syscall.Signal) error
+	Now     func() time.Time
+	Timeout time.Duration // per probe
+	Dir     string        // the project directory servers start in
+	// Parallel bounds concurrent probes (each may spawn a server).
+	Parallel int
+}
+
+// New returns a Doctor for the project in dir.
+func New(dir string, timeout time.Duration) *Doctor {
+	d := &Doctor{Signal: syscall.Kill, Now: time.Now, Timeout: timeout, Dir: dir, Parallel: 4}
+	d.Probe = func(ctx context.Context, s claudecfg.Server, dir string) probe.Result {
+		return probe.Run(ctx, probe.FromServer(s, dir), d.Timeout)
+	}
+	return d
+}
+
+// incidentWindow is how far back doctor looks for incidents.
+const incidentWindow = 24 * time.Hour
+
+// Check probes every server (in parallel, bounded) and reports on each, in
+// the order given.
+func (d *Doctor) Check(ctx context.Context, servers []claudecfg.Server) []*Report {
+	recs, _ := state.List()
+	incidents, _ := state.Incidents("", 0)
+	out := make([]*Report, len(servers))
+	sem := make(chan struct{}, max(1, d.Parallel))
+	var wg sync.WaitGroup
+	for i, s := range servers {
+		r := &Report{Server: s}
+		out[i] = r
+		for _, rec := range recs {
+			if rec.Server == s.Name {
+				r.Shims = append(r.Shims, rec)
+			}
+		}
+		r.Incidents = d.open(incidents, s.Name)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			res := d.Probe(ctx, s, d.Dir)
+			r.Probe = &res
+		}()
+	}
+	wg.Wait()
+	for _, r := range out {
+		d.judge(r)
+	}
+	return out
+}
+
+// open returns server's incidents since its last OK, within the window.
+func (d *Doctor) open(all []state.Incident, server string) []state.Incident {
+	var out []state.Incident
+	for _, in := range all {
+		if in.Server != server {
+			continue
+		}
+		if in.Class == string(hook.OK) {
+			out = nil
+			continue
+		}
+		if d.Now().Sub(in.Time) <= incidentWindow {
+			out = append(out, in)
+		}
+	}
+	if len(out) > 5 {
+		out = out[len(out)-5:]
+	}
+	return out
+}
+
+// judge turns what was gathered into findings.
+func (d *Doctor) judge(r *Report) {
+	s, p := r.Server, r.Probe
+	add := func(sev Severity, msg, hint string, detail ...string) {
+		r.Findings = append(r.Findings, Finding{Severity: sev, Message: msg, Hint: hint, Detail: detail})
+	}
+	switch {
+	case p.OK:
+		who := p.ServerName
+		if p.ServerVersion != "" {
+			who += " " + p.ServerVersion
+		}
+		add(OK, fmt.Sprintf("answers: %s, %d tools, protocol %s (%s)", who, len(p.Tools), p.ProtocolVersion, p.Elapsed.Round(time.Millisecond)), "")
+		for _, w := range p.Warnings {
+			add(Warn, w, "")
+		}
+	case p.Problem != nil:
+		add(Error, p.Problem.Summary, p.Problem.Hint, p.Problem.Stderr...)
+	}
+	if s.Approval == "pending" || s.Approval == "rejected" {
+		add(Warn, fmt.Sprintf("this project server is %s in Claude Code, which loads only approved .mcp.json servers", s.Approval), "approve it when Claude Code asks, or with /mcp")
+	}
+	if !s.Wrapped && s.Scope != claudecfg.ScopePlugin {
+		add(Warn, "not protected: Claude Code runs it directly, so a crash or hang breaks it for the rest of the session", "mcp-heal wrap "+s.Name)
+	}
+	for _, rec := range r.Shims {
+		switch rec.State {
+		case state.Failed:
+			add(Error, fmt.Sprintf("shim %d (session %s): crash loop, no longer restarting (%s)", rec.ShimPID, short(rec.Session), summary(rec)), "fix the cause above, then: mcp-heal heal "+s.Name)
+		case state.Restarting, state.Backoff:
+			add(Warn, fmt.Sprintf("shim %d (session %s): %s after %d restarts (%s)", rec.ShimPID, short(rec.Session), rec.State, rec.Restarts, summary(rec)), "")
+		}
+	}
+	for _, in := range r.Incidents {
+		msg := fmt.Sprintf("%s: Claude Code reported %s", in.Time.Local().Format("Jan 2 15:04:05"), in.Class)
+		if in.Action != "" && in.Action != "none" {
+			msg += "; the hook " + actionWords(in.Action)
+		}
+		hint := ""
+		if hook.NeedsReconnect(in.Class) {
+			hint = "in Claude Code: /mcp reconnect " + s.Name
+		}
+		add(Warn, msg, hint)
+	}
+}
+
+func actionWords(a string) string {
+	switch a {
+	case hook.ActSighup:
+		return "restarted it through its shim"
+	case hook.ActKilledHung:
+		return "stopped the hung process"
+	case hook.ActProbedOK:
+		return "found its command working"
+	case hook.ActProbedFail:
+		return "found its command failing"
+	}
+	return a
+}
+
+func short(session string) string {
+	if len(session) > 8 {
+		return session[:8]
+	}
+	if session == "" {
+		return "?"
+	}
+	return session
+}
+
+// summary says how a shim's child last ended.
+func summary(r *state.Record) string {
+	switch {
+	case r.LastExit != nil && r.LastExit.Reason != "":
+		return r.LastExit.Reason
+	case r.LastExit != nil && r.LastExit.Code != nil:
+		return fmt.Sprintf("exited with code %d", *r.LastExit.Code)
+	case r.LastExit != nil && r.LastExit.Signal != "":
+		return "killed by " + r.LastExit.Signal
+	case r.LastError != "":
+		return r.LastError
+	}
+	return "no exit recorded"
+}
+
+// Sorted returns servers sorted by name, without shadowed entries.
+func Sorted(servers []claudecfg.Server) []claudecfg.Server {
+	var out []claudecfg.Server
+	for _, s := range servers {
+		if !s.Shadowed {
+			out = append(out, s)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}

@@ -1,0 +1,73 @@
+package doctor
+
+import (
+	"context"
+	"fmt"
+	"syscall"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/hook"
+	"github.com/mcp-heal/mcp-heal/internal/state"
+)
+
+// stuckAfter is how long a shim may stay restarting or in backoff before
+// heal treats it as hung.
+const stuckAfter = 2 * time.Minute
+
+// Heal checks the servers, then fixes what can be fixed now: a shim whose
+// child crash-looped (failed) or is stuck restarting is told to restart it
+// (SIGHUP) once the server's command works again. It fills in each
+// report's Actions and Next (what the user must do in Claude Code).
+func (d *Doctor) Heal(ctx context.Context, reports []*Report) {
+	for _, r := range reports {
+		d.heal(r)
+	}
+}
+
+func (d *Doctor) heal(r *Report) {
+	name := r.Server.Name
+	works := r.Probe != nil && r.Probe.OK
+	healed := false
+	for _, rec := range r.Shims {
+		stuck := (rec.State == state.Restarting || rec.State == state.Backoff) && d.Now().Sub(rec.Updated) > stuckAfter
+		if rec.State != state.Failed && !stuck {
+			continue
+		}
+		if !works {
+			r.Actions = append(r.Actions, fmt.Sprintf("left shim %d alone: the server's command still fails", rec.ShimPID))
+			continue
+		}
+		if err := d.Signal(rec.ShimPID, syscall.SIGHUP); err != nil {
+			r.Actions = append(r.Actions, fmt.Sprintf("could not signal shim %d: %v", rec.ShimPID, err))
+			continue
+		}
+		healed = true
+		r.Actions = append(r.Actions, fmt.Sprintf("restarted the server under shim %d (session %s)", rec.ShimPID, short(rec.Session)))
+		_ = state.AppendIncident(state.Incident{Session: rec.Session, Server: name, Event: "heal", Class: string(hook.ShimFailed), Error: summary(rec), Action: hook.ActSighup})
+	}
+	reconnect := false
+	for _, in := range r.Incidents {
+		if hook.NeedsReconnect(in.Class) {
+			reconnect = true
+		}
+	}
+	switch {
+	case !works && r.Probe != nil && r.Probe.Problem != nil:
+		r.Next = fmt.Sprintf("fix %s first: %s", name, r.Probe.Problem.Hint)
+		if reconnect || !r.Server.Wrapped {
+			r.Next += fmt.Sprintf("; then, in Claude Code: /mcp reconnect %s", name)
+		}
+	case reconnect && !healed:
+		r.Next = fmt.Sprintf("in Claude Code, run /mcp reconnect %s: Claude Code gave up on it for this session and will not retry by itself", name)
+	case healed:
+		r.Next = nextNothing
+	}
+}
+
+// Healed reports whether heal restarted something and nothing is left
+// for the user.
+func (r *Report) Healed() bool {
+	return r.Next == nextNothing
+}
+
+const nextNothing = "nothing: the shim keeps Claude Code's connection, so the next call reaches the restarted server"
