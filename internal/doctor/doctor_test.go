@@ -1,0 +1,147 @@
+package doctor_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/adrg/xdg"
+
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/doctor"
+	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
+)
+
+func useState(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	xdg.Reload()
+	t.Cleanup(xdg.Reload)
+}
+
+// fakeShim is a real process standing in for a shim; it counts SIGHUPs.
+func fakeShim(t *testing.T) (int, func() int) {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "hups")
+	cmd := exec.Command("sh", "-c", `trap 'echo hup >> "$0"' HUP; while :; do sleep 0.05; done`, f)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	time.Sleep(100 * time.Millisecond)
+	return cmd.Process.Pid, func() int {
+		b, _ := os.ReadFile(f)
+		return bytes.Count(b, []byte("hup"))
+	}
+}
+
+func TestCheck(t *testing.T) {
+	useState(t)
+	bin := testenv.Binary(t)
+	servers := []claudecfg.Server{
+		{Name: "good", Scope: claudecfg.ScopeUser, Transport: "stdio", Command: bin, Args: []string{"example-server"}, Wrapped: true},
+		{Name: "missing", Scope: claudecfg.ScopeUser, Transport: "stdio", Command: "mcp-heal-no-such-server"},
+		{Name: "exits", Scope: claudecfg.ScopeProject, Transport: "stdio", Command: "sh", Args: []string{"-c", "echo 'fatal: bad config' >&2; exit 3"}, Approval: "pending"},
+		{Name: "junk", Scope: claudecfg.ScopeUser, Transport: "stdio", Command: "sh", Args: []string{"-c", "echo 'listening...'; sleep 30"}},
+		{Name: "hangs", Scope: claudecfg.ScopeUser, Transport: "stdio", Command: "sleep", Args: []string{"30"}},
+		{Name: "plugin:x:y", Scope: claudecfg.ScopePlugin, Transport: "http", URL: "http://127.0.0.1:1/mcp"},
+	}
+	d := doctor.New(t.TempDir(), 2*time.Second)
+	reports := d.Check(context.Background(), servers)
+	want := []struct {
+		worst doctor.Severity
+		has   []string
+	}{
+		{doctor.OK, []string{"answers: mcp-heal-example"}},
+		{doctor.Error, []string{"command not found: mcp-heal-no-such-server", "not protected"}},
+		{doctor.Error, []string{"exited with code 3 before answering initialize: fatal: bad config", "pending"}},
+		{doctor.Error, []string{`non-JSON to stdout: "listening..."`}},
+		{doctor.Error, []string{"no answer to initialize within 2s"}},
+		{doctor.Error, []string{"connection refused"}},
+	}
+	for i, r := range reports {
+		var msgs []string
+		for _, f := range r.Findings {
+			msgs = append(msgs, f.Message)
+		}
+		all := strings.Join(msgs, "\n")
+		if r.Worst() != want[i].worst {
+			t.Errorf("%s: worst %s, want %s\n%s", r.Server.Name, r.Worst(), want[i].worst, all)
+		}
+		for _, s := range want[i].has {
+			if !strings.Contains(all, s) {
+				t.Errorf("%s: findings lack %q:\n%s", r.Server.Name, s, all)
+			}
+		}
+		if r.Server.Scope == claudecfg.ScopePlugin && strings.Contains(all, "not protected") {
+			t.Errorf("plugin server told to wrap itself")
+		}
+	}
+}
+
+func TestHeal(t *testing.T) {
+	bin := testenv.Binary(t)
+	good := claudecfg.Server{Name: "tiny", Scope: claudecfg.ScopeUser, Transport: "stdio", Command: bin, Args: []string{"example-server"}, Wrapped: true}
+	bad := good
+	bad.Command, bad.Args = "mcp-heal-no-such-server", nil
+	code := 1
+	t.Run("failed shim, command works", func(t *testing.T) {
+		useState(t)
+		pid, hups := fakeShim(t)
+		state.Write(&state.Record{Server: "tiny", Session: "s1", ShimPID: pid, Mode: state.ModeStdio, State: state.Failed, LastExit: &state.Exit{Code: &code}})
+		d := doctor.New(t.TempDir(), 5*time.Second)
+		reports := d.Check(context.Background(), []claudecfg.Server{good})
+		d.Heal(context.Background(), reports)
+		r := reports[0]
+		if len(r.Actions) != 1 || !strings.Contains(r.Actions[0], "restarted the server under shim") || !r.Healed() {
+			t.Fatalf("got actions %q next %q", r.Actions, r.Next)
+		}
+		for i := 0; i < 100 && hups() == 0; i++ {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if hups() != 1 {
+			t.Fatalf("shim got %d SIGHUPs, want 1", hups())
+		}
+	})
+	t.Run("failed shim, command still fails", func(t *testing.T) {
+		useState(t)
+		pid, hups := fakeShim(t)
+		state.Write(&state.Record{Server: "tiny", Session: "s1", ShimPID: pid, Mode: state.ModeStdio, State: state.Failed, LastExit: &state.Exit{Code: &code}})
+		d := doctor.New(t.TempDir(), 5*time.Second)
+		reports := d.Check(context.Background(), []claudecfg.Server{bad})
+		d.Heal(context.Background(), reports)
+		r := reports[0]
+		if !strings.Contains(r.Next, "fix tiny first: install mcp-heal-no-such-server") || r.Healed() {
+			t.Fatalf("got next %q", r.Next)
+		}
+		time.Sleep(200 * time.Millisecond)
+		if hups() != 0 {
+			t.Fatal("shim signalled although its command fails")
+		}
+	})
+	t.Run("unwrapped server Claude Code gave up on", func(t *testing.T) {
+		useState(t)
+		state.AppendIncident(state.Incident{Server: "tiny", Class: "not-connected", Event: "PostToolUseFailure"})
+		unwrapped := good
+		unwrapped.Wrapped = false
+		d := doctor.New(t.TempDir(), 5*time.Second)
+		reports := d.Check(context.Background(), []claudecfg.Server{unwrapped})
+		d.Heal(context.Background(), reports)
+		if r := reports[0]; !strings.Contains(r.Next, "/mcp reconnect tiny") {
+			t.Fatalf("got next %q, want /mcp reconnect tiny", r.Next)
+		}
+		// Once a call succeeded (PostToolUse records ok), nothing is left.
+		state.AppendIncident(state.Incident{Server: "tiny", Class: "ok", Event: "PostToolUse"})
+		reports = d.Check(context.Background(), []claudecfg.Server{unwrapped})
+		d.Heal(context.Background(), reports)
+		if r := reports[0]; r.Next != "" || len(r.Incidents) != 0 {
+			t.Fatalf("after recovery: got next %q incidents %v", r.Next, r.Incidents)
+		}
+	})
+}
+
