@@ -19,6 +19,9 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 	"github.com/mcp-heal/mcp-heal/internal/state"
@@ -164,7 +167,7 @@ func (p *Process) PID() int { return p.pid }
 // Started is when the child was started.
 func (p *Process) Started() time.Time { return p.started }
 
-// Recv delivers each valid JSON-RPC line the child wrote, in order; it is
+// Recv delivers each valid JSON line the child wrote, in order; it is
 // closed after the child exited and its stdout was drained.
 func (p *Process) Recv() <-chan []byte { return p.recv }
 
@@ -214,8 +217,8 @@ func (p *Process) readStdout() {
 		// The stdio transport allows nothing but MCP messages on stdout; a
 		// stray print must not reach the client (a Go SDK client closes
 		// the session on a non-JSON line).
-		if _, err := jsonrpc.Peek(line); err != nil {
-			p.log.Warn("dropped a line from the server that is not JSON-RPC", "pid", p.pid, "err", err, "line", Redact(snippet(line)))
+		if !utf8.Valid(line) || !gjson.ValidBytes(line) {
+			p.log.Warn("dropped a line from the server that is not JSON", "pid", p.pid, "line", Redact(snippet(line)))
 			continue
 		}
 		msg := append([]byte(nil), line...)
@@ -345,3 +348,7 @@ func snippet(b []byte) string {
 	}
 	return string(b)
 }
+
+// ValidatesJSON reports that Recv delivers only valid UTF-8 JSON lines
+// (whether they are JSON-RPC messages is for the caller to check).
+func (p *Process) ValidatesJSON() bool { return true }

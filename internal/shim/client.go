@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -27,7 +28,7 @@ func (s *Shim) readClient() error {
 			continue
 		}
 		s.traffic("c2s", line)
-		m, err := jsonrpc.Peek(line)
+		m, err := peekLine(line, false)
 		if err != nil {
 			s.badClientLine(line, err)
 			continue
@@ -94,7 +95,9 @@ func (s *Shim) clientRequest(line []byte, m jsonrpc.Msg) {
 	if m.Method == "tools/call" {
 		e.tool = gjson.GetBytes(line, "params.name").String()
 	}
-	if m.Method != "tools/call" {
+	if strings.HasSuffix(m.Method, "/list") {
+		// Only list methods paginate; skip scanning other (maybe huge)
+		// params.
 		e.cursor = gjson.GetBytes(line, "params.cursor").Exists()
 	}
 	s.sess.noteRequest(e)

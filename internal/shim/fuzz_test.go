@@ -41,3 +41,33 @@ func FuzzReplaceID(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPeekLine checks the one-pass peek agrees with jsonrpc.Peek.
+func FuzzPeekLine(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"a"}`,
+		`{"jsonrpc":"2.0","id":"x","result":{}}`,
+		`{"jsonrpc":"2.0","id":null,"error":{"code":-32700}}`,
+		`{"jsonrpc":"2.0","method":"n","params":[1,2]}`,
+		`[{"jsonrpc":"2.0","id":1,"method":"a"}]`,
+		`{"id":1.5,"method":"a"}`,
+		`{"method":"\u0061","id":"\u00e9"}`,
+		`{"params":{"id":2},"method":"m"}`,
+		`{"method":""}`, `not json`, `{}`, `7`, ` {"id" : -0 , "method":"m"} `,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		want, werr := jsonrpc.Peek(line)
+		got, gerr := peekLine(line, false)
+		if (werr == nil) != (gerr == nil) {
+			t.Fatalf("%q: jsonrpc.Peek err %v, peekLine err %v", line, werr, gerr)
+		}
+		if werr != nil {
+			return
+		}
+		if got.Kind != want.Kind || got.Method != want.Method || !bytes.Equal(got.ID, want.ID) || got.IsError != want.IsError {
+			t.Fatalf("%q: got %+v, want %+v", line, got, want)
+		}
+	})
+}

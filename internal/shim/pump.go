@@ -11,15 +11,21 @@ import (
 // connection's Recv is closed, then closes done. Owned by the supervisor.
 func (s *Shim) pump(c upstream.Conn, gen uint64, done chan<- struct{}) {
 	defer close(done)
+	v, ok := c.(validator)
+	valid := ok && v.ValidatesJSON()
 	for line := range c.Recv() {
-		s.fromUpstream(line, gen)
+		s.fromUpstream(line, gen, valid)
 	}
 }
 
+// validator is implemented by upstreams that deliver only valid UTF-8 JSON
+// (proc.Process), so the shim need not validate each message twice.
+type validator interface{ ValidatesJSON() bool }
+
 // fromUpstream routes one message from the server of generation gen. line
 // is owned (Recv hands over a fresh slice).
-func (s *Shim) fromUpstream(line []byte, gen uint64) {
-	m, err := jsonrpc.Peek(line)
+func (s *Shim) fromUpstream(line []byte, gen uint64, valid bool) {
+	m, err := peekLine(line, valid)
 	if err != nil {
 		// proc already drops these; a remote upstream may not.
 		s.log.Warn("dropped a message from the server that is not JSON-RPC", "err", err)
