@@ -27,7 +27,8 @@ const (
 	RequestTimeout     Class = "request-timeout"      // MCP error -32001
 	StillConnecting    Class = "still-connecting"     // server not up yet
 	ShimRestarted      Class = "shim-restarted"       // mcp-heal shim: child died mid-call, restarted
-	ShimFailed         Class = "shim-failed"          // mcp-heal shim: crash loop, marked failed
+	ShimFailed         Class = "shim-failed"          // mcp-heal shim: crash loop, call not sent
+	ShimUnreachable    Class = "shim-unreachable"     // mcp-heal shim: server down past the deadline, call not sent
 	OK                 Class = "ok"                   // recorded by PostToolUse: healthy again
 )
 
@@ -51,10 +52,11 @@ type rule struct {
 // ECONNREFUSED) are anchored to the whole string Claude Code produces, so
 // a tool's own failure is not taken for a disconnect.
 var rules = []rule{
-	// mcp-heal shims answer -32603 (PROTOCOL.md); Claude Code prefixes
-	// "MCP error -32603: ".
-	{ShimFailed, `(?s)marked failed`, 0, 0},
-	{ShimRestarted, `(?s)server process (?:exited|was killed|died|hung).*(?:restarted|may or may not have taken effect)`, 0, 0},
+	// mcp-heal shims answer -32603 (PROTOCOL.md, internal/shim); Claude
+	// Code prefixes "MCP error -32603: ".
+	{ShimFailed, `(?s)(?:MCP server "([^"]+)" is failing \(crash loop\)|marked failed)`, 1, 0},
+	{ShimUnreachable, `(?s)MCP server "([^"]+)" \(.*\) is unreachable: .*was not sent`, 1, 0},
+	{ShimRestarted, `(?s)(?:server process|server was restarted).*may or may not have taken effect`, 0, 0},
 	{ClosedBeforeAnswer, `MCP server "([^"]+)" connection closed before the tool call was answered`, 1, 0},
 	{ClosedBeforeRun, `MCP server "([^"]+)" connection closed before the tool call ran`, 1, 0},
 	{Disconnected, `No such tool available: \S+?\.? Its MCP server '([^']+)' has disconnected`, 1, 0},

@@ -26,6 +26,10 @@ func TestClassify(t *testing.T) {
 		{`Tool mcp__tiny__echo is not available yet. Its MCP server 'tiny' is still connecting; try again shortly.`, StillConnecting, "tiny", 0},
 		// mcp-heal's shims (PROTOCOL.md, -32603).
 		{`MCP error -32603: server process exited (signal 9) while this call was running; it was restarted; the call was not retried and may or may not have taken effect`, ShimRestarted, "", 0},
+		{`MCP error -32603: MCP server "tiny": the server process exited with code 1 while this call was running; it was restarted; the call was not retried (not read-only or idempotent) and may or may not have taken effect`, ShimRestarted, "", 0},
+		{`MCP error -32603: MCP server "tiny": the server was restarted on purpose (SIGHUP) while this call was running; the call was not retried and may or may not have taken effect`, ShimRestarted, "", 0},
+		{`MCP error -32603: MCP server "tiny" is failing (crash loop): it exited with code 1 after 12ms; last stderr: boom; mcp-heal keeps restarting it (at most every 30s); this call was not sent`, ShimFailed, "tiny", 0},
+		{`MCP error -32603: MCP server "remote" (https://example.com/mcp) is unreachable: 4 connection attempts failed over 31s; last error: connection refused; this call waited 30s and was not sent`, ShimUnreachable, "remote", 0},
 		{`MCP error -32603: MCP server "tiny" is marked failed after 5 restarts in 30s: exited with code 1`, ShimFailed, "", 0},
 		// Not disconnects.
 		{`tinymcp failure: boom`, "", "", 0},

@@ -112,11 +112,11 @@ func (h *Handler) healWrapped(ctx context.Context, in *Input, server string, m M
 	case m.Class == ShimFailed || r.State == state.Failed:
 		s, found := h.configured(in, server)
 		if !found {
-			return outcome{ActNone, fmt.Sprintf("mcp-heal: MCP server %s is crash-looping (%s) and mcp-heal stopped restarting it. Continue without it and ask the user to fix it (`/mcp-heal doctor %s`), then run `/mcp-heal heal %s`.", q, exitSummary(r), server, server)}, true
+			return outcome{ActNone, fmt.Sprintf("mcp-heal: MCP server %s is crash-looping (%s); mcp-heal keeps restarting it, but calls fail until it starts. Continue without it and ask the user to fix it (`/mcp-heal doctor %s`); `/mcp-heal heal %s` then restarts it at once.", q, exitSummary(r), server, server)}, true
 		}
 		res := h.Probe(ctx, s, h.options(in).ProjectDir)
 		if !res.OK {
-			return outcome{ActProbedFail, fmt.Sprintf("mcp-heal: MCP server %s is crash-looping (%s) and its command still fails now (%s). Continue without it and ask the user to fix that (`/mcp-heal doctor %s`), then run `/mcp-heal heal %s`.", q, exitSummary(r), res.Line(), server, server)}, true
+			return outcome{ActProbedFail, fmt.Sprintf("mcp-heal: MCP server %s is crash-looping (%s) and its command still fails now (%s). Continue without it and ask the user to fix that (`/mcp-heal doctor %s`); `/mcp-heal heal %s` then restarts it at once.", q, exitSummary(r), res.Line(), server, server)}, true
 		}
 		if err := h.Signal(r.ShimPID, syscall.SIGHUP); err != nil {
 			h.Log.Warn("signalling shim", "pid", r.ShimPID, "err", err)
@@ -158,7 +158,7 @@ func (h *Handler) healUnwrapped(ctx context.Context, in *Input, server string, m
 
 	// The state of the server now, when it can be checked.
 	probed, works, why := "", false, ""
-	if found && m.Class != ClosedBeforeRun && m.Class != StillConnecting && m.Class != ShimRestarted {
+	if found && m.Class != ClosedBeforeRun && m.Class != StillConnecting && m.Class != ShimRestarted && m.Class != ShimFailed {
 		res := h.Probe(ctx, s, h.options(in).ProjectDir)
 		works, why = res.OK, res.Line()
 		if works {
@@ -222,7 +222,12 @@ func (h *Handler) healUnwrapped(ctx context.Context, in *Input, server string, m
 			"mcp-heal: MCP server "+q+" is down ("+"%s"+"); Claude Code keeps retrying it by itself. Continue without it for now and retry later; if it stays down, ask the user to check it ("+doctor+").",
 			fmt.Sprintf("mcp-heal: MCP server %s is unreachable; Claude Code tries it again by itself %s: retry then, and continue without it if it still fails.", q, when))}
 	case ShimFailed:
-		return outcome{act, fmt.Sprintf("mcp-heal: MCP server %s is crash-looping and mcp-heal stopped restarting it. Continue without it and ask the user to fix it (%s), then run `/mcp-heal heal %s`.", q, doctor, server)}
+		return outcome{act, fmt.Sprintf("mcp-heal: MCP server %s is crash-looping, so this call was not sent. Continue without it and ask the user to fix it (%s); `/mcp-heal heal %s` then restarts it at once.", q, doctor, server)}
+	case ShimUnreachable:
+		return outcome{act, now(
+			fmt.Sprintf("mcp-heal: MCP server %s was unreachable, so this call was not sent; it answers again now: retry the call.", q),
+			"mcp-heal: MCP server "+q+" is unreachable (%s), so this call was not sent; mcp-heal keeps reconnecting in the background. Continue without it and retry later; if it stays down, ask the user to check it ("+doctor+").",
+			fmt.Sprintf("mcp-heal: MCP server %s is unreachable, so this call was not sent; mcp-heal keeps reconnecting in the background: continue without it and retry later.", q))}
 	}
 	return outcome{act, fmt.Sprintf("mcp-heal: MCP server %s failed (%s): ask the user to run %s.", q, m.Class, doctor)}
 }

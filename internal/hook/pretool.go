@@ -27,7 +27,7 @@ func (h *Handler) preToolUse(in *Input) []byte {
 		r := latest(recs)
 		switch r.State {
 		case state.Failed:
-			reason := fmt.Sprintf("mcp-heal: MCP server %q is crash-looping (%s) and mcp-heal stopped restarting it, so this call was not sent. Continue without this server and ask the user to fix it (`/mcp-heal doctor %s`), then run `/mcp-heal heal %s`.",
+			reason := fmt.Sprintf("mcp-heal: MCP server %q is crash-looping (%s), so this call was not sent; mcp-heal keeps restarting it in the background. Continue without this server and ask the user to fix it (`/mcp-heal doctor %s`); `/mcp-heal heal %s` then restarts it at once.",
 				in.Server, exitSummary(r), in.Server, in.Server)
 			h.record(state.Incident{Session: in.Session, Server: in.Server, Tool: in.ToolName, Event: PreToolUse, Class: string(ShimFailed), Error: exitSummary(r), Action: "denied", Advice: reason})
 			return encode(output{HookSpecificOutput: &specific{HookEventName: PreToolUse, PermissionDecision: "deny", PermissionDecisionReason: reason}})
