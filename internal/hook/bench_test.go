@@ -74,7 +74,7 @@ func median(d []time.Duration) time.Duration {
 // timings are medians of whole-process runs: wall time, fork to exit, and
 // CPU time (user + system), which a loaded machine disturbs less.
 type timings struct {
-	hook, version, true_          time.Duration
+	hook, version, true_         time.Duration
 	hookCPU, versionCPU, trueCPU time.Duration
 }
 
