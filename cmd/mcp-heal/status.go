@@ -133,9 +133,9 @@ func buildStatus(o claudecfg.Options, session string, now time.Time, only []stri
 	return rep
 }
 
-// health decides what to say about one server: what Claude Code will do
-// with it (shadowed, pending approval), then the latest incident the hooks
-// recorded, then its shim's own state.
+// health decides what to say about one server: shadowed, then the latest
+// incident the hooks recorded in the last hour, then its shim's own state,
+// then what the config says (pending approval, rejected).
 func health(s statusServer, recs []*state.Record, incidents []state.Incident, now time.Time) statusServer {
 	for _, r := range recs {
 		if r.Server == s.Name {
@@ -160,10 +160,6 @@ func health(s statusServer, recs []*state.Record, incidents []state.Incident, no
 	switch {
 	case s.Shadowed:
 		s.Health, s.HealthDetail = "shadowed", "a higher-precedence scope defines the same name"
-	case s.Approval == "pending":
-		s.Health, s.HealthDetail = "pending", "not approved yet: Claude Code asks before loading project servers"
-	case s.Approval == "rejected":
-		s.Health, s.HealthDetail = "disabled", "rejected in this project"
 	case in != nil && deadClasses[in.Class]:
 		s.Health = "failed"
 		s.HealthDetail = fmt.Sprintf("%s at %s; Claude Code will not use it again this session: run /mcp reconnect %s", in.Class, in.Time.Local().Format("15:04:05"), s.Name)
@@ -182,6 +178,12 @@ func health(s statusServer, recs []*state.Record, incidents []state.Incident, no
 		}
 	case s.LastIncident != nil && s.LastIncident.Class == "ok":
 		s.Health = "ok"
+	// What the config says comes after what was seen: a server with
+	// incidents was loaded, whatever the approval lists say.
+	case s.Approval == "pending":
+		s.Health, s.HealthDetail = "pending", "not approved yet: Claude Code asks before loading project servers"
+	case s.Approval == "rejected":
+		s.Health, s.HealthDetail = "disabled", "rejected in this project (disabledMcpjsonServers)"
 	default:
 		s.Health = "unknown"
 		if !s.Wrapped {

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/state"
+)
+
+func regexpMatch(re, s string) bool { return regexp.MustCompile(re).MatchString(s) }
+
+func TestStatusReportsShimsAndFailures(t *testing.T) {
+	c := newCfgEnv(t)
+	c.vars["CLAUDE_CODE_SESSION_ID"] = "sess-1"
+	if _, _, errs := c.run("wrap", "--all", "--shim", "/opt/mh/mcp-heal"); errs == "" {
+		t.Fatal("wrap printed no backup line")
+	}
+	now := time.Now().UTC()
+	code1 := 1
+	// A live shim for mem in this session (this test process stands in for
+	// the shim: records of dead pids are ignored), one in another session.
+	for _, r := range []*state.Record{
+		{Server: "mem", Session: "sess-1", ShimPID: os.Getpid(), Mode: state.ModeStdio, State: state.Running, ChildPID: 4242, Restarts: 2,
+			LastExit: &state.Exit{Code: &code1, Reason: "exited with code 1", At: now.Add(-time.Minute)}, LastError: "child exited", Started: now.Add(-time.Hour), ChildStarted: now.Add(-90 * time.Second)},
+		{Server: "api", Session: "other", ShimPID: os.Getppid(), Mode: state.ModeRemote, State: state.Failed, Started: now},
+	} {
+		if err := state.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, in := range []state.Incident{
+		{Time: now.Add(-2 * time.Minute), Session: "sess-1", Server: "local-one", Event: "PostToolUseFailure", Class: "not-connected", Error: `MCP server "local-one" is not connected`},
+		{Time: now.Add(-3 * time.Minute), Session: "sess-1", Server: "proj-srv", Event: "PostToolUseFailure", Class: "connection-closed"},
+		{Time: now.Add(-1 * time.Minute), Session: "sess-1", Server: "proj-srv", Event: "PostToolUse", Class: "ok", Action: "healthy"},
+		{Time: now.Add(-1 * time.Minute), Session: "other", Server: "api", Event: "PostToolUseFailure", Class: "not-connected"},
+	} {
+		if err := state.AppendIncident(in); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	code, out, errs := c.run("status")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	for _, re := range []string{
+		`(?m)^mem +user +stdio +yes +ok +4242 +1m30s +2 +exited with code 1 `,
+		`(?m)^local-one +local +stdio +yes +failed `,
+		`(?m)^proj-srv +project +stdio +yes +ok `,
+		`(?m)^api +user +http +yes +unknown `, // its shim and incident belong to another session
+		`local-one: not-connected at .*run /mcp reconnect local-one`,
+		`(?m)^Recent incidents:`,
+	} {
+		if !regexpMatch(re, out) {
+			t.Errorf("status output does not match %s:\n%s", re, out)
+		}
+	}
+	if strings.Contains(out, "other") {
+		t.Errorf("another session's incident shown:\n%s", out)
+	}
+
+	code, out, _ = c.run("status", "--json")
+	var rep statusReport
+	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil {
+		t.Fatalf("exit %d, %v\n%s", code, err, out)
+	}
+	got := map[string]string{}
+	for _, s := range rep.Servers {
+		got[s.Name] = s.Health
+		if s.Name == "mem" && (len(s.Shims) != 1 || s.Shims[0].ChildPID != 4242 || !s.Wrapped) {
+			t.Errorf("mem: %+v", s)
+		}
+	}
+	if got["local-one"] != "failed" || got["mem"] != "ok" {
+		t.Errorf("health: %v", got)
+	}
+	if strings.Contains(out, "very-secret") || strings.Contains(out, "/tmp/m.json") {
+		t.Errorf("a secret is in the JSON:\n%s", out)
+	}
+}
