@@ -1,0 +1,163 @@
+package plugin_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
+)
+
+// launcherEnv runs plugin/mcp-heal as Claude Code runs a hook: plugin root
+// and data dir set, a throwaway HOME; path is PATH.
+type launcherEnv struct {
+	root, data, home, path string
+}
+
+func newLauncherEnv(t *testing.T) *launcherEnv {
+	home := t.TempDir()
+	return &launcherEnv{root: testenv.ModuleRoot(t), data: filepath.Join(home, "plugin-data"), home: home, path: os.Getenv("PATH")}
+}
+
+func (l *launcherEnv) stable() string {
+	return filepath.Join(l.home, ".local", "share", "mcp-heal", "bin", "mcp-heal")
+}
+
+func (l *launcherEnv) run(t *testing.T, stdin []byte, args ...string) (stdout, stderr string) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(l.root, "plugin", "mcp-heal"), args...)
+	env := claudeEnv(l.home)
+	for i, kv := range env {
+		if strings.HasPrefix(kv, "PATH=") {
+			env[i] = "PATH=" + l.path
+		}
+	}
+	cmd.Env = append(env, "CLAUDE_PLUGIN_ROOT="+l.root, "CLAUDE_PLUGIN_DATA="+l.data)
+	cmd.Dir = l.home
+	cmd.Stdin = bytes.NewReader(stdin)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("launcher %v: %v (want exit 0)\nstdout: %s\nstderr: %s", args, err, o.String(), e.String())
+	}
+	return o.String(), e.String()
+}
+
+func pluginVersion(t *testing.T) string {
+	b, err := os.ReadFile(filepath.Join(testenv.ModuleRoot(t), ".claude-plugin", "plugin.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, v, _ := strings.Cut(string(b), `"version": "`)
+	v, _, _ = strings.Cut(v, `"`)
+	return v
+}
+
+// TestLauncherBuildsOnceConcurrently: with nothing built yet, several
+// launchers start at once (as hooks do); one builds into
+// ${CLAUDE_PLUGIN_DATA} through a temporary file, the others wait (the
+// command) or let the call through (hooks); all exit 0; afterwards there is
+// one binary of the plugin's version, the stable copy, and no leftovers.
+func TestLauncherBuildsOnceConcurrently(t *testing.T) {
+	l := newLauncherEnv(t)
+	ver := pluginVersion(t)
+	pre, err := os.ReadFile(filepath.Join(testenv.SharedDir(t), "claude-code-2.1.328", "hooks", "PreToolUse.mcp.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	outs := make([]string, 6)
+	for i := range outs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if i%2 == 0 {
+				outs[i], _ = l.run(t, nil, "version")
+			} else {
+				outs[i], _ = l.run(t, pre, "hook", "PreToolUse")
+			}
+		}()
+	}
+	wg.Wait()
+	for i, out := range outs {
+		if i%2 == 0 && !strings.HasPrefix(out, "mcp-heal "+ver) {
+			t.Errorf("launcher version: got %q, want mcp-heal %s", out, ver)
+		}
+		if i%2 == 1 && out != "" {
+			t.Errorf("launcher hook PreToolUse: got %q, want nothing", out)
+		}
+	}
+	ents, _ := os.ReadDir(filepath.Join(l.data, "bin"))
+	var names []string
+	for _, e := range ents {
+		if e.Name() != "build.log" {
+			names = append(names, e.Name())
+		}
+	}
+	if strings.Join(names, ",") != "mcp-heal-"+ver {
+		t.Fatalf("plugin data bin holds %v, want just mcp-heal-%s", names, ver)
+	}
+	if out, err := exec.Command(l.stable(), "version").Output(); err != nil || !strings.HasPrefix(string(out), "mcp-heal "+ver) {
+		t.Fatalf("stable copy: got %q, %v", out, err)
+	}
+	if b, _ := os.ReadFile(l.stable() + ".version"); strings.TrimSpace(string(b)) != ver {
+		t.Fatalf("stable copy version file: got %q, want %s", b, ver)
+	}
+
+	// Cached now: it runs without Go on PATH.
+	l.path = "/usr/bin:/bin"
+	if out, _ := l.run(t, nil, "version"); !strings.HasPrefix(out, "mcp-heal "+ver) {
+		t.Fatalf("cached launcher: got %q", out)
+	}
+	// An old stable copy is replaced by this version.
+	os.WriteFile(l.stable()+".version", []byte("0.0.1\n"), 0o644)
+	os.WriteFile(l.stable(), []byte("#!/bin/sh\necho old\n"), 0o755)
+	l.run(t, nil, "version")
+	if out, _ := exec.Command(l.stable(), "version").Output(); !strings.HasPrefix(string(out), "mcp-heal "+ver) {
+		t.Fatalf("stable copy not refreshed: %q", out)
+	}
+}
+
+// TestLauncherFailsOpen: no binary, no Go, no mcp-heal on PATH. A hook
+// exits 0, lets the call through and tells the user once; the command says
+// how to install.
+func TestLauncherFailsOpen(t *testing.T) {
+	l := newLauncherEnv(t)
+	l.path = "/usr/bin:/bin"
+	if _, err := exec.LookPath("/usr/bin/go"); err == nil {
+		t.Fatalf("this test needs a PATH without go, but /usr/bin/go exists")
+	}
+	payload := []byte(`{"hook_event_name":"PreToolUse"}`)
+	out, _ := l.run(t, payload, "hook", "PreToolUse")
+	if !strings.Contains(out, `"systemMessage":"mcp-heal: the mcp-heal binary is missing and Go was not found, so its hooks are off.`) {
+		t.Fatalf("first hook: got %q, want a systemMessage saying how to install", out)
+	}
+	if out, _ := l.run(t, payload, "hook", "PostToolUse"); out != "" {
+		t.Fatalf("second hook: got %q, want nothing (told once)", out)
+	}
+	_, errOut := l.run(t, nil, "command", "status")
+	if !strings.Contains(errOut, "go install github.com/mcp-heal/mcp-heal/cmd/mcp-heal@latest") {
+		t.Fatalf("command: got stderr %q, want the install line", errOut)
+	}
+}
+
+// TestLauncherCommandAlwaysExitsZero: the /mcp-heal command's `!` line is
+// aborted by a non-zero exit, so `mcp-heal command` reports the status in
+// its output instead.
+func TestLauncherCommandAlwaysExitsZero(t *testing.T) {
+	l := newLauncherEnv(t)
+	t.Setenv("MCP_HEAL_BIN", testenv.Binary(t))
+	cmd := exec.Command(filepath.Join(l.root, "plugin", "mcp-heal"), "command", "logs", "no-such-server")
+	cmd.Env = append(os.Environ(), "HOME="+l.home, "XDG_STATE_HOME="+filepath.Join(l.home, "state"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("got %v, want exit 0\n%s", err, out)
+	}
+	if !strings.Contains(string(out), `no lifecycle log for "no-such-server"`) || !strings.Contains(string(out), "(mcp-heal logs exited with status 2)") {
+		t.Fatalf("got %q", out)
+	}
+}
