@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
@@ -458,4 +459,44 @@ func (r *run) result() string {
 		}
 	}
 	return ""
+}
+
+// shimRecords returns the state records of the session's shims.
+func (s *session) shimRecords() []*state.Record {
+	paths, _ := filepath.Glob(filepath.Join(s.stateDir(), "mcp-heal", "shims", "*.json"))
+	var out []*state.Record
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		var r state.Record
+		if json.Unmarshal(b, &r) == nil && state.Alive(r.ShimPID) {
+			out = append(out, &r)
+		}
+	}
+	return out
+}
+
+// waitShim waits until the live shim of server has a record for which ok
+// holds.
+func (s *session) waitShim(server string, timeout time.Duration, ok func(*state.Record) bool) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		var last []*state.Record
+		for _, r := range s.shimRecords() {
+			if r.Server != server {
+				continue
+			}
+			last = append(last, r)
+			if ok(r) {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			b, _ := json.Marshal(last)
+			return fmt.Errorf("shim of %q did not reach the wanted state in %v; records: %s", server, timeout, b)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

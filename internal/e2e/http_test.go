@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -110,15 +111,24 @@ func (s *session) addHTTP(name string, wrap bool, url string) {
 // is back.
 func scenarioHTTPRestart(t *testing.T, m mode) outcome {
 	srv := startEverythingHTTP(t)
-	s := newModeSession(t, m,
+	var s *session
+	logShims := func() error {
+		b, _ := json.Marshal(s.shimRecords())
+		t.Logf("shim records: %s", b)
+		return nil
+	}
+	s = newModeSession(t, m,
 		Turn{Tools: []ToolUse{call("web", "echo", map[string]any{"message": "before"})}},
 		Turn{Before: srv.restart, Tools: []ToolUse{call("web", "echo", map[string]any{"message": "after the restart"})}},
-		Turn{Tools: []ToolUse{call("web", "echo", map[string]any{"message": "again"})}},
+		Turn{Before: logShims, Tools: []ToolUse{call("web", "echo", map[string]any{"message": "again"})}},
 		Turn{Text: "Done."},
 	)
 	s.addHTTP("web", m.wrap(), srv.URL())
 	r := s.drive(false, "Echo through the web server.", 3)
 	o := logCalls(t, s.model, ToolUseID(1, 0))
+	if m != healed {
+		o.Note = toldToReconnect(s.model, "web")
+	}
 	switch m {
 	case healed:
 		for turn, want := range []string{"before", "after the restart", "again"} {

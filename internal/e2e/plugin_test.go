@@ -54,6 +54,7 @@ func scenarioRespawnFailed(t *testing.T, m mode, interactive bool) outcome {
 		step{"/mcp-heal status", 4},
 	)
 	o := logCalls(t, s.model, ToolUseID(1, 0))
+	o.Note = toldToReconnect(s.model, "ex")
 	if m == alone {
 		return o
 	}
@@ -78,6 +79,17 @@ func scenarioRespawnFailed(t *testing.T, m mode, interactive bool) outcome {
 		wantHooksRan(t, r, "PreToolUse", "PostToolUseFailure", "PostToolBatch")
 	}
 	return o
+}
+
+// toldToReconnect says, for the report, whether any request told the model
+// to have the user run `/mcp reconnect server`.
+func toldToReconnect(m *Model, server string) string {
+	for _, r := range m.Main() {
+		if strings.Contains(r.Context(), "/mcp reconnect "+server) {
+			return "the model is told to ask for `/mcp reconnect " + server + "`"
+		}
+	}
+	return "the model is told nothing beyond the error"
 }
 
 // statusSaysFailed reports whether a status report has a line naming

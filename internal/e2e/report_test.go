@@ -25,6 +25,11 @@ var reportRows = []reportRow{
 	{"3. stdio server dies, then fails to start 3 times before it works (`-p`)", healed, func(t *testing.T, m mode) outcome { return scenarioFailingStarts(t, m, false) }},
 	{"3. the same, interactive session", healed, func(t *testing.T, m mode) outcome { return scenarioFailingStarts(t, m, true) }},
 	{"4. stdio server hangs (SIGSTOP)", healed, scenarioHung},
+	{"5. HTTP server (server-everything) restarted, old session gone: bridge", healed, scenarioHTTPRestart},
+	{"5. the same, unwrapped: hooks only", hooksOnly, scenarioHTTPRestart},
+	{"6. three MCP servers on one port restarted", healed, scenarioNamespaces},
+	{"7. unwrapped stdio server dies, respawn fails (`-p`): hooks only", hooksOnly, func(t *testing.T, m mode) outcome { return scenarioRespawnFailed(t, m, false) }},
+	{"7. the same, interactive session", hooksOnly, func(t *testing.T, m mode) outcome { return scenarioRespawnFailed(t, m, true) }},
 }
 
 // TestReport runs every scenario with Claude Code alone and with mcp-heal

@@ -80,6 +80,11 @@ func logCalls(t *testing.T, m *Model, from string) outcome {
 	for _, c := range calls {
 		t.Logf("call %s %s: %v ok=%v %q", c.ID, c.Name, c.Duration().Round(time.Millisecond), c.OK(), truncate(c.Result.Text, 300))
 	}
+	for _, r := range m.Main() {
+		for name, ctx := range r.HookContext() {
+			t.Logf("turn %d: %s hook context: %q", r.Turn, name, truncate(ctx, 400))
+		}
+	}
 	return measure(calls, from)
 }
 

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/state"
 )
 
 // Scenario 1: a stdio server is SIGKILLed between two calls. With
@@ -15,7 +17,7 @@ import (
 // respawned it while the user was thinking); alone, Claude Code spawns it
 // again on that call and the call pays the cold start.
 func scenarioKilledBetweenCalls(t *testing.T, m mode) outcome {
-	const coldStart = 1500 * time.Millisecond
+	const coldStart = 3 * time.Second
 	var s *session
 	s = newModeSession(t, m,
 		Turn{Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "warm"})}},
@@ -26,8 +28,16 @@ func scenarioKilledBetweenCalls(t *testing.T, m mode) outcome {
 					return err
 				}
 				waitGone(p.PID, 5*time.Second)
-				time.Sleep(3 * time.Second) // the user reads the answer
-				return nil
+				if !m.wrap() {
+					// The user reads the answer; nothing happens meanwhile.
+					time.Sleep(coldStart + time.Second)
+					return nil
+				}
+				// The user reads the answer; the shim restarts the server
+				// meanwhile.
+				return s.waitShim("ex", 20*time.Second, func(r *state.Record) bool {
+					return r.State == state.Running && r.ChildPID != 0 && r.ChildPID != p.PID
+				})
 			},
 			Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "after the kill"})},
 		},
@@ -42,13 +52,10 @@ func scenarioKilledBetweenCalls(t *testing.T, m mode) outcome {
 	}
 	wantOK(t, "first call", mustResult(t, s.model, 1, ToolUseID(0, 0)), "warm")
 	wantOK(t, "call after the kill", mustResult(t, s.model, 2, ToolUseID(1, 0)), "after the kill")
-	if len(calls) != 2 {
-		t.Fatalf("got %d tool calls, want 2", len(calls))
-	}
 	warm, after := calls[0].Duration(), calls[1].Duration()
-	t.Logf("warm call %v, call after the kill %v", warm, after)
-	// A cold start costs coldStart; a warm call takes a few ms plus hooks.
-	if after >= coldStart || after > warm+700*time.Millisecond {
+	// A cold start costs coldStart; a warm call takes a few ms plus the
+	// hooks (which can take a second on a loaded machine).
+	if after >= coldStart || after > warm+time.Second {
 		t.Errorf("call after the kill took %v (warm call %v, cold start %v): want a warm server's latency", after, warm, coldStart)
 	}
 	wantHooksRan(t, r, "PreToolUse", "PostToolUse", "PostToolBatch")
@@ -142,9 +149,9 @@ func scenarioFailingStarts(t *testing.T, m mode, interactive bool) outcome {
 					}
 					time.Sleep(50 * time.Millisecond)
 				}
-				_, err = waitProc(s.claudePID(), exampleMatch, 10*time.Second, p.PID)
-				time.Sleep(500 * time.Millisecond)
-				return err
+				return s.waitShim("ex", 20*time.Second, func(r *state.Record) bool {
+					return r.State == state.Running && r.ChildPID != 0 && r.ChildPID != p.PID
+				})
 			},
 			Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "after it works again"})},
 		},
