@@ -72,6 +72,15 @@ func TestStdio(t *testing.T) {
 	}
 }
 
+// TestStderrRedacted: a probe's stderr tail reaches the model (hooks) and
+// terminals, so secrets in it are removed.
+func TestStderrRedacted(t *testing.T) {
+	r := probe.Run(context.Background(), probe.Target{Command: "sh", Args: []string{"-c", "echo 'auth failed for api_key=sk-live1234567890abcdef' >&2; exit 1"}}, 0)
+	if r.OK || len(r.Problem.Stderr) != 1 || strings.Contains(r.Problem.Stderr[0], "sk-live") || strings.Contains(r.Problem.Summary, "sk-live") {
+		t.Fatalf("secret not redacted: %+v", r.Problem)
+	}
+}
+
 func notExecutable(t *testing.T) string {
 	p := filepath.Join(t.TempDir(), "server.sh")
 	if err := os.WriteFile(p, []byte("#!/bin/sh\nexit 0\n"), 0o644); err != nil {
