@@ -49,10 +49,11 @@ func scenarioRespawnFailed(t *testing.T, m mode, interactive bool) outcome {
 		t.Fatal(err)
 	}
 	s.addExample("ex", false, nil, "--fail-starts", fmt.Sprint(fails), "--fail-file", failFile)
-	r := s.driveSteps(interactive,
-		step{"Echo through the ex server.", 3},
-		step{"/mcp-heal status", 4},
-	)
+	steps := []step{{"Echo through the ex server.", 3}, {"/mcp-heal status", 4}}
+	if m == alone {
+		steps = steps[:1] // no plugin, no /mcp-heal
+	}
+	r := s.driveSteps(interactive, steps...)
 	o := logCalls(t, s.model, ToolUseID(1, 0))
 	o.Note = toldToReconnect(s.model, "ex")
 	if m == alone {
