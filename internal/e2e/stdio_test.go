@@ -76,8 +76,16 @@ func scenarioKilledDuringCall(t *testing.T, m mode, interactive bool) outcome {
 	var w *readWatch
 	// Before the model asks for the call, note what the server has read;
 	// once it has read the call (which waits delay_ms before acting), kill it.
-	watch := func() (err error) { w, err = watchReads(s.claudePID(), exampleMatch); return err }
-	kill := func() error { return w.killDuringCall() }
+	watch := func() error {
+		w, _ = watchReads(s.claudePID(), exampleMatch)
+		return nil // no server to kill: the test judges what the model saw
+	}
+	kill := func() error {
+		if w == nil {
+			return nil
+		}
+		return w.killDuringCall()
+	}
 	s = newModeSession(t, m,
 		Turn{Before: watch, Tools: []ToolUse{call("ex", "counter_increment", map[string]any{"delay_ms": 2000})}, After: kill},
 		Turn{Tools: []ToolUse{call("ex", "counter_increment", nil)}},
