@@ -7,6 +7,7 @@ require (
 	github.com/natefinch/atomic v1.0.1
 	github.com/spf13/pflag v1.0.10
 	github.com/tidwall/gjson v1.20.0
+	github.com/tidwall/sjson v1.2.5
 )
 
 require (

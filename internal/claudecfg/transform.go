@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 )
 
 // markerKey holds, inside a wrapped entry, the original entry exactly as it
@@ -294,7 +295,19 @@ func unwrapEntry(name string, e gjson.Result) (string, Change) {
 		}
 		ch.Action = ActUnwrapped
 		if edited := editedKeys(name, e, raw); len(edited) > 0 {
-			ch.Detail = "restored the entry as it was before wrap; changes made to it since are dropped: " + strings.Join(edited, ", ")
+			// Someone changed the wrapped entry (a rotated token, a new
+			// argument): keep those changes in the restored entry.
+			inv, _ := ParseShimArgs(args)
+			plain, _ := rebuild(name, e, inv)
+			merged, keys, err := mergeEdits(raw, plain)
+			if err != nil {
+				ch.Detail = "restored the entry as it was before wrap; changes made to it since are dropped: " + strings.Join(edited, ", ")
+				return raw, ch
+			}
+			if len(keys) > 0 {
+				ch.Detail = "kept the changes made to it since wrap: " + strings.Join(keys, ", ")
+			}
+			return merged, ch
 		}
 		return raw, ch
 	}
@@ -318,6 +331,7 @@ func rebuild(name string, e gjson.Result, inv ShimInvocation) (string, Change) {
 				fields = append(fields, field{m.kraw.Raw, jsonString(inv.Command)})
 			case "args":
 				fields = append(fields, field{m.kraw.Raw, st.strings(inv.Args, st.inner)})
+			case markerKey:
 			default:
 				fields = append(fields, field{m.kraw.Raw, m.val.Raw})
 			}
@@ -363,7 +377,7 @@ func rebuild(name string, e gjson.Result, inv ShimInvocation) (string, Change) {
 			if len(hkeys) > 0 {
 				fields = append(fields, field{`"headers"`, st.stringObject(hkeys, hm, st.inner)})
 			}
-		case "args":
+		case "args", markerKey:
 		case "env":
 			if len(keep) > 0 {
 				fields = append(fields, field{m.kraw.Raw, st.stringObject(keep, env, st.inner)})
@@ -435,4 +449,48 @@ func EntryNames(data []byte, path []string, names []string) []string {
 		}
 	}
 	return out
+}
+
+// mergeEdits applies to the original entry orig the top-level keys in which
+// plain (the wrapped entry turned back into a plain one) differs from it,
+// editing orig in place with sjson so unchanged keys keep their bytes. It
+// returns the keys it changed.
+func mergeEdits(orig, plain string) (string, []string, error) {
+	o, p := canonicalFields(orig), canonicalFields(plain)
+	if o == nil || p == nil {
+		return "", nil, fmt.Errorf("not an object")
+	}
+	ro := gjson.Parse(orig)
+	if _, had := o["type"]; !had {
+		// Wrap adds no "type" to a stdio entry but rebuild names a remote
+		// one's: the implied transport is not an edit.
+		implied := transportOf("", lastVal(ro, "command").String(), lastVal(ro, "url").String())
+		if p["type"] == jsonString(implied) {
+			delete(p, "type")
+		}
+	}
+	if _, had := o["args"]; !had && p["args"] == "[]" {
+		delete(p, "args") // wrap added "args" to an entry without any
+	}
+	out := orig
+	var keys []string
+	var err error
+	for _, m := range members(gjson.Parse(plain)) {
+		if _, ok := p[m.key]; !ok || o[m.key] == p[m.key] {
+			continue
+		}
+		if out, err = sjson.SetRaw(out, gjson.Escape(m.key), m.val.Raw); err != nil {
+			return "", nil, err
+		}
+		keys = append(keys, m.key)
+	}
+	for _, m := range members(ro) {
+		if _, ok := p[m.key]; !ok {
+			if out, err = sjson.Delete(out, gjson.Escape(m.key)); err != nil {
+				return "", nil, err
+			}
+			keys = append(keys, m.key)
+		}
+	}
+	return out, keys, nil
 }

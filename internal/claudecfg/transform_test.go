@@ -232,12 +232,30 @@ func TestUnwrapAfterClaudeReindents(t *testing.T) {
 	}
 }
 
-func TestUnwrapReportsEditsSinceWrap(t *testing.T) {
-	w, _, _ := Wrap([]byte(`{"s":{"command":"x","env":{"A":"1"}}}`), nil, nil, "/bin/mcp-heal")
-	edited := bytes.Replace(w, []byte(`"env":{"A":"1"}`), []byte(`"env":{"A":"2"}`), 1)
-	got, ch, _ := Unwrap(edited, nil, nil)
-	if string(got) != `{"s":{"command":"x","env":{"A":"1"}}}` || !strings.Contains(ch[0].Detail, "env") {
-		t.Fatalf("got %s %+v", got, ch)
+func TestUnwrapKeepsEditsSinceWrap(t *testing.T) {
+	for _, tc := range []struct{ name, in, from, to, want, keys string }{
+		{"rotated env", "{\"s\":{\n  \"command\": \"x\",\n  \"env\": {\"A\": \"1\"},\n  \"timeout\": 5\n}}", `"A": "1"`, `"A": "2"`,
+			"{\"s\":{\n  \"command\": \"x\",\n  \"env\": {\"A\": \"2\"},\n  \"timeout\": 5\n}}", "env"},
+		{"new argument", `{"s":{"command":"x","args":["a"]}}`, `"x","a"]`, `"x","a","b"]`, `{"s":{"command":"x","args":["a","b"]}}`, "args"},
+		{"key removed", `{"s":{"command":"x","timeout":5}}`, `"timeout":5,`, ``, `{"s":{"command":"x"}}`, "timeout"},
+		{"rotated header", `{"h":{"type":"http","url":"https://x","headers":{"Authorization":"Bearer old"}}}`, `"MCP_HEAL_HEADER_AUTHORIZATION":"Bearer old"`, `"MCP_HEAL_HEADER_AUTHORIZATION":"Bearer new"`,
+			`{"h":{"type":"http","url":"https://x","headers":{"Authorization":"Bearer new"}}}`, "headers"},
+		{"remote without type", `{"h":{"url":"https://x","timeout":1}}`, `"timeout":1`, `"timeout":2`, `{"h":{"url":"https://x","timeout":2}}`, "timeout"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, _, _ := Wrap([]byte(tc.in), nil, nil, "/bin/mcp-heal")
+			// Edit the live part of the entry, not the saved original.
+			i := bytes.Index(w, []byte(`"mcpHeal"`))
+			live := bytes.Replace(w[:i], []byte(tc.from), []byte(tc.to), 1)
+			if bytes.Equal(live, w[:i]) {
+				t.Fatalf("%s not found in %s", tc.from, w[:i])
+			}
+			edited := append(live, w[i:]...)
+			got, ch, err := Unwrap(edited, nil, nil)
+			if err != nil || string(got) != tc.want || !strings.HasSuffix(ch[0].Detail, ": "+tc.keys) {
+				t.Fatalf("got %s %+v %v\nwant %s (kept %s)", got, ch, err, tc.want, tc.keys)
+			}
+		})
 	}
 }
 
