@@ -167,9 +167,9 @@ func (d *Doctor) judge(r *Report) {
 	for _, rec := range r.Shims {
 		switch rec.State {
 		case state.Failed:
-			add(Error, fmt.Sprintf("shim %d (session %s): crash loop, no longer restarting (%s)", rec.ShimPID, short(rec.Session), summary(rec)), "fix the cause above, then: mcp-heal heal "+s.Name)
+			add(Error, fmt.Sprintf("shim %d (session %s): crash loop, calls fail until it starts (%s)", rec.ShimPID, short(rec.Session), hook.ExitSummary(rec)), "fix the cause above, then: mcp-heal heal "+s.Name)
 		case state.Restarting, state.Backoff:
-			add(Warn, fmt.Sprintf("shim %d (session %s): %s after %d restarts (%s)", rec.ShimPID, short(rec.Session), rec.State, rec.Restarts, summary(rec)), "")
+			add(Warn, fmt.Sprintf("shim %d (session %s): %s after %d restarts (%s)", rec.ShimPID, short(rec.Session), rec.State, rec.Restarts, hook.ExitSummary(rec)), "")
 		}
 	}
 	for _, in := range r.Incidents {
@@ -207,21 +207,6 @@ func short(session string) string {
 		return "?"
 	}
 	return session
-}
-
-// summary says how a shim's child last ended.
-func summary(r *state.Record) string {
-	switch {
-	case r.LastExit != nil && r.LastExit.Reason != "":
-		return r.LastExit.Reason
-	case r.LastExit != nil && r.LastExit.Code != nil:
-		return fmt.Sprintf("exited with code %d", *r.LastExit.Code)
-	case r.LastExit != nil && r.LastExit.Signal != "":
-		return "killed by " + r.LastExit.Signal
-	case r.LastError != "":
-		return r.LastError
-	}
-	return "no exit recorded"
 }
 
 // Sorted returns servers sorted by name, without shadowed entries.

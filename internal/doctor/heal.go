@@ -43,7 +43,7 @@ func (d *Doctor) heal(r *Report) {
 		}
 		healed = true
 		r.Actions = append(r.Actions, fmt.Sprintf("restarted the server under shim %d (session %s)", rec.ShimPID, short(rec.Session)))
-		_ = state.AppendIncident(state.Incident{Session: rec.Session, Server: name, Event: "heal", Class: string(hook.ShimFailed), Error: summary(rec), Action: hook.ActSighup})
+		_ = state.AppendIncident(state.Incident{Session: rec.Session, Server: name, Event: "heal", Class: string(hook.ShimFailed), Error: hook.ExitSummary(rec), Action: hook.ActSighup})
 	}
 	reconnect := false
 	for _, in := range r.Incidents {

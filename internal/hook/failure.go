@@ -112,17 +112,17 @@ func (h *Handler) healWrapped(ctx context.Context, in *Input, server string, m M
 	case m.Class == ShimFailed || r.State == state.Failed:
 		s, found := h.configured(in, server)
 		if !found {
-			return outcome{ActNone, fmt.Sprintf("mcp-heal: MCP server %s is crash-looping (%s); mcp-heal keeps restarting it, but calls fail until it starts. Continue without it and ask the user to fix it (`/mcp-heal doctor %s`); `/mcp-heal heal %s` then restarts it at once.", q, exitSummary(r), server, server)}, true
+			return outcome{ActNone, fmt.Sprintf("mcp-heal: MCP server %s is crash-looping (%s); mcp-heal keeps restarting it, but calls fail until it starts. Continue without it and ask the user to fix it (`/mcp-heal doctor %s`); `/mcp-heal heal %s` then restarts it at once.", q, ExitSummary(r), server, server)}, true
 		}
 		res := h.Probe(ctx, s, h.options(in).ProjectDir)
 		if !res.OK {
-			return outcome{ActProbedFail, fmt.Sprintf("mcp-heal: MCP server %s is crash-looping (%s) and its command still fails now (%s). Continue without it and ask the user to fix that (`/mcp-heal doctor %s`); `/mcp-heal heal %s` then restarts it at once.", q, exitSummary(r), res.Line(), server, server)}, true
+			return outcome{ActProbedFail, fmt.Sprintf("mcp-heal: MCP server %s is crash-looping (%s) and its command still fails now (%s). Continue without it and ask the user to fix that (`/mcp-heal doctor %s`); `/mcp-heal heal %s` then restarts it at once.", q, ExitSummary(r), res.Line(), server, server)}, true
 		}
 		if err := h.Signal(r.ShimPID, syscall.SIGHUP); err != nil {
 			h.Log.Warn("signalling shim", "pid", r.ShimPID, "err", err)
-			return outcome{ActProbedOK, fmt.Sprintf("mcp-heal: MCP server %s had stopped after repeated crashes (%s); its command works now but mcp-heal could not restart it: ask the user to run `/mcp-heal heal %s`, then retry.", q, exitSummary(r), server)}, true
+			return outcome{ActProbedOK, fmt.Sprintf("mcp-heal: MCP server %s had stopped after repeated crashes (%s); its command works now but mcp-heal could not restart it: ask the user to run `/mcp-heal heal %s`, then retry.", q, ExitSummary(r), server)}, true
 		}
-		return outcome{ActSighup, fmt.Sprintf("mcp-heal: MCP server %s had stopped after repeated crashes (%s), but its command works now, so mcp-heal restarted it: retry the call.", q, exitSummary(r))}, true
+		return outcome{ActSighup, fmt.Sprintf("mcp-heal: MCP server %s had stopped after repeated crashes (%s), but its command works now, so mcp-heal restarted it: retry the call.", q, ExitSummary(r))}, true
 	case m.Class == ShimRestarted:
 		return outcome{ActNone, fmt.Sprintf("mcp-heal: MCP server %s's process died during this call and mcp-heal restarted it; the call was not retried and may or may not have taken effect, so check whether it did before retrying it.", q)}, true
 	case m.Class == IdleTimeout || m.Class == RequestTimeout:
@@ -171,14 +171,16 @@ func (h *Handler) healUnwrapped(ctx context.Context, in *Input, server string, m
 	if act == "" {
 		act = ActNone
 	}
-	now := func(ok, bad, unknown string) string {
+	// now picks the advice for what the probe found: works, fails (bad
+	// gets the probe's one-line reason), or not probed.
+	now := func(ok string, bad func(why string) string, unknown string) string {
 		switch {
 		case probed == "":
 			return unknown
 		case works:
 			return ok
 		}
-		return fmt.Sprintf(bad, why)
+		return bad(why)
 	}
 
 	switch m.Class {
@@ -191,7 +193,9 @@ func (h *Handler) healUnwrapped(ctx context.Context, in *Input, server string, m
 	case IdleTimeout, RequestTimeout:
 		return outcome{act, fmt.Sprintf("mcp-heal: MCP server %s did not answer this call in time and may be hung, so the call may or may not have taken effect: check whether it did. %s", q,
 			now(fmt.Sprintf("It answers a fresh connection now; if the next call hangs too, ask the user to run %s.", reconnect),
-				"It does not answer a fresh connection either (%s): continue without it and ask the user to check it ("+doctor+").",
+				func(why string) string {
+					return "It does not answer a fresh connection either (" + why + "): continue without it and ask the user to check it (" + doctor + ")."
+				},
 				fmt.Sprintf("If the next call hangs too, ask the user to run %s.", reconnect)))}
 	case ConnClosed, ClosedBeforeAnswer:
 		what := "lost its connection during this call"
@@ -200,17 +204,23 @@ func (h *Handler) healUnwrapped(ctx context.Context, in *Input, server string, m
 		}
 		return outcome{act, fmt.Sprintf("mcp-heal: MCP server %s %s, so the call may or may not have taken effect: check whether it did before retrying. %s", q, what,
 			now(fmt.Sprintf("Its command works now; if the tool is then unavailable, ask the user to run %s.", reconnect),
-				"Its command now fails (%s): continue without it and ask the user to fix it ("+doctor+").",
+				func(why string) string {
+					return "Its command now fails (" + why + "): continue without it and ask the user to fix it (" + doctor + ")."
+				},
 				fmt.Sprintf("If the tool is then unavailable, ask the user to run %s.", reconnect)))}
 	case NotConnected, Disconnected:
 		return outcome{act, now(
 			fmt.Sprintf("mcp-heal: MCP server %s is disconnected and Claude Code will not restart it in this session, but its command works now: ask the user to run %s, then retry.", q, reconnect),
-			"mcp-heal: MCP server "+q+" is disconnected and cannot start (%s); Claude Code will not retry it in this session. Continue without it and ask the user to fix it ("+doctor+"), then run "+reconnect+".",
+			func(why string) string {
+				return "mcp-heal: MCP server " + q + " is disconnected and cannot start (" + why + "); Claude Code will not retry it in this session. Continue without it and ask the user to fix it (" + doctor + "), then run " + reconnect + "."
+			},
 			fmt.Sprintf("mcp-heal: MCP server %s is disconnected and Claude Code will not restart it in this session: continue without it and ask the user to run %s.", q, reconnect))}
 	case SessionLost:
 		return outcome{act, now(
 			fmt.Sprintf("mcp-heal: MCP server %s restarted and dropped Claude Code's session, which Claude Code does not renew by itself; the server answers now: ask the user to run %s, then retry.", q, reconnect),
-			"mcp-heal: MCP server "+q+" dropped Claude Code's session and does not answer now (%s). Continue without it and ask the user to run "+reconnect+" once it is back.",
+			func(why string) string {
+				return "mcp-heal: MCP server " + q + " dropped Claude Code's session and does not answer now (" + why + "). Continue without it and ask the user to run " + reconnect + " once it is back."
+			},
 			fmt.Sprintf("mcp-heal: MCP server %s restarted and dropped Claude Code's session, which Claude Code does not renew by itself: ask the user to run %s, then retry.", q, reconnect))}
 	case Cooldown, GaveUp, Refused:
 		when := "within a few seconds"
@@ -219,14 +229,18 @@ func (h *Handler) healUnwrapped(ctx context.Context, in *Input, server string, m
 		}
 		return outcome{act, now(
 			fmt.Sprintf("mcp-heal: MCP server %s was unreachable but answers again now; Claude Code reconnects to it by itself %s: retry then.", q, when),
-			"mcp-heal: MCP server "+q+" is down ("+"%s"+"); Claude Code keeps retrying it by itself. Continue without it for now and retry later; if it stays down, ask the user to check it ("+doctor+").",
+			func(why string) string {
+				return "mcp-heal: MCP server " + q + " is down (" + why + "); Claude Code keeps retrying it by itself. Continue without it for now and retry later; if it stays down, ask the user to check it (" + doctor + ")."
+			},
 			fmt.Sprintf("mcp-heal: MCP server %s is unreachable; Claude Code tries it again by itself %s: retry then, and continue without it if it still fails.", q, when))}
 	case ShimFailed:
 		return outcome{act, fmt.Sprintf("mcp-heal: MCP server %s is crash-looping, so this call was not sent. Continue without it and ask the user to fix it (%s); `/mcp-heal heal %s` then restarts it at once.", q, doctor, server)}
 	case ShimUnreachable:
 		return outcome{act, now(
 			fmt.Sprintf("mcp-heal: MCP server %s was unreachable, so this call was not sent; it answers again now: retry the call.", q),
-			"mcp-heal: MCP server "+q+" is unreachable (%s), so this call was not sent; mcp-heal keeps reconnecting in the background. Continue without it and retry later; if it stays down, ask the user to check it ("+doctor+").",
+			func(why string) string {
+				return "mcp-heal: MCP server " + q + " is unreachable (" + why + "), so this call was not sent; mcp-heal keeps reconnecting in the background. Continue without it and retry later; if it stays down, ask the user to check it (" + doctor + ")."
+			},
 			fmt.Sprintf("mcp-heal: MCP server %s is unreachable, so this call was not sent; mcp-heal keeps reconnecting in the background: continue without it and retry later.", q))}
 	}
 	return outcome{act, fmt.Sprintf("mcp-heal: MCP server %s failed (%s): ask the user to run %s.", q, m.Class, doctor)}

@@ -28,8 +28,8 @@ func (h *Handler) preToolUse(in *Input) []byte {
 		switch r.State {
 		case state.Failed:
 			reason := fmt.Sprintf("mcp-heal: MCP server %q is crash-looping (%s), so this call was not sent; mcp-heal keeps restarting it in the background. Continue without this server and ask the user to fix it (`/mcp-heal doctor %s`); `/mcp-heal heal %s` then restarts it at once.",
-				in.Server, exitSummary(r), in.Server, in.Server)
-			h.record(state.Incident{Session: in.Session, Server: in.Server, Tool: in.ToolName, Event: PreToolUse, Class: string(ShimFailed), Error: exitSummary(r), Action: "denied", Advice: reason})
+				in.Server, ExitSummary(r), in.Server, in.Server)
+			h.record(state.Incident{Session: in.Session, Server: in.Server, Tool: in.ToolName, Event: PreToolUse, Class: string(ShimFailed), Error: ExitSummary(r), Action: "denied", Advice: reason})
 			return encode(output{HookSpecificOutput: &specific{HookEventName: PreToolUse, PermissionDecision: "deny", PermissionDecisionReason: reason}})
 		default:
 			// Restarting, backoff, starting: the shim queues the call
@@ -57,8 +57,9 @@ func latest(recs []*state.Record) *state.Record {
 	return r
 }
 
-// exitSummary says in a few words how a shim's child last ended.
-func exitSummary(r *state.Record) string {
+// ExitSummary says in a few words how a shim's child last ended: exit
+// status, last error, last stderr line, restarts.
+func ExitSummary(r *state.Record) string {
 	var parts []string
 	if r.LastExit != nil {
 		switch {
