@@ -144,4 +144,3 @@ func TestHeal(t *testing.T) {
 		}
 	})
 }
-
