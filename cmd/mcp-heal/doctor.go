@@ -26,18 +26,30 @@ type checkFlags struct {
 	timeout time.Duration
 }
 
-func (f *checkFlags) register(env *Env, name string, args []string, synopsis, help string) ([]string, error) {
+// check parses doctor's or heal's command line, finds the servers and
+// probes them.
+func check(ctx context.Context, env *Env, name string, args []string, synopsis, help string) (*checkFlags, *doctor.Doctor, []*doctor.Report, error) {
+	f := &checkFlags{}
 	fs := newFlags(name)
 	fs.BoolVar(&f.json, "json", false, "print JSON instead of the report")
 	fs.DurationVar(&f.timeout, "timeout", probe.DefaultTimeout, "how long each server gets to start and answer")
 	fs.StringVar(&f.project, "project", "", "the project `DIR` (default: $CLAUDE_PROJECT_DIR, else the current directory)")
 	if err := parseFlags(env, fs, synopsis, help, args); err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	if fs.NArg() > 1 {
-		return nil, &usageError{msg: "give at most one server name", hint: "run 'mcp-heal " + name + " --help'"}
+		return nil, nil, nil, &usageError{msg: "give at most one server name", hint: "run 'mcp-heal " + name + " --help'"}
 	}
-	return fs.Args(), nil
+	o, err := f.options(env)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	servers, err := pickServers(env, o, fs.Args())
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	d := doctor.New(o.ProjectDir, f.timeout)
+	return f, d, d.Check(ctx, servers), nil
 }
 
 // pickServers returns the servers to check: the one named, or all that
@@ -70,20 +82,10 @@ func pickServers(env *Env, o claudecfg.Options, names []string) ([]claudecfg.Ser
 }
 
 func runDoctor(ctx context.Context, env *Env, args []string) error {
-	var f checkFlags
-	names, err := f.register(env, "doctor", args, "doctor [flags] [server]", doctorHelp)
+	f, _, reports, err := check(ctx, env, "doctor", args, "doctor [flags] [server]", doctorHelp)
 	if err != nil {
 		return err
 	}
-	o, err := f.options(env)
-	if err != nil {
-		return err
-	}
-	servers, err := pickServers(env, o, names)
-	if err != nil {
-		return err
-	}
-	reports := doctor.New(o.ProjectDir, f.timeout).Check(ctx, servers)
 	if f.json {
 		writeJSON(env.Stdout, reports)
 	} else {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/mcp-heal/mcp-heal/internal/doctor"
 )
 
 const healHelp = `Fix what can be fixed now and say what you must do in Claude Code. Every
@@ -15,21 +14,10 @@ command to run in Claude Code: /mcp reconnect <name>.
 Exits 1 when a server is still broken.`
 
 func runHeal(ctx context.Context, env *Env, args []string) error {
-	var f checkFlags
-	names, err := f.register(env, "heal", args, "heal [flags] [server]", healHelp)
+	f, d, reports, err := check(ctx, env, "heal", args, "heal [flags] [server]", healHelp)
 	if err != nil {
 		return err
 	}
-	o, err := f.options(env)
-	if err != nil {
-		return err
-	}
-	servers, err := pickServers(env, o, names)
-	if err != nil {
-		return err
-	}
-	d := doctor.New(o.ProjectDir, f.timeout)
-	reports := d.Check(ctx, servers)
 	d.Heal(ctx, reports)
 	if f.json {
 		writeJSON(env.Stdout, reports)
