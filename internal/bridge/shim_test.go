@@ -1,0 +1,196 @@
+package bridge
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tidwall/gjson"
+)
+
+var nsEcho = tool{"echo", "text", ""}
+
+// Through the real binary: a server restarted mid-session is healed
+// without the client seeing anything, whatever it answers the stale
+// session (server-everything 400, Go SDK 404, legacy SSE: stream closed).
+func TestShimHealsRestartedServers(t *testing.T) {
+	for _, kind := range []string{everythingHTTP, everythingSSE, goSDKStateful} {
+		t.Run(kind, func(t *testing.T) {
+			srv := newServer(t, kind)
+			sh := startShim(t, "--name", "remote", "--backoff-max", "1s", "--url", srv.URL)
+			sh.initialize()
+			tl := echoTool(kind)
+			for i := 0; i < 3; i++ {
+				if err := sh.echo(tl, fmt.Sprintf("call-%d", i), 30*time.Second); err != nil {
+					t.Fatalf("before restart %d: %v", i, err)
+				}
+				srv.Restart()
+				if err := sh.echo(tl, fmt.Sprintf("after-%d", i), 30*time.Second); err != nil {
+					t.Fatalf("after restart %d: %v", i, err)
+				}
+			}
+			if _, err := sh.ok("tools/list", "", 30*time.Second); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// The 2026-07-28 stateless era passes through the shim: server/discover,
+// Mcp-Method/Mcp-Name, unknown methods stay -32601, restarts are invisible.
+func TestShimStatelessEra(t *testing.T) {
+	srv := newServer(t, goSDKStateless)
+	sh := startShim(t, "--name", "stateless", "--url", srv.URL)
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"bridge-test","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
+	if _, err := sh.ok("server/discover", "{"+meta+"}", 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	call := `{"name":"test_simple_text","arguments":{},` + meta + `}`
+	for i := 0; i < 3; i++ {
+		r, err := sh.ok("tools/call", call, 30*time.Second)
+		if err != nil || !strings.Contains(string(r), "simple text") {
+			t.Fatalf("call %d: %s %v", i, r, err)
+		}
+		srv.Restart()
+	}
+	r, err := sh.call("no/such/method", "{"+meta+"}", 30*time.Second)
+	if err != nil || gjson.GetBytes(r, "error.code").Int() != -32601 {
+		t.Fatalf("unknown method: %s %v", r, err)
+	}
+}
+
+// One port serving three namespaces (/a/mcp, /b/mcp, /c/mcp), restarted 20
+// times: every namespace recovers every time, no call fails. Also reports
+// the time from the server being back to each namespace's first good call.
+func TestShimManyNamespaces20Restarts(t *testing.T) {
+	srv := newServer(t, multiNS)
+	nss := []string{"a", "b", "c"}
+	shims := make([]*shimProc, len(nss))
+	for i, ns := range nss {
+		// --backoff-max 1s: the shim core counts a session that dies
+		// young as a crash and backs off up to 30s by default, which a
+		// restart every second turns into long waits (see the README).
+		shims[i] = startShim(t, "--name", "ns-"+ns, "--backoff-max", "1s", "--url", srv.URL+"/"+ns+"/mcp")
+		shims[i].initialize()
+	}
+	var failed atomic.Int64
+	var calls atomic.Int64
+	var mu sync.Mutex
+	var recovery []time.Duration
+	round := func(tag string, back time.Time) {
+		var wg sync.WaitGroup
+		for i, sh := range shims {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				calls.Add(1)
+				if err := sh.echo(nsEcho, tag+"-"+nss[i], 30*time.Second); err != nil {
+					failed.Add(1)
+					t.Errorf("namespace %s, %s: %v", nss[i], tag, err)
+					return
+				}
+				if !back.IsZero() {
+					mu.Lock()
+					recovery = append(recovery, time.Since(back))
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	round("first", time.Time{})
+	for r := 0; r < 20; r++ {
+		srv.Restart()
+		round(fmt.Sprintf("restart%d", r), time.Now())
+		round(fmt.Sprintf("steady%d", r), time.Time{})
+	}
+	if n := failed.Load(); n != 0 {
+		t.Fatalf("%d of %d calls failed", n, calls.Load())
+	}
+	sort.Slice(recovery, func(i, j int) bool { return recovery[i] < recovery[j] })
+	t.Logf("%d calls, 0 failed; restart to first good call per namespace: median %s, p95 %s, max %s",
+		calls.Load(), recovery[len(recovery)/2], recovery[len(recovery)*95/100], recovery[len(recovery)-1])
+}
+
+// A server down for 5 s while calls keep coming: every call waits and
+// succeeds once it is back.
+func TestShimServerDownFiveSeconds(t *testing.T) {
+	srv := newServer(t, multiNS)
+	sh := startShim(t, "--name", "down5", "--deadline", "20s", "--url", srv.URL+"/a/mcp")
+	sh.initialize()
+	var wg sync.WaitGroup
+	var failed, calls atomic.Int64
+	stop := time.Now().Add(8 * time.Second)
+	var back atomic.Int64 // unix nanos when the server was back
+	go func() {
+		time.Sleep(time.Second)
+		srv.Stop()
+		time.Sleep(5 * time.Second)
+		srv.Start()
+		back.Store(time.Now().UnixNano())
+	}()
+	var firstAfter atomic.Int64
+	for i := 0; time.Now().Before(stop); i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			calls.Add(1)
+			if err := sh.echo(nsEcho, fmt.Sprintf("c%d", i), 30*time.Second); err != nil {
+				failed.Add(1)
+				t.Errorf("call %d: %v", i, err)
+				return
+			}
+			if b := back.Load(); b != 0 {
+				firstAfter.CompareAndSwap(0, time.Now().UnixNano()-b)
+			}
+		}()
+		time.Sleep(100 * time.Millisecond)
+	}
+	wg.Wait()
+	if n := failed.Load(); n != 0 {
+		t.Fatalf("%d of %d calls failed", n, calls.Load())
+	}
+	t.Logf("%d calls over 8 s with the server down for 5 s: 0 failed; first call answered %s after the server was back",
+		calls.Load(), time.Duration(firstAfter.Load()).Round(time.Millisecond))
+}
+
+// Down for longer than the deadline: the call gets one clear error that
+// names the URL, what was tried and for how long; the next call after the
+// server is back succeeds.
+func TestShimDownPastDeadline(t *testing.T) {
+	srv := newServer(t, multiNS)
+	url := srv.URL + "/a/mcp"
+	sh := startShim(t, "--name", "longdown", "--deadline", "2s", "--url", url)
+	sh.initialize()
+	if err := sh.echo(nsEcho, "up", 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	srv.Stop()
+	start := time.Now()
+	r, err := sh.call("tools/call", `{"name":"echo","arguments":{"text":"down"}}`, 20*time.Second)
+	took := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := gjson.GetBytes(r, "error.message").Str
+	if msg == "" {
+		t.Fatalf("call while down past the deadline: got %s, want an error", r)
+	}
+	for _, want := range []string{url, "unreachable", "connection refused"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q does not mention %q", msg, want)
+		}
+	}
+	if took < 2*time.Second || took > 8*time.Second {
+		t.Errorf("error came after %s, want about the 2s deadline", took)
+	}
+	t.Logf("after %s: %s", took.Round(time.Millisecond), msg)
+	srv.Start()
+	if err := sh.echo(nsEcho, "back", 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+}
