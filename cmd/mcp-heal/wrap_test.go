@@ -40,7 +40,8 @@ func newCfgEnv(t *testing.T) *cfgEnv {
       "command": "npx",
       "args": [
         "-y",
-        "@modelcontextprotocol/server-memory"
+        "@modelcontextprotocol/server-memory",
+        "--api-key=sk-live-abcdef1234567890"
       ],
       "env": {
         "MEMORY_FILE": "/tmp/m.json"
@@ -159,7 +160,7 @@ func TestWrapUnwrapCommands(t *testing.T) {
 
 	// status sees them wrapped, with no secret in sight.
 	code, out, _ = c.run("status")
-	if code != 0 || strings.Contains(out, "very-secret") || strings.Contains(out, "/tmp/m.json") {
+	if code != 0 || strings.Contains(out, "very-secret") || strings.Contains(out, "/tmp/m.json") || strings.Contains(out, "abcdef1234567890") {
 		t.Fatalf("status: exit %d\n%s", code, out)
 	}
 	for _, n := range []string{"mem", "api", "local-one", "proj-srv"} {
