@@ -145,9 +145,9 @@ func (h *Handler) healUnwrapped(ctx context.Context, in *Input, server string, m
 	// A hung stdio server is never replaced by Claude Code; once it is
 	// gone, the next call spawns a fresh one.
 	if (m.Class == IdleTimeout || m.Class == RequestTimeout) && found && s.Transport == "stdio" {
-		pid, err := h.findServer(h.claudePID(), s.Command, s.Args)
+		pids, err := h.findServer(h.claudePID(), s.Command, s.Args)
 		if err == nil {
-			err = h.stop(pid, killGrace)
+			err = h.stop(pids, killGrace)
 		}
 		if err == nil {
 			return outcome{ActKilledHung, fmt.Sprintf("mcp-heal: MCP server %s was hung, so mcp-heal stopped it and Claude Code starts a fresh one on the next call; this call may or may not have taken effect, so check whether it did, then retry it.", q)}

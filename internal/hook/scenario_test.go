@@ -248,26 +248,30 @@ func TestFailedShim(t *testing.T) {
 
 // TestHungUnwrappedServerKilled: an unwrapped stdio server hung; the hook
 // finds it among Claude Code's children by its configured command and
-// stops it, so Claude Code spawns a fresh one on the next call.
+// stops it and its own children (an npx-style wrapper's real server), so
+// Claude Code spawns a fresh one on the next call.
 func TestHungUnwrappedServerKilled(t *testing.T) {
 	w := newWorld(t)
 	w.useState(t)
 	secs := strconv.Itoa(86000 + os.Getpid()%400)
-	// The stand-in Claude Code: its child runs the configured command, and
-	// a bystander child runs something else.
-	claude := start(t, "sh", "-c", "sleep "+secs+" & sleep 86399 & wait")
-	var server, bystander int
+	script := "sleep " + secs + " & wait"
+	// The stand-in Claude Code: its child runs the configured command (a
+	// wrapper shell whose child is the "real server"), and a bystander
+	// child runs something else.
+	claude := start(t, "sh", "-c", "sh -c '"+script+"' & sleep 86399 & wait")
+	var wrapper, server, bystander int
 	waitFor(t, func() bool {
-		server, bystander = childRunning(claude.Process.Pid, secs), childRunning(claude.Process.Pid, "86399")
-		return server > 0 && bystander > 0
+		wrapper, bystander = childRunning(claude.Process.Pid, script), childRunning(claude.Process.Pid, "86399")
+		server = childRunning(wrapper, secs)
+		return wrapper > 0 && server > 0 && bystander > 0
 	}, "the fake server to start")
-	w.userConfig(t, `{"tiny":{"command":"sleep","args":["`+secs+`"]}}`)
+	w.userConfig(t, fmt.Sprintf(`{"tiny":{"command":"sh","args":["-c",%q]}}`, script))
 	w.extra = []string{"CLAUDE_PID=" + strconv.Itoa(claude.Process.Pid)}
 	r := decode(t, w.hook(t, "PostToolUseFailure", marshal(sharedPayload(t, "PostToolUseFailure.idle-timeout.json"))))
 	if !strings.Contains(r.HookSpecificOutput.AdditionalContext, "was hung, so mcp-heal stopped it and Claude Code starts a fresh one on the next call") {
 		t.Fatalf("got %q", r.HookSpecificOutput.AdditionalContext)
 	}
-	waitFor(t, func() bool { return childRunning(claude.Process.Pid, secs) == 0 }, "the hung server to be gone")
+	waitFor(t, func() bool { return !state.Alive(server) && childRunning(claude.Process.Pid, script) == 0 }, "the hung server and its child to be gone")
 	if childRunning(claude.Process.Pid, "86399") != bystander {
 		t.Fatal("the bystander was killed too")
 	}
@@ -422,4 +426,28 @@ func TestBadInput(t *testing.T) {
 func reloadXDG(tb testing.TB) {
 	xdg.Reload()
 	tb.Cleanup(xdg.Reload)
+}
+
+// TestPostToolBatchOnePerServer: a batch where several calls hit the same
+// disconnected server yields one sentence and one incident for it; a plain
+// unknown tool and successful calls yield nothing.
+func TestPostToolBatchOnePerServer(t *testing.T) {
+	w := newWorld(t)
+	p := sharedPayload(t, "PostToolBatch.success.json")
+	gone := "<tool_use_error>Error: No such tool available: mcp__tiny__echo. Its MCP server 'tiny' has disconnected. Continue without this tool; it becomes callable again only if the server reconnects.</tool_use_error>"
+	p["tool_calls"] = []any{
+		map[string]any{"tool_name": "mcp__tiny__echo", "tool_input": map[string]any{}, "tool_use_id": "t1", "tool_response": gone},
+		map[string]any{"tool_name": "mcp__tiny__add", "tool_input": map[string]any{}, "tool_use_id": "t2", "tool_response": strings.ReplaceAll(gone, "echo", "add")},
+		map[string]any{"tool_name": "mcp__other__x", "tool_input": map[string]any{}, "tool_use_id": "t3", "tool_response": "<tool_use_error>Error: No such tool available: mcp__other__x</tool_use_error>"},
+		map[string]any{"tool_name": "Bash", "tool_input": map[string]any{}, "tool_use_id": "t4", "tool_response": map[string]any{"stdout": "Connection closed"}},
+		p["tool_calls"].([]any)[0],
+	}
+	r := decode(t, w.hook(t, "PostToolBatch", marshal(p)))
+	ctx := r.HookSpecificOutput.AdditionalContext
+	if strings.Count(ctx, "mcp-heal:") != 1 || !strings.Contains(ctx, "/mcp reconnect tiny") || r.HookSpecificOutput.HookEventName != "PostToolBatch" {
+		t.Fatalf("got %+v", r)
+	}
+	if in := w.incidents(t); len(in) != 1 || in[0]["class"] != "disconnected" || in[0]["server"] != "tiny" {
+		t.Fatalf("incidents: got %v, want one disconnected for tiny", in)
+	}
 }
