@@ -117,10 +117,17 @@ type ConfigFile struct {
 // entry names the project key found in ~/.claude.json (or the most likely
 // one when the project is not there yet).
 func ConfigFiles(o Options) []ConfigFile {
+	return o.configFiles(func(f string) ([]byte, bool) {
+		b, err := os.ReadFile(f)
+		return b, err == nil && gjson.ValidBytes(b)
+	})
+}
+
+func (o Options) configFiles(read func(string) ([]byte, bool)) []ConfigFile {
 	global := o.GlobalConfigPath()
 	keys := o.ProjectKeys()
 	key := keys[0]
-	if data, err := os.ReadFile(global); err == nil && gjson.ValidBytes(data) {
+	if data, ok := read(global); ok {
 		projects, _ := at(data, []string{"projects"})
 		for _, k := range keys {
 			if _, ok := lastMember(projects, k); ok {
@@ -175,7 +182,7 @@ func Discover(o Options) ([]Server, error) {
 	}
 	seen := map[string]bool{}
 	approval := o.approval(read)
-	for _, cf := range ConfigFiles(o) {
+	for _, cf := range o.configFiles(read) {
 		data, ok := read(cf.File)
 		if !ok {
 			continue
@@ -320,15 +327,18 @@ func (o Options) approval(read func(string) ([]byte, bool)) func(string) string 
 	var objs []gjson.Result
 	trusted := false
 	if data, ok := read(o.GlobalConfigPath()); ok {
-		projects := lastVal(root(data), "projects")
+		projects := map[string]gjson.Result{} // one pass over a possibly huge object
+		for _, m := range members(lastVal(root(data), "projects")) {
+			projects[m.key] = m.val
+		}
 		for _, k := range o.ProjectKeys() {
-			if p, ok := lastMember(projects, k); ok {
-				objs = append(objs, p.val)
+			if p, ok := projects[k]; ok {
+				objs = append(objs, p)
 				break
 			}
 		}
 		for d := o.projectDir(); ; {
-			if lastVal(lastVal(projects, d), "hasTrustDialogAccepted").Bool() {
+			if lastVal(projects[d], "hasTrustDialogAccepted").Bool() {
 				trusted = true
 			}
 			p := filepath.Dir(d)

@@ -161,3 +161,21 @@ func TestDiscoverEmptyHome(t *testing.T) {
 		t.Fatalf("got %v %v", servers, err)
 	}
 }
+
+// BenchmarkDiscoverLargeConfig: hooks call Discover (SessionStart, failure
+// handling), so it must stay cheap on a ~/.claude.json with hundreds of
+// projects.
+func BenchmarkDiscoverLargeConfig(b *testing.B) {
+	home := b.TempDir()
+	data, projects := genConfig(7, 500, "  ")
+	if err := os.WriteFile(filepath.Join(home, ".claude.json"), data, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	o := Options{Home: home, ProjectDir: projects[len(projects)/2]}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := Discover(o); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
