@@ -79,6 +79,12 @@ func defaultShim(env *Env, home string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("find the mcp-heal binary: %w", err)
 	}
+	// `go run` builds into a temporary directory that is deleted on exit:
+	// entries pointing there would break as soon as this command ends.
+	if strings.Contains(exe, string(filepath.Separator)+"go-build") {
+		return "", &usageError{msg: "this mcp-heal is a temporary 'go run' build, which wrapped servers cannot point at",
+			hint: "install it (go install ./cmd/mcp-heal) and run that, or pass --shim PATH"}
+	}
 	return exe, nil
 }
 
