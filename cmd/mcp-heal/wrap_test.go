@@ -200,7 +200,7 @@ func TestWrapUsageErrors(t *testing.T) {
 		{[]string{"wrap"}, 2, "no servers named"},
 		{[]string{"wrap", "--all", "mem"}, 2, "not both"},
 		{[]string{"wrap", "--scope", "global", "--all"}, 2, `unknown scope "global"`},
-		{[]string{"wrap", "nosuch"}, 2, `no server named "nosuch"`},
+		{[]string{"wrap", "--shim", "/opt/mh/mcp-heal", "nosuch"}, 2, `no server named "nosuch"`},
 		{[]string{"unwrap", "plugin:x:y"}, 2, "plugin-provided servers cannot be wrapped"},
 	} {
 		orig := c.snapshot()
@@ -211,6 +211,11 @@ func TestWrapUsageErrors(t *testing.T) {
 		if !equalMaps(c.snapshot(), orig) {
 			t.Errorf("%v changed a file", tc.args)
 		}
+	}
+	// The test binary, like `go run`, lives in a temporary go-build
+	// directory: wrap will not point entries at it.
+	if code, _, errs := c.run("wrap", "--all"); code != 2 || !strings.Contains(errs, "temporary 'go run' build") {
+		t.Errorf("wrap without --shim from a go-build binary: exit %d\n%s", code, errs)
 	}
 	code, out, _ := c.run("wrap", "--help")
 	if code != 0 || !strings.Contains(out, "Usage: mcp-heal wrap") {
