@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -217,6 +218,15 @@ func TestStatelessEra(t *testing.T) {
 	if err != nil || !strings.Contains(gjson.GetBytes(res, "result.content.0.text").Str, "simple text") {
 		t.Fatalf("tools/call: %s %v", res, err)
 	}
+	// SEP-2243: the server rejects a call of a tool with an x-mcp-header
+	// argument unless Mcp-Param-Region mirrors it; tools/list tells which.
+	if _, err := cl.call("tools/list", "{"+meta+"}"); err != nil {
+		t.Fatal(err)
+	}
+	res, err = cl.call("tools/call", `{"name":"test_x_mcp_header","arguments":{"region":"eu-west 1"},`+meta+`}`)
+	if err != nil || gjson.GetBytes(res, "result.content.0.text").Str != "region=eu-west 1" {
+		t.Fatalf("tools/call with an x-mcp-header argument: %s %v", res, err)
+	}
 	res, err = cl.call("no/such/method", "{"+meta+"}")
 	if err != nil {
 		t.Fatal(err)
@@ -232,6 +242,61 @@ func TestStatelessEra(t *testing.T) {
 	select {
 	case <-cl.c.Done():
 		t.Errorf("stateless conn died: %s", cl.c.Exit().Reason)
+	default:
+	}
+}
+
+// A response stream the server closes mid-call (SEP-1699, with retry:) is
+// resumed with GET and Last-Event-ID, and the response arrives: a dropped
+// stream is not a cancellation.
+func TestResumeWithLastEventID(t *testing.T) {
+	srv := newServer(t, multiNS)
+	var logs lockedBuffer
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	cl := dialClient(t, newDialer(t, Options{URL: srv.URL + "/r/mcp", Logger: log}))
+	cl.initialize()
+	for i := 0; i < 3; i++ {
+		res, err := cl.call("tools/call", fmt.Sprintf(`{"name":"reconnect","arguments":{"text":"t%d"}}`, i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := gjson.GetBytes(res, "result.content.0.text").Str; got != fmt.Sprintf("resumed:t%d", i) {
+			t.Fatalf("call %d: got %s", i, res)
+		}
+	}
+	select {
+	case <-cl.c.Done():
+		t.Fatalf("conn died: %s", cl.c.Exit().Reason)
+	default:
+	}
+	if n := strings.Count(logs.String(), "resuming a response stream"); n < 3 {
+		t.Errorf("resumed %d times, want 3:\n%s", n, logs.String())
+	}
+}
+
+// 401 is never session loss: the request gets a clear error naming the
+// URL, the Conn lives on, and the token never appears in it.
+func TestUnauthorizedIsNotSessionLoss(t *testing.T) {
+	srv := newServer(t, multiNS)
+	h, err := ParseHeaders([]string{"Authorization: Bearer ${T}"}, func(string) string { return "wrong-token-999" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := dialClient(t, newDialer(t, Options{URL: srv.URL + "/auth/mcp", Header: h}))
+	res, err := cl.call("initialize", initParams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := gjson.GetBytes(res, "error.message").Str
+	if !strings.Contains(msg, "HTTP 401") || !strings.Contains(msg, srv.URL+"/auth/mcp") {
+		t.Errorf("error %q: want HTTP 401 and the URL", msg)
+	}
+	if strings.Contains(string(res), "wrong-token-999") {
+		t.Errorf("the token leaked into the error: %s", res)
+	}
+	select {
+	case <-cl.c.Done():
+		t.Errorf("conn died on a 401: %s", cl.c.Exit().Reason)
 	default:
 	}
 }

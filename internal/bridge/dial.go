@@ -25,6 +25,8 @@ type Dialer struct {
 
 	mu       sync.Mutex
 	detected string // the transport auto detection settled on
+
+	params paramHeaders
 }
 
 var _ upstream.Dialer = (*Dialer)(nil)

@@ -46,12 +46,41 @@ func newSDKServer(name string) *mcp.Server {
 	return s
 }
 
+// testSecret is the bearer token /auth/mcp requires; tests check it never
+// shows up in logs, state records or errors.
+const testSecret = "sekrit-token-4711"
+
 func serveMulti(port string) {
 	mux := http.NewServeMux()
 	for _, ns := range []string{"a", "b", "c"} {
 		srv := newSDKServer(ns)
 		mux.Handle("/"+ns+"/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	}
+	// /r/mcp: resumable streams (an event store) and a tool that closes its
+	// response stream mid-call and answers after the client reconnects
+	// with Last-Event-ID (SEP-1699).
+	rs := newSDKServer("r")
+	mcp.AddTool(rs, &mcp.Tool{Name: "reconnect", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+			if req.Extra != nil && req.Extra.CloseSSEStream != nil {
+				req.Extra.CloseSSEStream(mcp.CloseSSEStreamArgs{RetryAfter: 20 * time.Millisecond})
+			}
+			time.Sleep(150 * time.Millisecond)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "resumed:" + in.Text}}}, nil, nil
+		})
+	mux.Handle("/r/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return rs },
+		&mcp.StreamableHTTPOptions{EventStore: mcp.NewMemoryEventStore(nil)}))
+	// /auth/mcp: 401 without the bearer token.
+	as := newSDKServer("auth")
+	ah := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return as }, nil)
+	mux.Handle("/auth/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+testSecret {
+			w.Header().Set("WWW-Authenticate", "Bearer")
+			http.Error(w, "unauthorized: bad token "+r.Header.Get("Authorization"), http.StatusUnauthorized)
+			return
+		}
+		ah.ServeHTTP(w, r)
+	}))
 	err := http.ListenAndServe("127.0.0.1:"+port, mux)
 	fmt.Fprintln(os.Stderr, err)
 	os.Exit(1)

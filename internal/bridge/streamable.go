@@ -51,6 +51,7 @@ type httpConn struct {
 	metaVer   string // the last stateless-era request's _meta version
 	initID    []byte
 	listening bool
+	toolLists map[string]bool // ids of tools/list requests in flight
 }
 
 func newHTTPConn(d *Dialer) *httpConn {
@@ -90,9 +91,16 @@ func (c *httpConn) Send(msg []byte) error {
 		return ErrDead
 	}
 	x := &exchange{body: bytes.Clone(msg), kind: m.Kind, method: m.Method, id: bytes.Clone(m.ID)}
-	if x.isInit() {
+	if x.isInit() || x.method == "tools/list" {
 		c.smu.Lock()
-		c.initID = x.id
+		if x.isInit() {
+			c.initID = x.id
+		} else {
+			if c.toolLists == nil {
+				c.toolLists = map[string]bool{}
+			}
+			c.toolLists[string(x.id)] = true
+		}
 		c.smu.Unlock()
 	}
 	if x.isInit() || x.kind != jsonrpc.KindRequest {
@@ -140,6 +148,11 @@ func (c *httpConn) header(x *exchange) http.Header {
 		h.Set(hMethod, x.method)
 		if name, ok := requestName(x.method, x.body); ok {
 			h.Set(hName, headerValue(name))
+		}
+		if x.method == "tools/call" {
+			for k, v := range c.d.params.headers(x.body) {
+				h.Set(k, v)
+			}
 		}
 	}
 	return h
@@ -338,7 +351,19 @@ func (c *httpConn) answered(x *exchange, resp *http.Response) {
 func (c *httpConn) deliverMsg(msg []byte) {
 	c.smu.Lock()
 	initID := c.initID
+	lists := len(c.toolLists) > 0
 	c.smu.Unlock()
+	if lists {
+		if m, err := jsonrpc.PeekValid(msg); err == nil && m.Kind == jsonrpc.KindResponse {
+			c.smu.Lock()
+			pending := c.toolLists[string(m.ID)]
+			delete(c.toolLists, string(m.ID))
+			c.smu.Unlock()
+			if pending {
+				c.d.params.learn(gjson.GetBytes(msg, "result"))
+			}
+		}
+	}
 	if initID != nil && isResponseTo(msg, initID) {
 		if v := gjson.GetBytes(msg, "result.protocolVersion"); v.Type == gjson.String {
 			// Set before the client can see the result and send
@@ -425,6 +450,7 @@ func (c *httpConn) reopen(lastID string, retry time.Duration) (*http.Response, b
 	if !sleep(c.ctx, retry) {
 		return nil, false
 	}
+	c.log.Debug("resuming a response stream", "last_event_id", lastID, "after", retry)
 	resp, why, refused := c.get(c.ctx, lastID)
 	if resp == nil {
 		if c.ctx.Err() == nil {
