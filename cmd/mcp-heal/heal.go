@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-
 )
 
 const healHelp = `Fix what can be fixed now and say what you must do in Claude Code. Every
