@@ -2,10 +2,14 @@ package bridge
 
 import (
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -192,5 +196,72 @@ func TestShimDownPastDeadline(t *testing.T) {
 	srv.Start()
 	if err := sh.echo(nsEcho, "back", 30*time.Second); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Headers from flags with ${VAR} from the environment reach the server;
+// the value never appears in the state record, the lifecycle log or the
+// shim's stderr (debug level), even when the server echoes it back.
+// SIGHUP reconnects (a new session); the record says remote and names the
+// URL without its query values.
+func TestShimHeadersSecretsAndSIGHUP(t *testing.T) {
+	srv := newServer(t, multiNS)
+	url := srv.URL + "/auth/mcp?tenant=acme-corp"
+	sh := startShimEnv(t, []string{"MCP_TEST_TOKEN=" + testSecret},
+		"--name", "authed", "--header", "Authorization: Bearer ${MCP_TEST_TOKEN}", "--url", url)
+	sh.initialize()
+	if err := sh.echo(nsEcho, "with-token", 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	srv.Restart()
+	if err := sh.echo(nsEcho, "after-restart", 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := sh.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	if err := sh.echo(nsEcho, "after-sighup", 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	// A shim with the wrong token: a clear error, never "session lost",
+	// and the server's echo of the bad token is redacted.
+	bad := startShimEnv(t, []string{"MCP_TEST_TOKEN=wrong-token-999"},
+		"--name", "badauth", "--header", "Authorization: Bearer ${MCP_TEST_TOKEN}", "--url", url)
+	r, err := bad.call("initialize", initParams, 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg := gjson.GetBytes(r, "error.message").Str; !strings.Contains(msg, "HTTP 401") || strings.Contains(string(r), "wrong-token-999") {
+		t.Errorf("initialize with a bad token: %s", r)
+	}
+
+	var recs []string
+	for _, s := range []*shimProc{sh, bad} {
+		filepath.WalkDir(s.StateDir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				b, _ := os.ReadFile(p)
+				if strings.Contains(p, "shims") {
+					recs = append(recs, string(b))
+				}
+				for _, secret := range []string{testSecret, "wrong-token-999", "acme-corp"} {
+					if strings.Contains(string(b), secret) {
+						t.Errorf("%s holds a secret (%s):\n%s", p, secret, b)
+					}
+				}
+			}
+			return nil
+		})
+		for _, secret := range []string{testSecret, "wrong-token-999", "acme-corp"} {
+			if strings.Contains(s.stderr.String(), secret) {
+				t.Errorf("shim stderr holds a secret (%s)", secret)
+			}
+		}
+	}
+	if len(recs) == 0 {
+		t.Fatalf("no state record written")
+	}
+	rec := recs[0]
+	if gjson.Get(rec, "mode").Str != "remote" || !strings.HasPrefix(gjson.Get(rec, "target").Str, srv.URL+"/auth/mcp?tenant=REDACTED") {
+		t.Errorf("state record: %s", rec)
 	}
 }

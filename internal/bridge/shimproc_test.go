@@ -28,6 +28,8 @@ type shimProc struct {
 	wmu    sync.Mutex
 	next   atomic.Int64
 	stderr *lockedBuffer
+	// StateDir is the shim's XDG_STATE_HOME.
+	StateDir string
 
 	mu      sync.Mutex
 	waiters map[string]chan []byte
@@ -54,11 +56,18 @@ func (l *lockedBuffer) String() string {
 // startShim runs mcp-heal shim with args and a private state directory.
 func startShim(t testing.TB, args ...string) *shimProc {
 	t.Helper()
+	return startShimEnv(t, nil, args...)
+}
+
+// startShimEnv is startShim with extra environment.
+func startShimEnv(t testing.TB, env []string, args ...string) *shimProc {
+	t.Helper()
 	bin := testenv.Binary(t)
 	cmd := exec.Command(bin, append([]string{"shim"}, args...)...)
-	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+t.TempDir(), "MCP_HEAL_DEBUG=1")
+	stateDir := t.TempDir()
+	cmd.Env = append(append(os.Environ(), "XDG_STATE_HOME="+stateDir, "MCP_HEAL_DEBUG=1"), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	s := &shimProc{t: t, cmd: cmd, waiters: map[string]chan []byte{}, eof: make(chan struct{}), stderr: &lockedBuffer{}}
+	s := &shimProc{t: t, cmd: cmd, waiters: map[string]chan []byte{}, eof: make(chan struct{}), stderr: &lockedBuffer{}, StateDir: stateDir}
 	cmd.Stderr = s.stderr
 	var err error
 	if s.stdin, err = cmd.StdinPipe(); err != nil {
