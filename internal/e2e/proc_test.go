@@ -175,7 +175,18 @@ func watchReads(root int, match func([]string) bool) (*readWatch, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &readWatch{p: p, base: readBytes(p.PID)}, nil
+	// Wait for the server to be idle (nothing read for 200 ms), so that
+	// what it reads next is the call.
+	base := readBytes(p.PID)
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); {
+		time.Sleep(200 * time.Millisecond)
+		n := readBytes(p.PID)
+		if n == base {
+			break
+		}
+		base = n
+	}
+	return &readWatch{p: p, base: base}, nil
 }
 
 // killDuringCall waits until the server has read something new (the call)

@@ -87,6 +87,8 @@ func scenarioKilledDuringCall(t *testing.T, m mode, interactive bool) outcome {
 		return w.killDuringCall()
 	}
 	s = newModeSession(t, m,
+		// A first call: the server is up and idle when the kills come.
+		Turn{Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "warm"})}},
 		Turn{Before: watch, Tools: []ToolUse{call("ex", "counter_increment", map[string]any{"delay_ms": 2000})}, After: kill},
 		Turn{Tools: []ToolUse{call("ex", "counter_increment", nil)}},
 		Turn{Before: watch, Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "read-only", "delay_ms": 2000})}, After: kill},
@@ -94,18 +96,19 @@ func scenarioKilledDuringCall(t *testing.T, m mode, interactive bool) outcome {
 		Turn{Text: "All calls made."},
 	)
 	s.addExample("ex", m.wrap(), nil, "--state-file", dataFile(s, "counter"))
-	r := s.drive(interactive, "Increment the counter, then echo.", 4)
-	o := logCalls(t, s.model, ToolUseID(0, 0))
+	r := s.drive(interactive, "Increment the counter, then echo.", 5)
+	o := logCalls(t, s.model, ToolUseID(1, 0))
 	if m == alone {
 		return o
 	}
-	unknown := mustResult(t, s.model, 1, ToolUseID(0, 0))
+	wantOK(t, "first call", mustResult(t, s.model, 1, ToolUseID(0, 0)), "warm")
+	unknown := mustResult(t, s.model, 2, ToolUseID(1, 0))
 	if !unknown.IsError || !strings.Contains(unknown.Text, "may or may not have taken effect") {
 		t.Errorf("killed during counter_increment: the model saw is_error=%v %q, want the shim's clear outcome-unknown error", unknown.IsError, unknown.Text)
 	}
-	wantOK(t, "counter_increment after the kill", mustResult(t, s.model, 2, ToolUseID(1, 0)), "1")
-	wantOK(t, "echo killed mid-call (read-only: retried)", mustResult(t, s.model, 3, ToolUseID(2, 0)), "read-only")
-	wantOK(t, "last echo", mustResult(t, s.model, 4, ToolUseID(3, 0)), "last")
+	wantOK(t, "counter_increment after the kill", mustResult(t, s.model, 3, ToolUseID(2, 0)), "1")
+	wantOK(t, "echo killed mid-call (read-only: retried)", mustResult(t, s.model, 4, ToolUseID(3, 0)), "read-only")
+	wantOK(t, "last echo", mustResult(t, s.model, 5, ToolUseID(4, 0)), "last")
 	if r != nil {
 		wantHooksRan(t, r, "PreToolUse", "PostToolUse", "PostToolBatch")
 	}
