@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/tidwall/gjson"
@@ -23,7 +24,12 @@ const CodeSessionNotFound = -32001
 // ("Session not found", "Bad Request: Server not initialized"), the Go SDK
 // ("session not found"), the legacy SSE transports ("No transport found for
 // sessionId", "Could not find session").
-var sessionWords = regexp.MustCompile(`(?i)(session[ _-]?(id)?\b.{0,40}\b(not found|unknown|invalid|expired|terminated|closed|missing|required|does not exist|is closing)|(no|invalid|unknown) (valid )?(session|transport)|not initiali[sz]ed|could not find session|no transport found)`)
+//
+// Compiled on first use: the hook subcommands share this binary and pay
+// for every package-level initialisation at each start.
+var sessionWords = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(session[ _-]?(id)?\b.{0,40}\b(not found|unknown|invalid|expired|terminated|closed|missing|required|does not exist|is closing)|(no|invalid|unknown) (valid )?(session|transport)|not initiali[sz]ed|could not find session|no transport found)`)
+})
 
 // sessionLost reports whether an HTTP answer to a request that carried a
 // session means the server no longer knows that session. The spec says
@@ -45,7 +51,7 @@ func sessionLost(status int, body []byte) bool {
 			case -32601, -32602, -32600, -32700:
 				// A method or params problem, not the session
 				// (SEP-2575 maps -32601 to 404).
-				if !sessionWords.MatchString(b) {
+				if !sessionWords().MatchString(b) {
 					return false
 				}
 			}
@@ -54,7 +60,7 @@ func sessionLost(status int, body []byte) bool {
 	if status == http.StatusNotFound {
 		return true
 	}
-	return sessionWords.MatchString(b)
+	return sessionWords().MatchString(b)
 }
 
 // bodyText is the human part of an error body: a JSON-RPC error message,

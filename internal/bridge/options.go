@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -147,7 +148,7 @@ func RedactURL(u *url.URL) string {
 	return c.String()
 }
 
-var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+var varRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`) })
 
 // reserved headers are the transport's own; a flag may not set them.
 var reserved = []string{"Accept", "Content-Type", "Content-Length", "Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-Id", "Mcp-Method", "Mcp-Name", "Host", "Connection", "Transfer-Encoding"}
@@ -174,7 +175,7 @@ func ParseHeaders(specs []string, getenv func(string) string) (http.Header, erro
 			return nil, fmt.Errorf("header %q is set by the transport and cannot be overridden", name)
 		}
 		var missing []string
-		value = varRef.ReplaceAllStringFunc(strings.TrimSpace(value), func(ref string) string {
+		value = varRef().ReplaceAllStringFunc(strings.TrimSpace(value), func(ref string) string {
 			v := getenv(ref[2 : len(ref)-1])
 			if v == "" {
 				missing = append(missing, ref[2:len(ref)-1])

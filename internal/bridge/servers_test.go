@@ -113,8 +113,8 @@ type server struct {
 
 // Server kinds.
 const (
-	everythingHTTP = "server-everything streamableHttp" // 400 on a stale session
-	everythingSSE  = "server-everything sse"            // legacy HTTP+SSE
+	everythingHTTP = "server-everything streamableHttp"  // 400 on a stale session
+	everythingSSE  = "server-everything sse"             // legacy HTTP+SSE
 	goSDKStateful  = "go-sdk everything-server stateful" // 404 on a stale session
 	goSDKStateless = "go-sdk everything-server stateless"
 	multiNS        = "go-sdk three namespaces"
