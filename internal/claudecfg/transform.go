@@ -297,10 +297,10 @@ func unwrapEntry(name string, e gjson.Result) (string, Change) {
 		if edited := editedKeys(name, e, raw); len(edited) > 0 {
 			// Someone changed the wrapped entry (a rotated token, a new
 			// argument): keep those changes in the restored entry.
-			inv, _ := ParseShimArgs(args)
+			inv, ok := ParseShimArgs(args)
 			plain, _ := rebuild(name, e, inv)
 			merged, keys, err := mergeEdits(raw, plain)
-			if err != nil {
+			if !ok || err != nil {
 				ch.Detail = "restored the entry as it was before wrap; changes made to it since are dropped: " + strings.Join(edited, ", ")
 				return raw, ch
 			}
