@@ -273,11 +273,27 @@ func runRewrite(env *Env, args []string, unwrap bool) error {
 	case *dry:
 		fmt.Fprintln(env.Stdout, "dry run: nothing was written")
 	case changed > 0:
+		if !unwrap && projectChanged(work) {
+			// .mcp.json is usually committed: the entries now name this
+			// machine's mcp-heal.
+			fmt.Fprintf(env.Stdout, "Note: .mcp.json is usually shared through version control; its wrapped entries run %s, which teammates may not have. Keep it out of commits, or wrap only --scope local/user.\n", tildePath(shimPath, home))
+		}
 		sort.Strings(reconnect)
 		reconnect = uniq(reconnect)
 		fmt.Fprintf(env.Stdout, "Restart Claude Code, or run %s in it, to apply.\n", reconnectCommands(reconnect))
 	}
 	return nil
+}
+
+func projectChanged(work []*fileWork) bool {
+	for _, w := range work {
+		for _, r := range w.rows {
+			if r.scope == claudecfg.ScopeProject && r.Changed() {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func noRows(work []*fileWork) bool {

@@ -133,7 +133,7 @@ func TestWrapUnwrapCommands(t *testing.T) {
 	}
 
 	code, out, errs = c.run("wrap", "--all", "--shim", "/opt/mh/mcp-heal")
-	for _, want := range []string{"local-one: wrapped (local, ~/.claude.json)", "proj-srv: wrapped (project, " + filepath.Join(c.proj, ".mcp.json") + ")", "mem: wrapped (user", "api: wrapped (user", "Restart Claude Code"} {
+	for _, want := range []string{"local-one: wrapped (local, ~/.claude.json)", "proj-srv: wrapped (project, " + filepath.Join(c.proj, ".mcp.json") + ")", "mem: wrapped (user", "api: wrapped (user", "Restart Claude Code", "Note: .mcp.json is usually shared"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("wrap: exit %d, output lacks %q:\n%s\n%s", code, want, out, errs)
 		}
