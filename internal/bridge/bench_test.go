@@ -73,8 +73,6 @@ func (r *rawClient) init(t testing.TB) {
 	}
 }
 
-const benchCall = `{"name":"test_simple_text","arguments":{}}`
-
 // BenchmarkRoundTrip: one tools/call round trip to the Go SDK fixture over
 // Streamable HTTP on loopback, three ways, interleaved in chunks so that
 // they share the machine's noise: a direct HTTP client (the floor), the
@@ -82,7 +80,15 @@ const benchCall = `{"name":"test_simple_text","arguments":{}}`
 // path through the `mcp-heal shim --url` binary over stdio (what Claude
 // Code sees). Reported: µs per call and the ratios to direct.
 func BenchmarkRoundTrip(b *testing.B) {
-	srv := newServer(b, goSDKStateful)
+	for _, kind := range []string{goSDKStateful, everythingHTTP} {
+		b.Run(kind, func(b *testing.B) { benchRoundTrip(b, kind) })
+	}
+}
+
+func benchRoundTrip(b *testing.B, kind string) {
+	srv := newServer(b, kind)
+	tl := echoTool(kind)
+	benchCall := fmt.Sprintf(`{"name":%q,"arguments":{%q:"ping"}}`, tl.name, tl.arg)
 	raw := &rawClient{c: &http.Client{}, url: srv.URL}
 	raw.init(b)
 	cl := dialClient(b, newDialer(b, Options{URL: srv.URL}))
@@ -150,12 +156,32 @@ func BenchmarkRoundTrip(b *testing.B) {
 
 // BenchmarkRecovery: the time from a restarted server accepting
 // connections again to the first successful call, for the Go SDK fixture
-// (404 on the old session) and server-everything (400). "conn" is the
-// bridge alone (a new Dial, the handshake, the call); "shim" is the whole
+// (404 on the old session) and server-everything (400). "direct" is the
+// floor: a fresh plain HTTP client's handshake and call (the server's own
+// cold start); "conn" is the bridge alone (the old Conn notices and dies, a
+// new Dial, the handshake, the call); "shim" is the whole
 // binary with its default flags, restarts spaced past its 10 s stability
 // window so that its crash-loop backoff starts from zero.
 func BenchmarkRecovery(b *testing.B) {
 	for _, kind := range []string{goSDKStateful, everythingHTTP} {
+		tl := echoTool(kind)
+		call := fmt.Sprintf(`{"name":%q,"arguments":{%q:"x"}}`, tl.name, tl.arg)
+		b.Run(kind+"/direct", func(b *testing.B) {
+			srv := newServer(b, kind)
+			var total time.Duration
+			for i := 0; i < b.N; i++ {
+				srv.Restart()
+				back := time.Now()
+				raw := &rawClient{c: &http.Client{}, url: srv.URL}
+				raw.init(b)
+				r, err := raw.post(jsonrpc.NewRequest([]byte("1"), "tools/call", []byte(call)))
+				if err != nil || !gjson.GetBytes(r, "result").Exists() {
+					b.Fatalf("%s %v", r, err)
+				}
+				total += time.Since(back)
+			}
+			b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms-to-first-call")
+		})
 		b.Run(kind+"/conn", func(b *testing.B) {
 			srv := newServer(b, kind)
 			d := newDialer(b, Options{URL: srv.URL})
