@@ -121,14 +121,17 @@ func (d *Dialer) Dial(ctx context.Context) (upstream.Conn, error) {
 		if mode == TransportSSE {
 			return nil, errors.New(d.red.String(fmt.Sprintf("%s is not a legacy SSE endpoint: GET answered HTTP %d %s", d.target, resp.StatusCode, bodyText(body))))
 		}
-		return d.streamable(&ok), nil
+		return d.streamable(), nil
 	}
 	if mode == TransportHTTP {
 		resp.Body.Close()
-		return d.streamable(&ok), nil
+		return d.streamable(), nil
 	}
 	// An SSE stream: a legacy server's session, if its first event is
-	// "endpoint".
+	// "endpoint", which legacy servers send at once. A Streamable HTTP
+	// server that allows a sessionless GET stream sends nothing: do not
+	// wait long for it (only the first dial does; the finding is kept).
+	timer.Reset(min(d.o.ProbeTimeout, 3*time.Second))
 	r := newSSEReader(resp.Body)
 	var first *event
 	for {
@@ -160,12 +163,12 @@ func (d *Dialer) Dial(ctx context.Context) (upstream.Conn, error) {
 		}
 		return nil, fmt.Errorf("legacy SSE server %s sent no endpoint event", d.target)
 	}
-	return d.streamable(&ok), nil
+	return d.streamable(), nil
 }
 
-// streamable returns a Streamable HTTP session; *ok stays false so the
-// probe's context is cancelled (the connection has its own).
-func (d *Dialer) streamable(ok *bool) *httpConn {
+// streamable returns a Streamable HTTP session (the probe's context is
+// cancelled on return: the connection has its own).
+func (d *Dialer) streamable() *httpConn {
 	d.setDetected(TransportHTTP)
 	return newHTTPConn(d)
 }
