@@ -3,12 +3,17 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 func regexpMatch(re, s string) bool { return regexp.MustCompile(re).MatchString(s) }
@@ -80,5 +85,68 @@ func TestStatusReportsShimsAndFailures(t *testing.T) {
 	}
 	if strings.Contains(out, "very-secret") || strings.Contains(out, "/tmp/m.json") || strings.Contains(out, "abcdef1234567890") {
 		t.Errorf("a secret is in the JSON:\n%s", out)
+	}
+}
+
+// TestStatusWithRealShim: a real `mcp-heal shim` in front of the example
+// server, its child killed: status shows the new child, the restart and how
+// the old one ended.
+func TestStatusWithRealShim(t *testing.T) {
+	bin := testenv.Binary(t)
+	c := newCfgEnv(t)
+	c.write(filepath.Join(c.dots, "claude.json"), `{"mcpServers":{"ex":{"command":"`+bin+`","args":["example-server"]}}}`, 0o600)
+	c.vars["CLAUDE_CODE_SESSION_ID"] = "sess-real"
+	if code, out, errs := c.run("wrap", "--all", "--shim", bin); code != 0 {
+		t.Fatalf("wrap: %s%s", out, errs)
+	}
+	cmd := exec.Command(bin, "shim", "--name", "ex", "--", bin, "example-server")
+	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+os.Getenv("XDG_STATE_HOME"), "CLAUDE_CODE_SESSION_ID=sess-real")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close(); cmd.Wait() }) // closing stdin stops the shim
+
+	status := func() statusServer {
+		_, out, _ := c.run("status", "--json", "ex")
+		var rep statusReport
+		if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Servers) != 1 {
+			t.Fatalf("status --json: %v\n%s", err, out)
+		}
+		return rep.Servers[0]
+	}
+	waitFor := func(what string, ok func(statusServer) bool) statusServer {
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			s := status()
+			if ok(s) {
+				return s
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s: %+v", what, s)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	s := waitFor("a running child", func(s statusServer) bool { return len(s.Shims) == 1 && s.Shims[0].ChildPID > 0 && s.Health == "ok" })
+	first := s.Shims[0].ChildPID
+	if !s.Wrapped || s.Shims[0].ShimPID != cmd.Process.Pid {
+		t.Fatalf("status: %+v", s)
+	}
+	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	s = waitFor("a restarted child", func(s statusServer) bool {
+		return len(s.Shims) == 1 && s.Shims[0].Restarts >= 1 && s.Shims[0].ChildPID > 0 && s.Shims[0].ChildPID != first && s.Health == "ok"
+	})
+	if e := s.Shims[0].LastExit; e == nil || e.Signal == "" {
+		t.Fatalf("last exit: %+v", e)
+	}
+	_, out, _ := c.run("status", "ex")
+	if !regexpMatch(`(?m)^ex +user +stdio +yes +ok +`+strconv.Itoa(s.Shims[0].ChildPID)+` +\S+ +[1-9]\d* +\S+`, out) {
+		t.Fatalf("status table:\n%s", out)
 	}
 }
