@@ -181,7 +181,7 @@ func Discover(o Options) ([]Server, error) {
 		return b, true
 	}
 	seen := map[string]bool{}
-	approval := o.approval(read)
+	var approval func(string) string // built on the first project server: it reads the whole "projects" object
 	for _, cf := range o.configFiles(read) {
 		data, ok := read(cf.File)
 		if !ok {
@@ -193,6 +193,9 @@ func Discover(o Options) ([]Server, error) {
 		}
 		for _, s := range parseServers(obj, cf) {
 			if cf.Scope == ScopeProject {
+				if approval == nil {
+					approval = o.approval(read)
+				}
 				s.Approval = approval(s.Name)
 			}
 			s.Shadowed = seen[s.Name]
