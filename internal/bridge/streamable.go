@@ -216,7 +216,7 @@ func (c *httpConn) exchange(x *exchange) {
 	h.Set("Accept", "application/json, text/event-stream")
 	carried := h.Get(hSessionID) != ""
 	ctx := c.ctx
-	if x.kind != jsonrpc.KindRequest {
+	if x.kind != jsonrpc.KindRequest && x.kind != jsonrpc.KindBatch {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.d.o.PostTimeout)
 		defer cancel()
@@ -312,7 +312,7 @@ func (c *httpConn) httpError(x *exchange, status int, body []byte) []byte {
 
 // answered handles a 2xx answer to x.
 func (c *httpConn) answered(x *exchange, resp *http.Response) {
-	if x.kind != jsonrpc.KindRequest {
+	if x.kind != jsonrpc.KindRequest && x.kind != jsonrpc.KindBatch {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		if x.method == "notifications/initialized" && !c.d.o.NoServerStream {
 			c.startListen()
@@ -388,8 +388,8 @@ func (c *httpConn) readPostStream(x *exchange, resp *http.Response) {
 		progressFrom := lastID
 		got, err := c.readStream(resp.Body, x.id, &lastID, &retry)
 		resp.Body.Close()
-		if got || c.ctx.Err() != nil {
-			return
+		if got || c.ctx.Err() != nil || x.kind == jsonrpc.KindBatch {
+			return // a batch (2025-03-26 only) has no one response to wait for
 		}
 		why := "the stream ended"
 		if err != nil && err != io.EOF {
