@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -104,23 +103,70 @@ func (s *session) addHTTP(name string, wrap bool, url string) {
 }
 
 // Scenario 5: an HTTP server (server-everything, streamableHttp) is
-// restarted between calls and answers 400 to the old session. Through the
-// bridge every call succeeds. Unwrapped, every later call fails (Claude
-// Code does not re-initialize on 400), and the plugin's hook tells the
-// model to ask the user for `/mcp reconnect web` once it checked the server
-// is back.
+// restarted between calls: it is down for a moment and then answers 400 to
+// the old session. Through the bridge every call succeeds. Unwrapped,
+// Claude Code's event stream sees the server go away, its reconnect attempt
+// meets the closed port, and in about three runs of four the server stays
+// "not connected" for the rest of the session (otherwise it reconnects by
+// itself); when calls fail, the plugin's hooks tell the model to ask the
+// user for `/mcp reconnect web`, having checked that the server is back.
 func scenarioHTTPRestart(t *testing.T, m mode) outcome {
-	srv := startEverythingHTTP(t)
-	var s *session
-	logShims := func() error {
-		b, _ := json.Marshal(s.shimRecords())
-		t.Logf("shim records: %s", b)
-		return nil
+	if m != hooksOnly {
+		s, r, o := httpRestartSession(t, m)
+		if m == healed {
+			for turn, want := range []string{"before", "after the restart", "again"} {
+				wantOK(t, fmt.Sprintf("call %d", turn), mustResult(t, s.model, turn+1, ToolUseID(turn, 0)), want)
+			}
+			wantHooksRan(t, r, "PreToolUse", "PostToolUse", "PostToolBatch")
+		}
+		return o
 	}
-	s = newModeSession(t, m,
+	// Whether Claude Code loses the server is up to its timing: run the
+	// session until it does (three tries), and check what the hooks said.
+	for try := 1; ; try++ {
+		s, r, o := httpRestartSession(t, m)
+		wantOK(t, "call before the restart", mustResult(t, s.model, 1, ToolUseID(0, 0)), "before")
+		failed := 0
+		for turn := 2; turn <= 3; turn++ {
+			tr := mustResult(t, s.model, turn, ToolUseID(turn-1, 0))
+			if !tr.IsError {
+				continue
+			}
+			failed++
+			ctx := s.model.ForTurn(turn).HookContext()["PostToolUseFailure:mcp__web__echo"]
+			switch {
+			case strings.Contains(tr.Text, "not connected"):
+				// Claude Code has given up on it for the session.
+				if !strings.Contains(ctx, "/mcp reconnect web") {
+					t.Errorf("turn %d: %q: the hook context is %q, want the `/mcp reconnect web` instruction", turn, tr.Text, ctx)
+				}
+			case !strings.Contains(ctx, `"web"`):
+				t.Errorf("turn %d: %q: the hook context is %q, want an explanation naming the server", turn, tr.Text, ctx)
+			}
+		}
+		if failed == 0 {
+			if strings.Contains(o.Note, "/mcp reconnect") {
+				t.Errorf("no call failed, yet the hooks told the model to ask for `/mcp reconnect web`")
+			}
+			if try < 3 {
+				t.Logf("try %d: Claude Code reconnected by itself; nothing for the hooks to explain; again", try)
+				continue
+			}
+			t.Logf("Claude Code reconnected by itself in %d tries: the hooks had nothing to explain", try)
+			return o
+		}
+		wantHooksRan(t, r, "PreToolUse", "PostToolUseFailure", "PostToolBatch")
+		return o
+	}
+}
+
+// httpRestartSession runs one session of scenario 5.
+func httpRestartSession(t *testing.T, m mode) (*session, *run, outcome) {
+	srv := startEverythingHTTP(t)
+	s := newModeSession(t, m,
 		Turn{Tools: []ToolUse{call("web", "echo", map[string]any{"message": "before"})}},
 		Turn{Before: srv.restart, Tools: []ToolUse{call("web", "echo", map[string]any{"message": "after the restart"})}},
-		Turn{Before: logShims, Tools: []ToolUse{call("web", "echo", map[string]any{"message": "again"})}},
+		Turn{Tools: []ToolUse{call("web", "echo", map[string]any{"message": "again"})}},
 		Turn{Text: "Done."},
 	)
 	s.addHTTP("web", m.wrap(), srv.URL())
@@ -129,37 +175,7 @@ func scenarioHTTPRestart(t *testing.T, m mode) outcome {
 	if m != healed {
 		o.Note = toldToReconnect(s.model, "web")
 	}
-	switch m {
-	case healed:
-		for turn, want := range []string{"before", "after the restart", "again"} {
-			wantOK(t, fmt.Sprintf("call %d", turn), mustResult(t, s.model, turn+1, ToolUseID(turn, 0)), want)
-		}
-		wantHooksRan(t, r, "PreToolUse", "PostToolUse", "PostToolBatch")
-	case hooksOnly:
-		wantOK(t, "call before the restart", mustResult(t, s.model, 1, ToolUseID(0, 0)), "before")
-		// What the first failure is depends on whether Claude Code's
-		// event stream noticed the restart first (ECONNREFUSED while it was
-		// down, then "not connected") or not (400, session not found);
-		// either way the server is back and only a reconnect brings it back
-		// into this session.
-		var ctx []string
-		for turn := 2; turn <= 3; turn++ {
-			req := s.model.ForTurn(turn)
-			tr := mustResult(t, s.model, turn, ToolUseID(turn-1, 0))
-			if tr.IsError {
-				ctx = append(ctx, req.Context())
-			}
-			t.Logf("turn %d context: %s", turn, req.Context())
-		}
-		if len(ctx) == 0 {
-			t.Fatalf("no call after the restart failed: this scenario needs Claude Code's stale-session failure")
-		}
-		if !strings.Contains(strings.Join(ctx, "\n"), "/mcp reconnect web") {
-			t.Errorf("after the failures the model got no hook context asking for `/mcp reconnect web`; got %q", ctx)
-		}
-		wantHooksRan(t, r, "PreToolUse", "PostToolUseFailure", "PostToolBatch")
-	}
-	return o
+	return s, r, o
 }
 
 func TestScenario5HTTPRestart(t *testing.T) {
