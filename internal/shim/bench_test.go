@@ -1,0 +1,308 @@
+package shim
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/adrg/xdg"
+
+	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
+	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
+)
+
+// The benchmarks measure the real mcp-heal binary against the same server
+// run directly, side by side in one run, and print one table:
+//
+//	go test -run XXX -bench . -benchtime 1x ./internal/shim/
+//
+// Each workload has a fixed size (b.N is not used: -benchtime 1x).
+
+type pipeClient struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	bw  *bufio.Writer
+	r   *jsonrpc.Reader
+}
+
+func startPipe(tb testing.TB, env []string, args ...string) *pipeClient {
+	tb.Helper()
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env = append(os.Environ(), env...)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cmd.Stderr = io.Discard
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	c := &pipeClient{cmd: cmd, in: in, bw: bufio.NewWriterSize(in, 256<<10), r: jsonrpc.NewReader(out)}
+	tb.Cleanup(func() { in.Close(); cmd.Wait() })
+	return c
+}
+
+func (c *pipeClient) write(line []byte) {
+	c.bw.Write(line)
+	c.bw.WriteByte('\n')
+}
+
+func (c *pipeClient) flush() { c.bw.Flush() }
+
+func (c *pipeClient) read(tb testing.TB) []byte {
+	l, err := c.r.Next()
+	if err != nil {
+		tb.Fatalf("read: %v", err)
+	}
+	return l
+}
+
+func (c *pipeClient) roundTrip(tb testing.TB, line []byte) []byte {
+	c.write(line)
+	c.flush()
+	return c.read(tb)
+}
+
+func (c *pipeClient) handshake(tb testing.TB) {
+	c.roundTrip(tb, jsonrpc.NewRequest([]byte("0"), "initialize", []byte(initParams)))
+	c.write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	c.roundTrip(tb, jsonrpc.NewRequest([]byte("1"), "tools/list", nil))
+}
+
+var benchEnv = []string{"FAKE_MCP=server", "GORACE=atexit_sleep_ms=0"}
+
+// benchShim starts `mcp-heal shim -- <fake server or cmd>` with its own
+// state dir and returns the client and the state dir.
+func benchShim(b *testing.B, cmd ...string) (*pipeClient, string) {
+	bin := testenv.Binary(b)
+	dir := b.TempDir()
+	if cmd == nil {
+		cmd = []string{os.Args[0]}
+	}
+	args := append([]string{bin, "shim", "--name", "bench", "--"}, cmd...)
+	return startPipe(b, append(benchEnv, "XDG_STATE_HOME="+dir), args...), dir
+}
+
+func echoCall(id int) []byte {
+	return []byte(`{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}`)
+}
+
+func median(d []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+var figures []string
+
+func report(b *testing.B, row string) {
+	figures = append(figures, row)
+	fmt.Fprintln(os.Stderr, row)
+	b.Log(row)
+}
+
+func BenchmarkRoundTrip(b *testing.B) {
+	direct := startPipe(b, benchEnv, os.Args[0])
+	direct.handshake(b)
+	shim, _ := benchShim(b)
+	shim.handshake(b)
+	var dd, ds []time.Duration
+	id := 10
+	// Interleave batches so load on the machine hits both alike.
+	for round := 0; round < 10; round++ {
+		for _, side := range []struct {
+			c   *pipeClient
+			out *[]time.Duration
+		}{{direct, &dd}, {shim, &ds}} {
+			for i := 0; i < 300; i++ {
+				id++
+				t := time.Now()
+				side.c.roundTrip(b, echoCall(id))
+				*side.out = append(*side.out, time.Since(t))
+			}
+		}
+	}
+	md, ms := median(dd), median(ds)
+	b.ReportMetric(float64(md.Microseconds()), "direct-µs")
+	b.ReportMetric(float64(ms.Microseconds()), "shim-µs")
+	b.ReportMetric(float64(ms)/float64(md), "ratio")
+	report(b, fmt.Sprintf("| round-trip latency, tools/call echo (median of 3000) | %v | %v | %.2f× |", md.Round(time.Microsecond), ms.Round(time.Microsecond), float64(ms)/float64(md)))
+}
+
+// BenchmarkThroughput4K pipes 100k 4 KiB notifications through cat (it
+// echoes each back, so every message crosses the shim twice) directly and
+// through the shim.
+func BenchmarkThroughput4K(b *testing.B) {
+	const n = 100_000
+	msg := []byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"` + strings.Repeat("z", 4096-80) + `"}}`)
+	run := func(c *pipeClient) time.Duration {
+		start := time.Now()
+		go func() {
+			for i := 0; i < n; i++ {
+				c.write(msg)
+			}
+			c.flush()
+		}()
+		for i := 0; i < n; i++ {
+			if l := c.read(b); len(l) != len(msg) {
+				b.Fatalf("message %d: %d bytes, want %d", i, len(l), len(msg))
+			}
+		}
+		return time.Since(start)
+	}
+	direct := startPipe(b, nil, "cat")
+	shim, _ := benchShim(b, "cat")
+	td := run(direct)
+	ts := run(shim)
+	rd, rs := float64(n)/td.Seconds(), float64(n)/ts.Seconds()
+	b.ReportMetric(rd, "direct-msg/s")
+	b.ReportMetric(rs, "shim-msg/s")
+	report(b, fmt.Sprintf("| throughput, 4 KiB messages, 100k pipelined through cat | %.0f msg/s | %.0f msg/s | %.2f× slower |", rd, rs, rd/rs))
+}
+
+func BenchmarkMessage64MiB(b *testing.B) {
+	msg := []byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + strings.Repeat("q", 64<<20) + `"}}`)
+	run := func(c *pipeClient) time.Duration {
+		// A watchdog instead of a hang: kill the process, the read fails.
+		wd := time.AfterFunc(2*time.Minute, func() { c.cmd.Process.Kill() })
+		defer wd.Stop()
+		var d []time.Duration
+		for i := 0; i < 3; i++ {
+			start := time.Now()
+			go func() { c.write(msg); c.flush() }()
+			if l := c.read(b); len(l) != len(msg) {
+				b.Fatalf("got %d bytes, want %d", len(l), len(msg))
+			}
+			d = append(d, time.Since(start))
+		}
+		return median(d)
+	}
+	direct := startPipe(b, nil, "cat")
+	shim, _ := benchShim(b, "cat")
+	td, ts := run(direct), run(shim)
+	b.ReportMetric(float64(td.Milliseconds()), "direct-ms")
+	b.ReportMetric(float64(ts.Milliseconds()), "shim-ms")
+	report(b, fmt.Sprintf("| one 64 MiB message, there and back through cat (median of 3) | %v | %v | %.2f× |", td.Round(time.Millisecond), ts.Round(time.Millisecond), float64(ts)/float64(td)))
+}
+
+func readRecord(b *testing.B, dir string, pid int) *state.Record {
+	b.Setenv("XDG_STATE_HOME", dir)
+	xdg.Reload()
+	defer xdg.Reload()
+	r, err := state.Read(pid)
+	if err != nil {
+		return nil
+	}
+	return r
+}
+
+// BenchmarkFirstCallAfterKill: after kill -9 of the child and its cold
+// start, the first call through the shim against a warm call.
+func BenchmarkFirstCallAfterKill(b *testing.B) {
+	c, dir := benchShim(b)
+	c.handshake(b)
+	var warm []time.Duration
+	id := 10
+	for i := 0; i < 300; i++ {
+		id++
+		t := time.Now()
+		c.roundTrip(b, echoCall(id))
+		warm = append(warm, time.Since(t))
+	}
+	var first, recover []time.Duration
+	for k := 0; k < 10; k++ {
+		r := readRecord(b, dir, c.cmd.Process.Pid)
+		if r == nil || r.ChildPID == 0 {
+			b.Fatal("no state record with a child")
+		}
+		old := r.ChildPID
+		killed := time.Now()
+		syscall.Kill(old, syscall.SIGKILL)
+		// Time to recover: the first call right after the kill.
+		id++
+		c.roundTrip(b, echoCall(id))
+		recover = append(recover, time.Since(killed))
+		// Then a fresh kill, a cold start left to finish, and one call.
+		r = readRecord(b, dir, c.cmd.Process.Pid)
+		syscall.Kill(r.ChildPID, syscall.SIGKILL)
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			r2 := readRecord(b, dir, c.cmd.Process.Pid)
+			if r2 != nil && r2.ChildPID != 0 && r2.ChildPID != r.ChildPID && r2.State == state.Running {
+				break
+			}
+			if time.Now().After(deadline) {
+				b.Fatal("no respawn")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		time.Sleep(300 * time.Millisecond)
+		id++
+		t := time.Now()
+		c.roundTrip(b, echoCall(id))
+		first = append(first, time.Since(t))
+	}
+	mw, mf, mr := median(warm), median(first), median(recover)
+	b.ReportMetric(float64(mw.Microseconds()), "warm-µs")
+	b.ReportMetric(float64(mf.Microseconds()), "first-after-kill-µs")
+	report(b, fmt.Sprintf("| first call after kill -9 and cold start vs warm call (median of 10 / 300) | %v (warm) | %v (first) | %.2f× |", mw.Round(time.Microsecond), mf.Round(time.Microsecond), float64(mf)/float64(mw)))
+	report(b, fmt.Sprintf("| call made right after kill -9 (respawn + replay + call, median of 10) | — | %v | — |", mr.Round(time.Millisecond)))
+}
+
+func rssKB(pid int) int {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+	if err != nil {
+		return -1
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmRSS:") {
+			n, _ := strconv.Atoi(strings.Fields(l)[1])
+			return n
+		}
+	}
+	return -1
+}
+
+// BenchmarkRSS100k: the shim's resident memory before and after 100k calls
+// (pipelined, 32 in flight).
+func BenchmarkRSS100k(b *testing.B) {
+	c, _ := benchShim(b)
+	c.handshake(b)
+	pid := c.cmd.Process.Pid
+	calls := func(n, from int) {
+		const window = 32
+		sent, got := 0, 0
+		for got < n {
+			for sent < n && sent-got < window {
+				c.write(echoCall(from + sent))
+				sent++
+			}
+			c.flush()
+			c.read(b)
+			got++
+		}
+	}
+	calls(1000, 10)
+	before := rssKB(pid)
+	calls(50_000, 100_000)
+	mid := rssKB(pid)
+	calls(50_000, 200_000)
+	after := rssKB(pid)
+	b.ReportMetric(float64(before)/1024, "rss-before-MB")
+	b.ReportMetric(float64(after)/1024, "rss-after-MB")
+	report(b, fmt.Sprintf("| shim RSS before / after 50k / after 100k calls | %.1f MB | %.1f MB / %.1f MB | %+.1f MB |", float64(before)/1024, float64(mid)/1024, float64(after)/1024, float64(after-before)/1024))
+}
