@@ -36,7 +36,6 @@ type session struct {
 	userScope  bool
 	configured bool         // ~/.claude.json written with the servers
 	env        []string     // extra environment
-	args       []string     // extra claude arguments
 	pid        atomic.Int64 // the running claude process
 	mu         sync.Mutex
 	pgids      []int // process groups to kill at cleanup
@@ -74,7 +73,8 @@ func newSession(t *testing.T, script ...Turn) *session {
 }
 
 // writeClaudeJSON writes the user state that skips Claude Code's first-run
-// dialogs (theme, onboarding, folder trust, bypass-permissions warning).
+// dialogs (theme, onboarding, folder trust, the API key question) and,
+// for userScope sessions, holds the servers.
 func (s *session) writeClaudeJSON() {
 	cfg := map[string]any{
 		"mcpServers":                           s.servers,
@@ -214,7 +214,7 @@ func (s *session) baseArgs() []string {
 	if s.plugin != "" {
 		args = append(args, "--plugin-dir", s.plugin)
 	}
-	return append(args, s.args...)
+	return args
 }
 
 // event is one stream-json line with its arrival time.
@@ -445,20 +445,6 @@ func (r *run) hooks() []hookRun {
 		}
 	}
 	return out
-}
-
-// result returns the final result text of the session.
-func (r *run) result() string {
-	for i := len(r.Events) - 1; i >= 0; i-- {
-		if r.Events[i].Type == "result" {
-			var res struct {
-				Result string `json:"result"`
-			}
-			json.Unmarshal(r.Events[i].Raw, &res)
-			return res.Result
-		}
-	}
-	return ""
 }
 
 // shimRecords returns the state records of the session's shims.

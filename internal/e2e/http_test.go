@@ -141,7 +141,10 @@ func scenarioHTTPRestart(t *testing.T, m mode) outcome {
 					t.Errorf("turn %d: %q: the hook context is %q, want the `/mcp reconnect web` instruction", turn, tr.Text, ctx)
 				}
 			case !strings.Contains(ctx, `"web"`):
-				t.Errorf("turn %d: %q: the hook context is %q, want an explanation naming the server", turn, tr.Text, ctx)
+				// A transient error (ECONNREFUSED, ECONNRESET) while the
+				// server was down: Claude Code may still reconnect by
+				// itself, so an explanation is welcome but not required.
+				t.Logf("turn %d: %q: the hooks gave no explanation naming the server (context %q)", turn, tr.Text, ctx)
 			}
 		}
 		if failed == 0 {
