@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 )
@@ -79,7 +80,11 @@ func bodyText(body []byte) string {
 	}
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > 200 {
-		s = s[:200] + "..."
+		n := 200
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s = s[:n] + "..."
 	}
 	return s
 }
