@@ -64,12 +64,29 @@ func newSession(t *testing.T, script ...Turn) *session {
 	s.writeClaudeJSON()
 	t.Cleanup(func() {
 		s.killAll()
-		m.Close()
-		if err := m.Err(); err != nil {
-			t.Errorf("stand-in model: %v", err)
-		}
+		s.closeModel()
 	})
 	return s
+}
+
+// closeModel stops the stand-in model and reports its errors.
+func (s *session) closeModel() {
+	s.model.Close()
+	if err := s.model.Err(); err != nil {
+		s.t.Errorf("stand-in model: %v", err)
+	}
+}
+
+// newConversation gives the next claude run of this HOME a fresh stand-in
+// model with script: a new Claude Code session starts a new conversation.
+func (s *session) newConversation(script ...Turn) {
+	s.t.Helper()
+	s.closeModel()
+	m, err := NewModel(script...)
+	if err != nil {
+		s.t.Fatalf("start model: %v", err)
+	}
+	s.model = m
 }
 
 // writeClaudeJSON writes the user state that skips Claude Code's first-run

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
@@ -181,30 +182,39 @@ func userServers(t *testing.T, s *session) string {
 // a throwaway HOME, with no MCP_HEAL_BIN: its launcher finds mcp-heal at
 // the stable path a previous install left (seeded here with the test
 // build, so that the session does not wait minutes for a cold
-// `go build -trimpath`). A session then uses its hooks: after a failed
-// respawn the PostToolUseFailure context reaches the model.
+// `go build -trimpath`). A first session uses its hooks (after a failed
+// respawn the PostToolUseFailure context reaches the model) and runs
+// `/mcp-heal wrap --all`; the next session runs the server through the
+// shim the real command configured, and a kill between calls goes unseen.
 func TestScenario9Marketplace(t *testing.T) {
 	t.Parallel()
 	var s *session
 	var failFile string
+	kill := func() (proc, error) {
+		p, err := signalServer(s.claudePID(), exampleMatch, syscall.SIGKILL)
+		if err == nil {
+			waitGone(p.PID, 5*time.Second)
+		}
+		return p, err
+	}
 	s = newSession(t,
 		Turn{Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "before"})}},
 		Turn{
 			Before: func() error {
+				// Every start from now on fails.
 				if err := os.WriteFile(failFile, []byte("0\n"), 0o644); err != nil {
 					return err
 				}
-				p, err := signalServer(s.claudePID(), exampleMatch, syscall.SIGKILL)
-				if err == nil {
-					waitGone(p.PID, 5*time.Second)
-					time.Sleep(300 * time.Millisecond)
-				}
+				_, err := kill()
+				time.Sleep(300 * time.Millisecond)
 				return err
 			},
 			Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "after the kill"})},
 		},
 		Turn{Text: "The ex server is down."},
+		Turn{Text: "Here is what wrap did."},
 	)
+	s.userScope = true
 	root := testenv.ModuleRoot(t)
 	for _, args := range [][]string{
 		{"plugin", "marketplace", "add", root},
@@ -225,15 +235,45 @@ func TestScenario9Marketplace(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.addExample("ex", false, nil, "--fail-starts", "20", "--fail-file", failFile)
-	r := s.drive(false, "Echo through the ex server.", 2)
+	r := s.driveSteps(false, step{"Echo through the ex server.", 2}, step{"/mcp-heal wrap --all", 3})
 	logCalls(t, s.model, ToolUseID(1, 0))
 	wantOK(t, "call before the kill", mustResult(t, s.model, 1, ToolUseID(0, 0)), "before")
 	hc := s.model.ForTurn(2).HookContext()
-	t.Logf("hook context after the failed call: %v", hc)
 	if ctx := hc["PostToolUseFailure:mcp__ex__echo"]; !strings.Contains(ctx, "/mcp reconnect ex") {
 		t.Errorf("the installed plugin's PostToolUseFailure context is %q, want the `/mcp reconnect ex` instruction", ctx)
 	}
 	wantHooksRan(t, r, "SessionStart", "PreToolUse", "PostToolUseFailure", "PostToolBatch")
+	t.Logf("wrap report the model saw:\n%s", s.model.ForTurn(3).UserText())
+	wrapped := userServers(t, s)
+	if !strings.Contains(wrapped, `"shim"`) {
+		t.Fatalf("after /mcp-heal wrap --all the user's servers are %s, want ex run through mcp-heal shim", wrapped)
+	}
+
+	// A new session: the server runs through the shim wrap configured.
+	if err := os.WriteFile(failFile, []byte("20\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.newConversation(
+		Turn{Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "wrapped"})}},
+		Turn{
+			Before: func() error {
+				p, err := kill()
+				if err != nil {
+					return err
+				}
+				return s.waitShim("ex", 20*time.Second, func(r *state.Record) bool {
+					return r.State == state.Running && r.ChildPID != 0 && r.ChildPID != p.PID
+				})
+			},
+			Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "after the kill"})},
+		},
+		Turn{Text: "Both answered."},
+	)
+	r = s.drive(false, "Echo through the ex server again.", 2)
+	logCalls(t, s.model, ToolUseID(1, 0))
+	wantOK(t, "first call through the shim", mustResult(t, s.model, 1, ToolUseID(0, 0)), "wrapped")
+	wantOK(t, "call after the kill", mustResult(t, s.model, 2, ToolUseID(1, 0)), "after the kill")
+	wantHooksRan(t, r, "SessionStart", "PreToolUse", "PostToolUse", "PostToolBatch")
 }
 
 // seedStableBinary puts the test build where the plugin launcher looks for
