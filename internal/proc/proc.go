@@ -8,6 +8,7 @@
 package proc
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -19,9 +20,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-	"unicode/utf8"
-
-	"github.com/tidwall/gjson"
 
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 	"github.com/mcp-heal/mcp-heal/internal/state"
@@ -64,7 +62,7 @@ type Process struct {
 	stdin  *os.File
 	stdout *os.File
 	stderr *os.File
-	wbuf   []byte
+	bw     *bufio.Writer
 
 	recv chan []byte
 	done chan struct{}
@@ -147,6 +145,7 @@ func Start(cfg Config) (*Process, error) {
 		pid:     cmd.Process.Pid,
 		started: time.Now(),
 		stdin:   inW,
+		bw:      bufio.NewWriterSize(inW, 64<<10),
 		stdout:  outR,
 		stderr:  errR,
 		recv:    make(chan []byte, 64),
@@ -167,8 +166,9 @@ func (p *Process) PID() int { return p.pid }
 // Started is when the child was started.
 func (p *Process) Started() time.Time { return p.started }
 
-// Recv delivers each valid JSON line the child wrote, in order; it is
-// closed after the child exited and its stdout was drained.
+// Recv delivers each non-empty line the child wrote, in order (the shim
+// validates and drops what is not JSON-RPC); it is closed after the child
+// exited and its stdout was drained.
 func (p *Process) Recv() <-chan []byte { return p.recv }
 
 // Done is closed once the child has exited and its output was drained.
@@ -183,22 +183,27 @@ func (p *Process) Exit() upstream.Exit {
 // StderrTail returns the last stderr lines so far (redacted).
 func (p *Process) StderrTail() []string { return p.tail.get() }
 
-// Send writes one message and a newline to the child's stdin.
+// Send writes one message and a newline to the child's stdin, after any
+// messages queued with SendLater.
 func (p *Process) Send(msg []byte) error {
-	if len(msg) < 64<<10 {
-		p.wbuf = append(append(p.wbuf[:0], msg...), '\n')
-		_, err := p.stdin.Write(p.wbuf)
-		if cap(p.wbuf) > 256<<10 {
-			p.wbuf = nil
-		}
+	if err := p.SendLater(msg); err != nil {
 		return err
 	}
-	if _, err := p.stdin.Write(msg); err != nil {
-		return err
-	}
-	_, err := p.stdin.Write([]byte{'\n'})
-	return err
+	return p.bw.Flush()
 }
+
+// SendLater buffers one message for the next Send or Flush: the shim uses
+// it when more client input is already waiting, so a burst costs one write
+// instead of one per message. Same concurrency rule as Send.
+func (p *Process) SendLater(msg []byte) error {
+	if _, err := p.bw.Write(msg); err != nil {
+		return err
+	}
+	return p.bw.WriteByte('\n')
+}
+
+// Flush writes what SendLater buffered.
+func (p *Process) Flush() error { return p.bw.Flush() }
 
 func (p *Process) readStdout() {
 	defer p.readers.Done()
@@ -217,10 +222,6 @@ func (p *Process) readStdout() {
 		// The stdio transport allows nothing but MCP messages on stdout; a
 		// stray print must not reach the client (a Go SDK client closes
 		// the session on a non-JSON line).
-		if !utf8.Valid(line) || !gjson.ValidBytes(line) {
-			p.log.Warn("dropped a line from the server that is not JSON", "pid", p.pid, "line", Redact(snippet(line)))
-			continue
-		}
 		msg := append([]byte(nil), line...)
 		select {
 		case p.recv <- msg:
@@ -348,7 +349,3 @@ func snippet(b []byte) string {
 	}
 	return string(b)
 }
-
-// ValidatesJSON reports that Recv delivers only valid UTF-8 JSON lines
-// (whether they are JSON-RPC messages is for the caller to check).
-func (p *Process) ValidatesJSON() bool { return true }

@@ -15,8 +15,12 @@ import (
 // readClient is the client reader: one message per line from stdin. It
 // returns nil at EOF.
 func (s *Shim) readClient() error {
-	r := jsonrpc.NewReader(s.o.Stdin)
+	r := s.in
 	for {
+		if r.Buffered() == 0 {
+			// About to block on the client: write what was batched.
+			s.flushUp()
+		}
 		line, err := r.Next()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
@@ -110,7 +114,7 @@ func (s *Shim) clientRequest(line []byte, m jsonrpc.Msg) {
 	c, gen := s.conn, s.gen
 	e.gen, e.sentAt = gen, now
 	s.mu.Unlock()
-	if err := c.Send(line); err != nil {
+	if err := s.sendUp(c, line, s.in.Buffered() > 0); err != nil {
 		s.sendFailed(e, gen)
 	}
 }
@@ -167,7 +171,7 @@ func (s *Shim) forwardOrQueue(line []byte) {
 	}
 	c := s.conn
 	s.mu.Unlock()
-	_ = c.Send(line)
+	_ = s.sendUp(c, line, s.in.Buffered() > 0)
 }
 
 // clientResponse routes the client's answer to a server->client request
@@ -191,7 +195,7 @@ func (s *Shim) clientResponse(line []byte, m jsonrpc.Msg) {
 		return
 	}
 	s.mu.Unlock()
-	_ = c.Send(replaceID(line, r.orig))
+	_ = s.sendUp(c, replaceID(line, r.orig), false)
 }
 
 // dropQueued removes e from the queue. Called with mu held.

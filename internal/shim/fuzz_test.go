@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 )
@@ -70,4 +71,36 @@ func FuzzPeekLine(f *testing.F) {
 			t.Fatalf("%q: got %+v, want %+v", line, got, want)
 		}
 	})
+}
+
+// FuzzValidJSON checks the shim's validator agrees with encoding/json.
+func FuzzValidJSON(f *testing.F) {
+	for _, s := range []string{
+		`{"a":[1,2.5e-3,-0,true,false,null,"x\u00e9\n"]}`, `{"a":}`, `[1,]`, `01`, `1.`, `"\x"`,
+		`"abcdefghijklmnop\"qrstuvwxyz"`, "\"tab\there\"", `  {} `, `{"a":1}{}`, `-`, `"\ud83d"`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if !utf8.Valid(b) {
+			return
+		}
+		if got, want := validJSON(b), json.Valid(b); got != want {
+			t.Fatalf("validJSON(%q) = %v, encoding/json says %v", b, got, want)
+		}
+	})
+}
+
+func TestPeekLineCases(t *testing.T) {
+	for _, s := range []string{
+		`{"\u0069d":1,"method":"m"}`, `{"id":1,"id":2,"method":"m"}`, `{"method":"a\u0062"}`,
+		`{"id":1,"result":1,"method":"x"}`, `{"id":"x","error":{}}`, `{"id":1e3,"method":"m"}`,
+		`{"id":true,"method":"m"}`, `{"id":null,"result":1}`, `{"method":1}`, `[]`, `"s"`, `{} x`,
+	} {
+		want, werr := jsonrpc.Peek([]byte(s))
+		got, gerr := peekLine([]byte(s), false)
+		if (werr == nil) != (gerr == nil) || got.Kind != want.Kind || got.Method != want.Method || !bytes.Equal(got.ID, want.ID) {
+			t.Errorf("%s: got %+v %v, want %+v %v", s, got, gerr, want, werr)
+		}
+	}
 }

@@ -2,111 +2,74 @@ package shim
 
 import (
 	"unicode/utf8"
-	"unsafe"
-
-	"github.com/tidwall/gjson"
 
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 )
 
-// peekLine is jsonrpc.Peek in fewer passes over the line: jsonrpc.PeekValid
-// looks each member up separately (gjson.GetMany scans the object once per
-// member, and a missing member means a full scan), which dominated the
-// shim's cost per message. Here one pass over the top-level members finds
-// them all. valid says line was already validated as UTF-8 JSON.
-func peekLine(line []byte, valid bool) (jsonrpc.Msg, error) {
-	if !valid {
-		if !utf8.Valid(line) {
-			return jsonrpc.Msg{}, jsonrpc.ErrNotUTF8
-		}
-		if !gjson.ValidBytes(line) {
-			return jsonrpc.Msg{}, jsonrpc.ErrNotJSON
-		}
+// peekLine is jsonrpc.Peek in one pass over the line: jsonrpc.PeekValid
+// looks each member up separately after a separate validation (gjson scans
+// the object once per member, and a missing member means a full scan),
+// which dominated the shim's cost per message. Here the validator itself
+// notes the top-level members. valid is unused (kept for callers that
+// already know; validation is needed for the spans anyway).
+func peekLine(line []byte, _ bool) (jsonrpc.Msg, error) {
+	if !utf8.Valid(line) {
+		return jsonrpc.Msg{}, jsonrpc.ErrNotUTF8
 	}
-	i := 0
-	for i < len(line) && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r' || line[i] == '\n') {
-		i++
+	obj, id, method, result, errv, ok := topMembers(line)
+	if !ok {
+		return jsonrpc.Msg{}, jsonrpc.ErrNotJSON
 	}
-	if i == len(line) {
+	if !obj {
+		if i := skipWS(line, 0); line[i] == '[' {
+			return jsonrpc.Msg{Kind: jsonrpc.KindBatch}, nil
+		}
 		return jsonrpc.Msg{}, jsonrpc.ErrNotJSONRPC
 	}
-	switch line[i] {
-	case '[':
-		return jsonrpc.Msg{Kind: jsonrpc.KindBatch}, nil
-	case '{':
-	default:
-		return jsonrpc.Msg{}, jsonrpc.ErrNotJSONRPC
-	}
-	// gjson reads strings; this view of line is never retained past the
-	// call (ID below is re-sliced from line itself).
-	s := unsafe.String(unsafe.SliceData(line), len(line))
-	var id, method gjson.Result
-	var hasID, hasMethod, hasResult, hasError bool
-	gjson.Parse(s).ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "id":
-			if !hasID {
-				id, hasID = v, true
-			}
-		case "method":
-			if !hasMethod {
-				method, hasMethod = v, true
-			}
-		case "result":
-			hasResult = true
-		case "error":
-			hasError = true
-		}
-		// Stop early only when nothing later can change the verdict.
-		return !(hasID && hasMethod)
-	})
 	var m jsonrpc.Msg
-	if hasID {
-		switch id.Type {
-		case gjson.String:
-		case gjson.Number:
-			if !isInteger(id.Raw) {
+	if id.found {
+		raw := line[id.valStart:id.valE:id.valE]
+		switch c := raw[0]; {
+		case c == '"':
+		case c == '-' || (c >= '0' && c <= '9'):
+			if !isInteger(string(raw)) {
 				return jsonrpc.Msg{}, jsonrpc.ErrInvalidID
 			}
-		case gjson.Null:
-			if hasMethod {
+		case c == 'n':
+			if method.found {
 				return jsonrpc.Msg{}, jsonrpc.ErrInvalidID
 			}
 		default:
 			return jsonrpc.Msg{}, jsonrpc.ErrInvalidID
 		}
-		if id.Index <= 0 || id.Index+len(id.Raw) > len(line) {
-			return jsonrpc.Msg{}, jsonrpc.ErrInvalidID
-		}
-		end := id.Index + len(id.Raw)
-		m.ID = line[id.Index:end:end]
+		m.ID = raw
 	}
 	switch {
-	case hasMethod:
-		if method.Type != gjson.String {
+	case method.found:
+		raw := line[method.valStart:method.valE]
+		if raw[0] != '"' {
 			return jsonrpc.Msg{}, jsonrpc.ErrNotJSONRPC
 		}
-		if method.Str == "" {
+		name := string(raw[1 : len(raw)-1])
+		if bytesHasBackslash(raw) {
+			name = unquoteKey(raw)
+		}
+		if name == "" {
 			return jsonrpc.Msg{}, jsonrpc.ErrEmptyMethod
 		}
-		m.Method = method.Str
+		m.Method = name
 		m.Kind = jsonrpc.KindNotification
-		if hasID {
+		if id.found {
 			m.Kind = jsonrpc.KindRequest
 		}
-	case hasResult || hasError:
-		if !hasID {
+	case result.found || errv.found:
+		if !id.found {
 			return jsonrpc.Msg{}, jsonrpc.ErrNotJSONRPC
 		}
 		m.Kind = jsonrpc.KindResponse
-		m.IsError = hasError
+		m.IsError = errv.found
 	default:
 		return jsonrpc.Msg{}, jsonrpc.ErrNotJSONRPC
-	}
-	// method.Str may alias line when unescaped; callers keep it only as
-	// long as line, except where they copy it.
-	if hasMethod {
-		m.Method = string([]byte(m.Method))
 	}
 	return m, nil
 }

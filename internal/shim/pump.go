@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
+	"github.com/mcp-heal/mcp-heal/internal/proc"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
 
@@ -11,24 +12,25 @@ import (
 // connection's Recv is closed, then closes done. Owned by the supervisor.
 func (s *Shim) pump(c upstream.Conn, gen uint64, done chan<- struct{}) {
 	defer close(done)
-	v, ok := c.(validator)
-	valid := ok && v.ValidatesJSON()
-	for line := range c.Recv() {
-		s.fromUpstream(line, gen, valid)
+	recv := c.Recv()
+	for line := range recv {
+		// Flush to the client only when no further message is waiting.
+		s.fromUpstream(line, gen, len(recv) > 0)
 	}
 }
 
-// validator is implemented by upstreams that deliver only valid UTF-8 JSON
-// (proc.Process), so the shim need not validate each message twice.
-type validator interface{ ValidatesJSON() bool }
-
 // fromUpstream routes one message from the server of generation gen. line
 // is owned (Recv hands over a fresh slice).
-func (s *Shim) fromUpstream(line []byte, gen uint64, valid bool) {
-	m, err := peekLine(line, valid)
+func (s *Shim) fromUpstream(line []byte, gen uint64, more bool) {
+	m, err := peekLine(line, false)
 	if err != nil {
-		// proc already drops these; a remote upstream may not.
-		s.log.Warn("dropped a message from the server that is not JSON-RPC", "err", err)
+		// The stdio transport allows nothing but MCP messages on stdout;
+		// a stray print must never reach the client (a Go SDK client
+		// closes the session on a non-JSON line).
+		s.log.Warn("dropped a line from the server that is not JSON-RPC", "err", err, "line", proc.Redact(snippet(line)))
+		if !more {
+			s.out.flush()
+		}
 		return
 	}
 	switch m.Kind {
@@ -42,12 +44,18 @@ func (s *Shim) fromUpstream(line []byte, gen uint64, valid bool) {
 			// A response for a request this server never had in flight,
 			// e.g. one cancelled and already re-sent elsewhere.
 			s.log.Debug("dropped a response with an unknown id", "id", key)
+			if !more {
+				s.out.flush()
+			}
 			return
 		}
 		delete(s.inflight, key)
 		if e.injected {
 			s.mu.Unlock()
 			e.waiter <- line // buffered 1; never reaches the client
+			if !more {
+				s.out.flush()
+			}
 			return
 		}
 		changed := s.sess.noteResponse(e, line, m)
@@ -57,7 +65,7 @@ func (s *Shim) fromUpstream(line []byte, gen uint64, valid bool) {
 		}
 		// Also when the client cancelled it: the client ignores answers to
 		// cancelled requests, and the server meant to send it.
-		s.writeOut(line)
+		s.writeOutMore(line, more)
 	case jsonrpc.KindRequest:
 		// Server->client request (roots/list, sampling, elicitation): give
 		// it an id unique for the client's whole session, since a new
@@ -68,11 +76,18 @@ func (s *Shim) fromUpstream(line []byte, gen uint64, valid bool) {
 		s.nextSrvID++
 		s.srvReqs[string(cid)] = &srvReq{gen: gen, orig: append([]byte(nil), m.ID...), method: m.Method}
 		s.mu.Unlock()
-		s.writeOut(replaceID(line, cid))
+		s.writeOutMore(replaceID(line, cid), more)
 	default:
 		s.mu.Lock()
 		s.lastRecv = time.Now()
 		s.mu.Unlock()
-		s.writeOut(line)
+		s.writeOutMore(line, more)
 	}
+}
+
+func snippet(b []byte) string {
+	if len(b) > 200 {
+		return string(b[:200]) + "…"
+	}
+	return string(b)
 }

@@ -32,7 +32,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
@@ -89,13 +88,15 @@ type Options struct {
 type Shim struct {
 	o      Options
 	log    *slog.Logger
-	out    *jsonrpc.Writer
+	out    *outWriter
+	in     *lineReader
 	pid    int
 	start  time.Time
 	mode   string
 	target string
 
-	sendMu sync.Mutex // serialises upstream Sends; taken before mu
+	sendMu    sync.Mutex  // serialises upstream Sends; taken before mu
+	unflushed laterSender // guarded by sendMu: holds messages not yet written
 
 	mu        sync.Mutex
 	conn      upstream.Conn // nil while down
@@ -201,7 +202,8 @@ func New(o Options) *Shim {
 	return &Shim{
 		o:         o,
 		log:       log,
-		out:       jsonrpc.NewWriter(o.Stdout),
+		out:       newOutWriter(o.Stdout),
+		in:        newLineReader(o.Stdin),
 		pid:       os.Getpid(),
 		start:     now,
 		mode:      o.Dialer.Mode(),
@@ -289,9 +291,13 @@ func (s *Shim) Run(ctx context.Context) error {
 }
 
 // writeOut sends one line to the client.
-func (s *Shim) writeOut(line []byte) {
+func (s *Shim) writeOut(line []byte) { s.writeOutMore(line, false) }
+
+// writeOutMore sends one line to the client, leaving it buffered when more
+// lines follow at once.
+func (s *Shim) writeOutMore(line []byte, more bool) {
 	s.traffic("s2c", line)
-	if err := s.out.WriteLine(line); err != nil {
+	if err := s.out.write(line, !more); err != nil {
 		s.log.Debug("write to client", "err", err)
 	}
 }

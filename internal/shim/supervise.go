@@ -151,12 +151,12 @@ func (s *Shim) goUp(gen uint64) {
 		s.event("recovered", "pid", c.PID())
 	}
 	s.record()
-	for _, it := range q {
+	for i, it := range q {
 		line := it.line
 		if it.e != nil {
 			line = it.e.line
 		}
-		if err := c.Send(line); err != nil {
+		if err := s.sendUp(c, line, i < len(q)-1); err != nil {
 			if it.e != nil {
 				s.sendFailed(it.e, gen)
 			}

@@ -1,0 +1,322 @@
+package shim
+
+import (
+	"encoding/binary"
+	"encoding/json"
+)
+
+// validJSON reports whether b is one JSON value (RFC 8259) with optional
+// surrounding white space. UTF-8 validity is checked apart (utf8.Valid).
+//
+// It replaces gjson.ValidBytes on the hot path: the shim validates every
+// message once, and gjson's byte-at-a-time string scan was the shim's
+// largest cost with 4 KiB messages. Strings, the bulk of MCP payloads, are
+// scanned eight bytes at a time.
+func validJSON(b []byte) bool {
+	i := skipWS(b, 0)
+	i, ok := validValue(b, i, 0)
+	if !ok {
+		return false
+	}
+	return skipWS(b, i) == len(b)
+}
+
+// maxDepth matches encoding/json's nesting limit.
+const maxDepth = 10000
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+func validValue(b []byte, i, depth int) (int, bool) {
+	if i >= len(b) {
+		return i, false
+	}
+	switch c := b[i]; {
+	case c == '"':
+		return validString(b, i)
+	case c == '{':
+		if depth >= maxDepth {
+			return i, false
+		}
+		i = skipWS(b, i+1)
+		if i < len(b) && b[i] == '}' {
+			return i + 1, true
+		}
+		for {
+			if i >= len(b) || b[i] != '"' {
+				return i, false
+			}
+			var ok bool
+			if i, ok = validString(b, i); !ok {
+				return i, false
+			}
+			i = skipWS(b, i)
+			if i >= len(b) || b[i] != ':' {
+				return i, false
+			}
+			if i, ok = validValue(b, skipWS(b, i+1), depth+1); !ok {
+				return i, false
+			}
+			i = skipWS(b, i)
+			if i >= len(b) {
+				return i, false
+			}
+			if b[i] == '}' {
+				return i + 1, true
+			}
+			if b[i] != ',' {
+				return i, false
+			}
+			i = skipWS(b, i+1)
+		}
+	case c == '[':
+		if depth >= maxDepth {
+			return i, false
+		}
+		i = skipWS(b, i+1)
+		if i < len(b) && b[i] == ']' {
+			return i + 1, true
+		}
+		for {
+			var ok bool
+			if i, ok = validValue(b, i, depth+1); !ok {
+				return i, false
+			}
+			i = skipWS(b, i)
+			if i >= len(b) {
+				return i, false
+			}
+			if b[i] == ']' {
+				return i + 1, true
+			}
+			if b[i] != ',' {
+				return i, false
+			}
+			i = skipWS(b, i+1)
+		}
+	case c == 't':
+		return literal(b, i, "true")
+	case c == 'f':
+		return literal(b, i, "false")
+	case c == 'n':
+		return literal(b, i, "null")
+	case c == '-' || (c >= '0' && c <= '9'):
+		return validNumber(b, i)
+	}
+	return i, false
+}
+
+func literal(b []byte, i int, lit string) (int, bool) {
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return i, false
+	}
+	return i + len(lit), true
+}
+
+func validNumber(b []byte, i int) (int, bool) {
+	if b[i] == '-' {
+		i++
+	}
+	if i >= len(b) {
+		return i, false
+	}
+	switch {
+	case b[i] == '0':
+		i++
+	case b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	default:
+		return i, false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		start := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == start {
+			return i, false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		start := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == start {
+			return i, false
+		}
+	}
+	return i, true
+}
+
+const (
+	lo7   = 0x0101010101010101
+	hi    = 0x8080808080808080
+	quote = lo7 * '"'
+	bslsh = lo7 * '\\'
+	ctl   = lo7 * 0x20
+)
+
+// special reports whether any byte of v is a control character, '"' or
+// '\\' (exact as an existence test).
+func special(v uint64) bool {
+	q, s := v^quote, v^bslsh
+	return ((v-ctl)&^v|(q-lo7)&^q|(s-lo7)&^s)&hi != 0
+}
+
+// validString checks the string starting at b[i] == '"' and returns the
+// index after its closing quote.
+func validString(b []byte, i int) (int, bool) {
+	i++
+	for {
+		for i+8 <= len(b) && !special(binary.LittleEndian.Uint64(b[i:])) {
+			i += 8
+		}
+		if i >= len(b) {
+			return i, false
+		}
+		c := b[i]
+		switch {
+		case c == '"':
+			return i + 1, true
+		case c == '\\':
+			i++
+			if i >= len(b) {
+				return i, false
+			}
+			switch b[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i++
+			case 'u':
+				if len(b)-i < 5 {
+					return i, false
+				}
+				for _, h := range b[i+1 : i+5] {
+					if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
+						return i, false
+					}
+				}
+				i += 5
+			default:
+				return i, false
+			}
+		case c < 0x20:
+			return i, false
+		default:
+			i++
+		}
+	}
+}
+
+// member is one top-level member of a message object: the spans of its
+// key (without quotes) and value in the line.
+type member struct {
+	found          bool
+	escapedKey     bool
+	valStart, valE int
+}
+
+// topMembers validates b (as validJSON does) and, when it is an object,
+// returns the first occurrence of the members a router needs. It is the
+// validator and the peek in one pass.
+func topMembers(b []byte) (obj bool, id, method, result, errv member, ok bool) {
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		if _, ok := validValue(b, i, 0); !ok || skipWS(b, mustEnd(b, i)) != len(b) {
+			return false, id, method, result, errv, false
+		}
+		return false, id, method, result, errv, true
+	}
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return true, id, method, result, errv, skipWS(b, i+1) == len(b)
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return
+		}
+		ks := i + 1
+		ke, okk := validString(b, i)
+		if !okk {
+			return
+		}
+		key := b[ks : ke-1]
+		i = skipWS(b, ke)
+		if i >= len(b) || b[i] != ':' {
+			return
+		}
+		vs := skipWS(b, i+1)
+		ve, okv := validValue(b, vs, 1)
+		if !okv {
+			return
+		}
+		var m *member
+		k := string(key)
+		if bytesHasBackslash(key) {
+			k = unquoteKey(b[ks-1 : ke])
+		}
+		switch k {
+		case "id":
+			m = &id
+		case "method":
+			m = &method
+		case "result":
+			m = &result
+		case "error":
+			m = &errv
+		}
+		if m != nil && !m.found {
+			*m = member{found: true, valStart: vs, valE: ve}
+		}
+		i = skipWS(b, ve)
+		if i >= len(b) {
+			return
+		}
+		if b[i] == '}' {
+			return true, id, method, result, errv, skipWS(b, i+1) == len(b)
+		}
+		if b[i] != ',' {
+			return
+		}
+		i = skipWS(b, i+1)
+	}
+}
+
+// mustEnd returns the end of the value at i (already known to be valid).
+func mustEnd(b []byte, i int) int {
+	e, _ := validValue(b, i, 0)
+	return e
+}
+
+func bytesHasBackslash(b []byte) bool {
+	for _, c := range b {
+		if c == '\\' {
+			return true
+		}
+	}
+	return false
+}
+
+func unquoteKey(q []byte) string {
+	var s string
+	if json.Unmarshal(q, &s) != nil {
+		return ""
+	}
+	return s
+}
