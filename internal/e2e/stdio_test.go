@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -73,18 +74,19 @@ func TestScenario1KilledBetweenCalls(t *testing.T) {
 // (echo), the call itself succeeds.
 func scenarioKilledDuringCall(t *testing.T, m mode, interactive bool) outcome {
 	var s *session
-	var w *readWatch
+	var w atomic.Pointer[readWatch]
 	// Before the model asks for the call, note what the server has read;
 	// once it has read the call (which waits delay_ms before acting), kill it.
 	watch := func() error {
-		w, _ = watchReads(s.claudePID(), exampleMatch)
+		rw, _ := watchReads(s.claudePID(), exampleMatch)
+		w.Store(rw)
 		return nil // no server to kill: the test judges what the model saw
 	}
 	kill := func() error {
-		if w == nil {
-			return nil
+		if rw := w.Load(); rw != nil {
+			return rw.killDuringCall()
 		}
-		return w.killDuringCall()
+		return nil
 	}
 	s = newModeSession(t, m,
 		// A first call: the server is up and idle when the kills come.
