@@ -265,3 +265,38 @@ func TestShimHeadersSecretsAndSIGHUP(t *testing.T) {
 		t.Errorf("state record: %s", rec)
 	}
 }
+
+// A tools/call the retry policy would not re-send (no annotations: it may
+// not be idempotent) that meets a restarted server's 404 is re-sent anyway
+// and succeeds: the server refused the stale session, so the call never
+// ran. The state record counts the re-sends and names the reason.
+func TestShimResendsCallsRefusedByStaleSession(t *testing.T) {
+	srv := newServer(t, goSDKStateful)
+	sh := startShim(t, "--name", "stale", "--url", srv.URL)
+	sh.initialize()
+	tl := echoTool(goSDKStateful) // test_simple_text: no annotations
+	for i := 0; i < 3; i++ {
+		srv.Restart()
+		// At once: before the GET stream notices (it waits 500 ms before
+		// reopening), so the call itself meets the 404.
+		if err := sh.echo(tl, "", 30*time.Second); err != nil {
+			t.Fatalf("call %d after a restart: %v", i, err)
+		}
+	}
+	var rec []byte
+	filepath.WalkDir(sh.StateDir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.Contains(p, "shims") && strings.HasSuffix(p, ".json") {
+			rec, _ = os.ReadFile(p)
+		}
+		return nil
+	})
+	if n := gjson.GetBytes(rec, "retried").Int(); n < 1 {
+		t.Errorf("state record retried = %d, want the refused calls re-sent: %s", n, rec)
+	}
+	if r := gjson.GetBytes(rec, "last_exit.reason").Str; r != "session lost: HTTP 404 session not found" {
+		t.Errorf("last exit reason %q: %s", r, rec)
+	}
+	t.Logf("record: restarts=%d retried=%d failed_calls=%d last_exit=%q",
+		gjson.GetBytes(rec, "restarts").Int(), gjson.GetBytes(rec, "retried").Int(),
+		gjson.GetBytes(rec, "failed_calls").Int(), gjson.GetBytes(rec, "last_exit.reason").Str)
+}
