@@ -1,6 +1,7 @@
 package shim
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 )
@@ -11,7 +12,7 @@ import (
 // It replaces gjson.ValidBytes on the hot path: the shim validates every
 // message once, and gjson's byte-at-a-time string scan was the shim's
 // largest cost with 4 KiB messages. Strings, the bulk of MCP payloads, are
-// scanned eight bytes at a time.
+// scanned with vectorised byte searches.
 func validJSON(b []byte) bool {
 	i := skipWS(b, 0)
 	i, ok := validValue(b, i, 0)
@@ -166,60 +167,70 @@ func validNumber(b []byte, i int) (int, bool) {
 }
 
 const (
-	lo7   = 0x0101010101010101
-	hi    = 0x8080808080808080
-	quote = lo7 * '"'
-	bslsh = lo7 * '\\'
-	ctl   = lo7 * 0x20
+	lo7 = 0x0101010101010101
+	hi  = 0x8080808080808080
+	ctl = lo7 * 0x20
 )
 
-// special reports whether any byte of v is a control character, '"' or
-// '\\' (exact as an existence test).
-func special(v uint64) bool {
-	q, s := v^quote, v^bslsh
-	return ((v-ctl)&^v|(q-lo7)&^q|(s-lo7)&^s)&hi != 0
+// hasCtl reports whether seg holds a byte below 0x20 (JSON strings may not
+// hold raw control characters), eight bytes at a time.
+func hasCtl(seg []byte) bool {
+	i := 0
+	for ; i+8 <= len(seg); i += 8 {
+		v := binary.LittleEndian.Uint64(seg[i:])
+		if (v-ctl)&^v&hi != 0 {
+			return true
+		}
+	}
+	for ; i < len(seg); i++ {
+		if seg[i] < 0x20 {
+			return true
+		}
+	}
+	return false
 }
 
 // validString checks the string starting at b[i] == '"' and returns the
-// index after its closing quote.
+// index after its closing quote. The quote and backslash searches use
+// bytes.IndexByte (vectorised); only the control-character check is a
+// plain loop.
 func validString(b []byte, i int) (int, bool) {
 	i++
 	for {
-		for i+8 <= len(b) && !special(binary.LittleEndian.Uint64(b[i:])) {
-			i += 8
+		q := bytes.IndexByte(b[i:], '"')
+		if q < 0 {
+			return len(b), false
 		}
+		seg := b[i : i+q]
+		bs := bytes.IndexByte(seg, '\\')
+		if bs >= 0 {
+			seg = seg[:bs]
+		}
+		if hasCtl(seg) {
+			return i, false
+		}
+		if bs < 0 {
+			return i + q + 1, true
+		}
+		i += bs + 1 // at the escaped character
 		if i >= len(b) {
 			return i, false
 		}
-		c := b[i]
-		switch {
-		case c == '"':
-			return i + 1, true
-		case c == '\\':
+		switch b[i] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 			i++
-			if i >= len(b) {
+		case 'u':
+			if len(b)-i < 5 {
 				return i, false
 			}
-			switch b[i] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i++
-			case 'u':
-				if len(b)-i < 5 {
+			for _, h := range b[i+1 : i+5] {
+				if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
 					return i, false
 				}
-				for _, h := range b[i+1 : i+5] {
-					if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
-						return i, false
-					}
-				}
-				i += 5
-			default:
-				return i, false
 			}
-		case c < 0x20:
-			return i, false
+			i += 5
 		default:
-			i++
+			return i, false
 		}
 	}
 }
