@@ -55,9 +55,10 @@ func scenarioKilledBetweenCalls(t *testing.T, m mode) outcome {
 	wantOK(t, "call after the kill", mustResult(t, s.model, 2, ToolUseID(1, 0)), "after the kill")
 	warm, after := calls[0].Duration(), calls[1].Duration()
 	// A cold start costs coldStart; a warm call takes a few ms plus the
-	// hooks (which can take a second on a loaded machine).
-	if after >= coldStart || after > warm+time.Second {
-		t.Errorf("call after the kill took %v (warm call %v, cold start %v): want a warm server's latency", after, warm, coldStart)
+	// hooks, which can take a second or two on a loaded machine.
+	t.Logf("warm call %v, call after the kill %v, cold start %v", warm, after, coldStart)
+	if after >= coldStart {
+		t.Errorf("call after the kill took %v (warm call %v): it paid the %v cold start, want a warm server's latency", after, warm, coldStart)
 	}
 	wantHooksRan(t, r, "PreToolUse", "PostToolUse", "PostToolBatch")
 	return o
