@@ -1,0 +1,195 @@
+package bridge
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
+)
+
+// The SSE side of a Streamable HTTP session: response streams of POSTs,
+// their resumption, and the optional GET stream.
+
+// readPostStream reads the SSE answer to request x until its response,
+// resuming with Last-Event-ID when the stream breaks before it (2025-06-18,
+// "Resumability and Redelivery"; a server may also close it on purpose and
+// ask the client to come back after retry:, SEP-1699). A dropped stream is
+// not a cancellation.
+func (c *httpConn) readPostStream(x *exchange, resp *http.Response) {
+	var lastID string
+	var retry time.Duration
+	for attempt := 0; ; attempt++ {
+		progressFrom := lastID
+		got, err := c.readStream(resp.Body, x.id, &lastID, &retry)
+		resp.Body.Close()
+		if got || c.ctx.Err() != nil || x.kind == jsonrpc.KindBatch {
+			return // a batch (2025-03-26 only) has no one response to wait for
+		}
+		why := "the stream ended"
+		if err != nil && err != io.EOF {
+			why = describeErr(err)
+		}
+		if lastID == "" {
+			c.die(fmt.Sprintf("connection lost: the response stream of request %s broke before its response (%s)", x.id, why), nil)
+			return
+		}
+		if lastID == progressFrom && attempt >= 3 {
+			c.die(fmt.Sprintf("connection lost: the response stream of request %s keeps breaking without progress", x.id), nil)
+			return
+		}
+		var ok bool
+		resp, ok = c.reopen(lastID, retry)
+		if !ok {
+			return
+		}
+	}
+}
+
+// readStream delivers the messages of one SSE stream until the response
+// to want (nil: until the end) and reports whether it came.
+func (c *httpConn) readStream(body io.Reader, want []byte, lastID *string, retry *time.Duration) (bool, error) {
+	r := newSSEReader(body)
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			return false, err
+		}
+		if ev.HasID {
+			*lastID = ev.ID
+		}
+		if ev.Retry > 0 {
+			*retry = ev.Retry
+		}
+		if len(ev.Data) == 0 || (ev.Name != "" && ev.Name != "message") {
+			continue
+		}
+		msg := oneLine(ev.Data)
+		if !gjson.ValidBytes(msg) {
+			c.log.Warn("dropped an SSE event that is not JSON", "bytes", len(msg))
+			continue
+		}
+		c.deliverMsg(msg)
+		if want != nil && isResponseTo(msg, want) {
+			return true, nil
+		}
+	}
+}
+
+// reopen GETs the endpoint with Last-Event-ID after the server's retry
+// delay. On failure the connection dies and ok is false.
+func (c *httpConn) reopen(lastID string, retry time.Duration) (*http.Response, bool) {
+	if retry <= 0 {
+		retry = c.d.o.ReconnectDelay
+	}
+	if !sleep(c.ctx, retry) {
+		return nil, false
+	}
+	c.log.Debug("resuming a response stream", "last_event_id", lastID, "after", retry)
+	resp, why, refused := c.get(c.ctx, lastID)
+	if resp == nil {
+		if c.ctx.Err() == nil {
+			c.die(why, nil)
+		}
+		_ = refused
+		return nil, false
+	}
+	return resp, true
+}
+
+// get opens an SSE stream on the endpoint. It returns the 200 response,
+// or nil and the reason the session is unusable.
+func (c *httpConn) get(ctx context.Context, lastID string) (*http.Response, string, bool) {
+	h := c.header(nil)
+	h.Set("Accept", "text/event-stream")
+	if lastID != "" {
+		h.Set(hLastEventID, lastID)
+	}
+	carried := h.Get(hSessionID) != ""
+	req, err := c.newRequest(ctx, http.MethodGet, nil, h)
+	if err != nil {
+		return nil, "cannot build request: " + describeErr(err), false
+	}
+	resp, err := c.d.o.Client.Do(req)
+	if err != nil {
+		if notSent(err) {
+			return nil, "server unreachable: " + describeErr(err), false
+		}
+		return nil, "connection lost: " + describeErr(err), false
+	}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if resp.StatusCode == http.StatusOK && ct == "text/event-stream" {
+		return resp, "", false
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	status := fmt.Sprintf("HTTP %d %s", resp.StatusCode, bodyText(body))
+	switch {
+	case carried && sessionLost(resp.StatusCode, body):
+		return nil, "session lost: " + status, false
+	case unavailable(resp.StatusCode):
+		return nil, "server unavailable: " + status, false
+	case resp.StatusCode == http.StatusMethodNotAllowed:
+		return nil, "no GET stream (HTTP 405)", true
+	}
+	return nil, "GET stream refused: " + status, true
+}
+
+// startListen opens the optional GET stream once the session is
+// initialized (2025-03-26, "Listening for Messages from the Server"), and
+// keeps it open, resuming with Last-Event-ID, for the session's life. A
+// drop it cannot repair means the server restarted or went away: the
+// connection dies now, before the next call runs into it.
+func (c *httpConn) startListen() {
+	c.smu.Lock()
+	if c.listening {
+		c.smu.Unlock()
+		return
+	}
+	c.listening = true
+	c.smu.Unlock()
+	if !c.begin() {
+		return
+	}
+	go func() {
+		defer c.ops.Done()
+		c.listen()
+	}()
+}
+
+func (c *httpConn) listen() {
+	var lastID string
+	var retry time.Duration
+	for {
+		resp, why, benign := c.get(c.listenCtx, lastID)
+		if resp == nil {
+			if c.listenCtx.Err() != nil {
+				return
+			}
+			if benign {
+				c.log.Debug("no server-to-client stream", "why", c.red.String(why))
+				return
+			}
+			c.die(why, nil)
+			return
+		}
+		_, err := c.readStream(resp.Body, nil, &lastID, &retry)
+		resp.Body.Close()
+		if c.listenCtx.Err() != nil {
+			return
+		}
+		c.log.Debug("GET stream dropped; reopening", "error", err)
+		d := retry
+		if d <= 0 {
+			d = c.d.o.ReconnectDelay
+		}
+		if !sleep(c.listenCtx, d) {
+			return
+		}
+	}
+}
