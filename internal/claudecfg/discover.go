@@ -288,7 +288,7 @@ func parseEntry(name string, e gjson.Result) Server {
 	}
 	for _, h := range inv.Headers {
 		k, v := splitHeader(h)
-		if m := envRef.FindStringSubmatch(v); m != nil {
+		if m := envRef().FindStringSubmatch(v); m != nil {
 			if ev, ok := s.Env[m[1]]; ok {
 				v = ev
 				delete(s.Env, m[1])

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // HeaderEnvPrefix starts the names of the env variables a wrapped remote
@@ -98,11 +99,13 @@ func ParseShimArgs(args []string) (ShimInvocation, bool) {
 	return s, true
 }
 
-var nonEnv = regexp.MustCompile(`[^A-Z0-9_]+`)
+// Compiled on first use: every mcp-heal process (hooks included) links this
+// package, and package-level compiles would slow each start.
+var nonEnv = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Z0-9_]+`) })
 
 // headerEnvName is the env variable for header key k, unique among taken.
 func headerEnvName(k string, taken map[string]bool) string {
-	base := HeaderEnvPrefix + strings.Trim(nonEnv.ReplaceAllString(strings.ToUpper(k), "_"), "_")
+	base := HeaderEnvPrefix + strings.Trim(nonEnv().ReplaceAllString(strings.ToUpper(k), "_"), "_")
 	n := base
 	for i := 2; taken[n]; i++ {
 		n = base + "_" + strconv.Itoa(i)
@@ -111,7 +114,7 @@ func headerEnvName(k string, taken map[string]bool) string {
 	return n
 }
 
-var envRef = regexp.MustCompile(`^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$`)
+var envRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$`) })
 
 // splitHeader splits "K: V" into K and V.
 func splitHeader(h string) (k, v string) {

@@ -348,7 +348,7 @@ func rebuild(name string, e gjson.Result, inv ShimInvocation) (string, Change) {
 	used := map[string]bool{}
 	for _, h := range inv.Headers {
 		k, v := splitHeader(h)
-		if m := envRef.FindStringSubmatch(v); m != nil && strings.HasPrefix(m[1], HeaderEnvPrefix) {
+		if m := envRef().FindStringSubmatch(v); m != nil && strings.HasPrefix(m[1], HeaderEnvPrefix) {
 			if ev, ok := env[m[1]]; ok {
 				v = ev
 				used[m[1]] = true
