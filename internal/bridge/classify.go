@@ -76,7 +76,7 @@ func bodyText(body []byte) string {
 		}
 	}
 	if s == "" {
-		s = string(body)
+		s = stripTags(string(body))
 	}
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > 200 {
@@ -132,4 +132,26 @@ func notSent(err error) bool {
 	}
 	var dns *net.DNSError
 	return errors.As(err, &dns)
+}
+
+// stripTags keeps the text of an HTML error page (express, nginx) so
+// that "Cannot POST /sse" is what the error says.
+func stripTags(s string) string {
+	if !strings.HasPrefix(strings.TrimSpace(s), "<") {
+		return s
+	}
+	var b strings.Builder
+	in := false
+	for _, r := range s {
+		switch {
+		case r == '<':
+			in = true
+			b.WriteByte(' ')
+		case r == '>':
+			in = false
+		case !in:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }

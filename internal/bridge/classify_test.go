@@ -77,3 +77,13 @@ func TestIDEqual(t *testing.T) {
 		}
 	}
 }
+
+func TestBodyText(t *testing.T) {
+	html := "<!DOCTYPE html>\n<html lang=\"en\">\n<head><title>Error</title></head>\n<body>\n<pre>Cannot POST /sse</pre>\n</body>\n</html>\n"
+	if got := bodyText([]byte(html)); got != "Error Cannot POST /sse" {
+		t.Errorf("bodyText(html) = %q", got)
+	}
+	if got := bodyText([]byte(`{"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"},"id":null}`)); got != "Session not found" {
+		t.Errorf("bodyText(json) = %q", got)
+	}
+}

@@ -307,6 +307,9 @@ func (c *httpConn) httpError(x *exchange, status int, body []byte) []byte {
 	if t := bodyText(body); t != "" {
 		msg += ": " + t
 	}
+	if x.isInit() && (status == http.StatusNotFound || status == http.StatusMethodNotAllowed) && c.d.o.Transport == TransportHTTP {
+		msg += " (if this URL is a legacy HTTP+SSE endpoint, use --transport sse or auto)"
+	}
 	return jsonrpc.ErrorReply(x.id, code, c.red.String(msg), map[string]any{"http_status": status})
 }
 
