@@ -130,13 +130,15 @@ func TestScenario2KilledDuringCallInteractive(t *testing.T) {
 
 // Scenario 3: a stdio server dies and its command then fails to start a
 // few times before it works again (a database that is still coming up).
-// With mcp-heal the shim keeps restarting it with backoff and no call after
-// it works again fails. Alone, Claude Code tries twice within milliseconds
-// on the next call and then never again in that session.
+// With mcp-heal the shim keeps restarting it with backoff: the call made
+// meanwhile waits and succeeds, and no call after it works again fails.
+// Alone, Claude Code tries twice within milliseconds on the next call and
+// then never again in that session.
 func scenarioFailingStarts(t *testing.T, m mode, interactive bool) outcome {
 	const fails = 3
 	var s *session
 	var failFile string
+	var killed atomic.Int64
 	s = newModeSession(t, m,
 		Turn{Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "before"})}},
 		Turn{
@@ -149,9 +151,17 @@ func scenarioFailingStarts(t *testing.T, m mode, interactive bool) outcome {
 				if err != nil {
 					return err
 				}
+				killed.Store(int64(p.PID))
 				waitGone(p.PID, 5*time.Second)
+				return nil
+			},
+			// Asked for at once, while the server fails to start.
+			Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "while it fails to start"})},
+		},
+		Turn{
+			Before: func() error {
 				if !m.wrap() {
-					// Nothing restarts it until the next call.
+					// Nothing restarts it without a call.
 					time.Sleep(3 * time.Second)
 					return nil
 				}
@@ -163,8 +173,9 @@ func scenarioFailingStarts(t *testing.T, m mode, interactive bool) outcome {
 					}
 					time.Sleep(50 * time.Millisecond)
 				}
+				old := int(killed.Load())
 				return s.waitShim("ex", 20*time.Second, func(r *state.Record) bool {
-					return r.State == state.Running && r.ChildPID != 0 && r.ChildPID != p.PID
+					return r.State == state.Running && r.ChildPID != 0 && r.ChildPID != old
 				})
 			},
 			Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "after it works again"})},
@@ -181,13 +192,13 @@ func scenarioFailingStarts(t *testing.T, m mode, interactive bool) outcome {
 		t.Fatal(err)
 	}
 	s.addExample("ex", m.wrap(), nil, "--fail-starts", fmt.Sprint(fails), "--fail-file", failFile)
-	r := s.drive(interactive, "Echo through the ex server a few times.", 3)
+	r := s.drive(interactive, "Echo through the ex server a few times.", 4)
 	o := logCalls(t, s.model, ToolUseID(1, 0))
 	o.Note = fmt.Sprintf("%d starts after the kill", startCount(failFile))
 	if m == alone {
 		return o
 	}
-	for turn, want := range []string{"before", "after it works again", "later"} {
+	for turn, want := range []string{"before", "while it fails to start", "after it works again", "later"} {
 		wantOK(t, fmt.Sprintf("call %d", turn), mustResult(t, s.model, turn+1, ToolUseID(turn, 0)), want)
 	}
 	if r != nil {
