@@ -292,11 +292,8 @@ func writeSSE(w http.ResponseWriter, msg *message) {
 			fl.Flush()
 		}
 	}
-	start := *msg
-	start.Content = []map[string]any{}
-	start.StopReason = ""
 	startJSON := map[string]any{
-		"id": start.ID, "type": "message", "role": "assistant", "model": start.Model,
+		"id": msg.ID, "type": "message", "role": "assistant", "model": msg.Model,
 		"content": []any{}, "stop_reason": nil, "stop_sequence": nil,
 		"usage": map[string]int{"input_tokens": msg.Usage["input_tokens"], "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
 	}

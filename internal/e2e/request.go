@@ -112,9 +112,11 @@ func textOf(raw json.RawMessage) string {
 	return strings.Join(parts, "\n")
 }
 
-// isMainLoop tells the agent loop from side requests. The main loop sends
-// the agent's tool set (title generation, quota and topic checks send
-// none) and the agent system prompt.
+// isMainLoop tells the agent loop from side requests by the tool set: the
+// main loop sends the agent's tools (Bash, the MCP tools); title
+// generation, quota and topic checks send none. (With
+// CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1, Claude Code 2.1.328 sent no
+// side requests at all in -p or interactive sessions.)
 func (r *Request) isMainLoop() bool {
 	if len(r.Tools) == 0 {
 		return false
