@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -93,8 +94,8 @@ func runShim(ctx context.Context, env *Env, args []string) error {
 	o := shim.Options{
 		Name:         *name,
 		Dialer:       dialer,
-		Stdin:        env.Stdin,
-		Stdout:       env.Stdout,
+		Stdin:        pollable(env.Stdin),
+		Stdout:       pollable(env.Stdout),
 		Log:          log,
 		NoRetry:      *noRetry,
 		HangAfter:    *hangAfter,
@@ -120,6 +121,12 @@ func runShim(ctx context.Context, env *Env, args []string) error {
 		}
 		defer f.Close()
 		o.Traffic = f
+	}
+	if env.Getenv("GOGC") == "" {
+		// The shim's live heap is tiny (a few buffers and the in-flight
+		// table); the default GOGC lets the heap grow to 4 MiB before the
+		// first collection, which is most of its RSS growth under load.
+		debug.SetGCPercent(50)
 	}
 	s := shim.New(o)
 
@@ -185,4 +192,29 @@ func hostOf(u string) string {
 		u = u[i+1:]
 	}
 	return u
+}
+
+// pollable returns f as a non-blocking *os.File when it is a pipe or a
+// socket, so reads and writes go through Go's netpoller instead of
+// parking an OS thread in a blocking syscall per call (which costs a
+// scheduler hand-off on every message). Terminals and files are left
+// alone: their descriptions may be shared with other processes.
+func pollable[T any](f T) T {
+	file, ok := any(f).(*os.File)
+	if !ok {
+		return f
+	}
+	st, err := file.Stat()
+	if err != nil || st.Mode()&(os.ModeNamedPipe|os.ModeSocket) == 0 {
+		return f
+	}
+	fd := int(file.Fd())
+	if syscall.SetNonblock(fd, true) != nil {
+		return f
+	}
+	nf := os.NewFile(uintptr(fd), file.Name())
+	if v, ok := any(nf).(T); ok {
+		return v
+	}
+	return f
 }
