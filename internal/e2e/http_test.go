@@ -148,7 +148,7 @@ func scenarioHTTPRestart(t *testing.T, m mode) outcome {
 			}
 		}
 		if failed == 0 {
-			if strings.Contains(o.Note, "/mcp reconnect") {
+			if strings.Contains(toldToReconnect(s.model, "web"), "/mcp reconnect") {
 				t.Errorf("no call failed, yet the hooks told the model to ask for `/mcp reconnect web`")
 			}
 			if try < 3 {
@@ -176,7 +176,9 @@ func httpRestartSession(t *testing.T, m mode) (*session, *run, outcome) {
 	r := s.drive(false, "Echo through the web server.", 3)
 	o := logCalls(t, s.model, ToolUseID(1, 0))
 	if m != healed {
-		o.Note = toldToReconnect(s.model, "web")
+		if o.Failed > 0 {
+			o.Note = toldToReconnect(s.model, "web")
+		}
 	}
 	return s, r, o
 }

@@ -56,7 +56,9 @@ func scenarioRespawnFailed(t *testing.T, m mode, interactive bool) outcome {
 	}
 	r := s.driveSteps(interactive, steps...)
 	o := logCalls(t, s.model, ToolUseID(1, 0))
-	o.Note = toldToReconnect(s.model, "ex")
+	if o.Failed > 0 {
+		o.Note = toldToReconnect(s.model, "ex")
+	}
 	if m == alone {
 		return o
 	}
