@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -127,6 +128,14 @@ func runShim(ctx context.Context, env *Env, args []string) error {
 		// table); the default GOGC lets the heap grow to 4 MiB before the
 		// first collection, which is most of its RSS growth under load.
 		debug.SetGCPercent(50)
+	}
+	if env.Getenv("GOMAXPROCS") == "" {
+		// The shim relays bytes between three processes; with one P the
+		// hand-offs between its goroutines stay on one thread instead of
+		// waking another (measured: +20-60% throughput of 4 KiB messages
+		// on a busy 2-core machine, same latency). System calls and blocking
+		// writes still get their own threads.
+		runtime.GOMAXPROCS(1)
 	}
 	s := shim.New(o)
 
