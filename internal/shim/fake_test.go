@@ -31,7 +31,8 @@ import (
 //	               starts exit 3 after writing to stderr
 //	FAKE_FAIL_FILE while this file exists, starts exit 3
 //	FAKE_JUNK      write a non-JSON line to stdout before every response
-//	FAKE_VERSION   protocol version to answer initialize with
+//	FAKE_VERSION   protocol version to answer initialize with (from start
+//	               FAKE_VERSION_AFTER+1 on, when that is set)
 //	FAKE_STUBBORN  ignore stdin EOF and SIGTERM (stop-ladder tests)
 //	FAKE_PIDFILE   wrapper: write the grandchild's pid here
 func TestMain(m *testing.M) {
@@ -220,6 +221,9 @@ func fakeServer() {
 				continue
 			}
 			v := os.Getenv("FAKE_VERSION")
+			if after, _ := strconv.Atoi(os.Getenv("FAKE_VERSION_AFTER")); after > 0 && n <= after {
+				v = ""
+			}
 			if v == "" {
 				v = gjson.GetBytes(line, "params.protocolVersion").String()
 			}

@@ -197,3 +197,22 @@ func TestDiscoverDeathFallsBack(t *testing.T) {
 		t.Errorf("server started %d times, want 3", n)
 	}
 }
+
+// A restarted server that negotiates another protocol version is still
+// used (the client keeps speaking its version), and the mismatch is
+// reported.
+func TestReplayVersionMismatch(t *testing.T) {
+	h := newHarness(t, hopt{env: []string{"FAKE_VERSION=2025-06-18", "FAKE_VERSION_AFTER=1"}})
+	h.handshake()
+	old := h.killChild()
+	h.waitUp(old)
+	if r := h.tool("echo", `{"text":"v"}`); r.Get("result.content.0.text").String() != "v" {
+		t.Errorf("after respawn: %s", r.Raw)
+	}
+	h.s.mu.Lock()
+	last, version := h.s.lastErr, h.s.sess.version
+	h.s.mu.Unlock()
+	if !strings.Contains(last, `negotiated protocol version "2025-06-18"`) || version != "2025-11-25" {
+		t.Errorf("lastErr %q, session version %q", last, version)
+	}
+}

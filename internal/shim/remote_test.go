@@ -1,0 +1,172 @@
+package shim
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
+	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/upstream"
+)
+
+// memConn is an in-memory upstream standing in for a remote session: it
+// answers initialize and tools/list, records tools/call, and can be made to
+// die with some requests marked undelivered.
+type memConn struct {
+	mu     *sync.Mutex // the dialer's
+	recv   chan []byte
+	done   chan struct{}
+	exit   upstream.Exit
+	calls  *[]string
+	hold   bool // do not answer tools/call
+	closed bool
+}
+
+func (c *memConn) Send(msg []byte) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return errors.New("closed")
+	}
+	m, err := jsonrpc.Peek(msg)
+	if err != nil || m.Kind != jsonrpc.KindRequest {
+		return nil
+	}
+	id := append([]byte(nil), m.ID...)
+	switch m.Method {
+	case "initialize":
+		c.recv <- jsonrpc.ResultReply(id, []byte(`{"protocolVersion":"2025-11-25","capabilities":{}}`))
+	case "tools/list":
+		c.recv <- jsonrpc.ResultReply(id, []byte(`{"tools":[{"name":"write"}]}`))
+	case "tools/call":
+		*c.calls = append(*c.calls, gjson.GetBytes(msg, "params.arguments.key").String())
+		if !c.hold {
+			c.recv <- jsonrpc.ResultReply(id, []byte(`{"content":[]}`))
+		}
+	default:
+		c.recv <- jsonrpc.ResultReply(id, []byte(`{}`))
+	}
+	return nil
+}
+
+func (c *memConn) die(undelivered ...string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return
+	}
+	c.closed = true
+	for _, u := range undelivered {
+		c.exit.Undelivered = append(c.exit.Undelivered, []byte(u))
+	}
+	c.exit.Reason = "session lost (HTTP 404)"
+	close(c.done)
+	close(c.recv)
+}
+
+func (c *memConn) Recv() <-chan []byte   { return c.recv }
+func (c *memConn) Done() <-chan struct{} { return c.done }
+func (c *memConn) Exit() upstream.Exit   { <-c.done; return c.exit }
+func (c *memConn) PID() int              { return 0 }
+func (c *memConn) Close() error          { c.die(); return nil }
+
+// memDialer hands out memConns, or fails while refuse is set.
+type memDialer struct {
+	mu     sync.Mutex
+	refuse bool
+	conns  []*memConn
+	calls  []string
+	hold   bool
+}
+
+func (d *memDialer) Dial(ctx context.Context) (upstream.Conn, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.refuse {
+		return nil, errors.New("connection refused")
+	}
+	c := &memConn{mu: &d.mu, recv: make(chan []byte, 100), done: make(chan struct{}), calls: &d.calls, hold: d.hold}
+	d.conns = append(d.conns, c)
+	return c, nil
+}
+
+func (d *memDialer) Target() string { return "https://mcp.example.com/mcp" }
+func (d *memDialer) Mode() string   { return state.ModeRemote }
+
+func (d *memDialer) last() *memConn {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.conns[len(d.conns)-1]
+}
+
+// Exit.Undelivered: requests the remote never processed are re-sent
+// whatever the retry policy says (write is not idempotent).
+func TestRemoteUndeliveredResent(t *testing.T) {
+	d := &memDialer{hold: true}
+	h := newHarness(t, hopt{dialer: func(upstream.Dialer) upstream.Dialer { return d }})
+	h.call("initialize", initParams)
+	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	h.call("tools/list", "")
+	id1, c1 := h.start("tools/call", `{"name":"write","arguments":{"key":"a"}}`)
+	_, c2 := h.start("tools/call", `{"name":"write","arguments":{"key":"b"}}`)
+	waitFor(t, 5*time.Second, "both calls sent", func() bool {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return len(d.calls) == 2
+	})
+	c := d.last()
+	d.mu.Lock()
+	d.hold = false
+	d.mu.Unlock()
+	c.die(id1)
+	if r := h.wait(c1, "undelivered call"); !r.Get("result").Exists() {
+		t.Errorf("undelivered non-idempotent call: got %s, want it re-sent and answered", r.Raw)
+	}
+	if r := h.wait(c2, "delivered call"); r.Get("error.data.reason").String() != "not-retried" {
+		t.Errorf("delivered non-idempotent call: got %s, want not-retried", r.Raw)
+	}
+}
+
+// A remote that stays unreachable: queued calls wait QueueTimeout, then get
+// an error naming the target, what was tried and for how long.
+func TestRemoteUnreachable(t *testing.T) {
+	d := &memDialer{}
+	h := newHarness(t, hopt{
+		dialer: func(upstream.Dialer) upstream.Dialer { return d },
+		opts: func(o *Options) {
+			o.QueueTimeout = 300 * time.Millisecond
+			o.MaxFailures = 2
+			o.BackoffMin, o.BackoffMax = 10*time.Millisecond, 50*time.Millisecond
+		},
+	})
+	h.call("initialize", initParams)
+	d.mu.Lock()
+	d.refuse = true
+	d.mu.Unlock()
+	d.last().die()
+	start := time.Now()
+	r := h.call("tools/list", "")
+	took := time.Since(start)
+	msg := r.Get("error.message").String()
+	if r.Get("error.data.reason").String() != "unreachable" || !strings.Contains(msg, "https://mcp.example.com/mcp") ||
+		!strings.Contains(msg, "connection refused") || !strings.Contains(msg, "attempts") {
+		t.Errorf("got %s", r.Raw)
+	}
+	if took < 250*time.Millisecond || took > 5*time.Second {
+		t.Errorf("answered after %v, want about the 300ms queue timeout", took)
+	}
+	// Back again: the next call goes through (handshake replayed).
+	d.mu.Lock()
+	d.refuse = false
+	d.mu.Unlock()
+	h.s.Restart("test")
+	if r := h.call("tools/list", ""); !r.Get("result").Exists() {
+		t.Errorf("after recovery: %s", r.Raw)
+	}
+}
