@@ -127,7 +127,7 @@ func Start(cfg Config) (*Process, error) {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	// Own process group: the stop ladder and crash clean-up signal the
 	// whole group, so npx/uv wrapper trees leave no orphans.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = sysProcAttr()
 	err = cmd.Start()
 	inR.Close()
 	outW.Close()

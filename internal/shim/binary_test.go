@@ -108,3 +108,32 @@ func TestBinarySignals(t *testing.T) {
 		}
 	}
 }
+
+// A shim killed with -9 cannot run its stop ladder: the kernel's
+// parent-death signal still takes its child (one that ignores stdin EOF)
+// down with it.
+func TestBinaryKilledTakesChild(t *testing.T) {
+	bin := testenv.Binary(t)
+	stateHome := t.TempDir()
+	cmd := exec.Command(bin, "shim", "--name", "orphan", "--", os.Args[0])
+	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0", "FAKE_MCP=server", "FAKE_STUBBORN=1", "XDG_STATE_HOME="+stateHome)
+	stdin, _ := cmd.StdinPipe()
+	defer stdin.Close()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("XDG_STATE_HOME", stateHome)
+	xdg.Reload()
+	t.Cleanup(xdg.Reload)
+	var child int
+	waitFor(t, 10*time.Second, "the child in the state record", func() bool {
+		r, err := state.Read(cmd.Process.Pid)
+		if err == nil {
+			child = r.ChildPID
+		}
+		return child > 0
+	})
+	cmd.Process.Kill()
+	cmd.Wait()
+	waitFor(t, 5*time.Second, "the child to die with the shim", func() bool { return !alive(child) })
+}

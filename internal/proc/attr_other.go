@@ -1,0 +1,11 @@
+//go:build !linux
+
+package proc
+
+import "syscall"
+
+// sysProcAttr puts the child in its own process group (the stop ladder
+// signals the group).
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
+}
