@@ -176,6 +176,16 @@ const (
 // hold raw control characters), eight bytes at a time.
 func hasCtl(seg []byte) bool {
 	i := 0
+	for ; i+32 <= len(seg); i += 32 {
+		w := seg[i : i+32 : i+32]
+		a := binary.LittleEndian.Uint64(w[0:])
+		b := binary.LittleEndian.Uint64(w[8:])
+		c := binary.LittleEndian.Uint64(w[16:])
+		d := binary.LittleEndian.Uint64(w[24:])
+		if ((a-ctl)&^a|(b-ctl)&^b|(c-ctl)&^c|(d-ctl)&^d)&hi != 0 {
+			return true
+		}
+	}
 	for ; i+8 <= len(seg); i += 8 {
 		v := binary.LittleEndian.Uint64(seg[i:])
 		if (v-ctl)&^v&hi != 0 {
