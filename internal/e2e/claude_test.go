@@ -65,8 +65,29 @@ func newSession(t *testing.T, script ...Turn) *session {
 	t.Cleanup(func() {
 		s.killAll()
 		s.closeModel()
+		if t.Failed() {
+			s.logStateDir()
+		}
 	})
 	return s
+}
+
+// logStateDir logs the tails of mcp-heal's lifecycle logs and the hook log
+// of the session: what the shims and hooks did, for a failed test.
+func (s *session) logStateDir() {
+	dir := filepath.Join(s.stateDir(), "mcp-heal")
+	paths, _ := filepath.Glob(filepath.Join(dir, "logs", "*.log"))
+	more, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	for _, p := range append(paths, more...) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		if len(b) > 6000 {
+			b = b[len(b)-6000:]
+		}
+		s.t.Logf("%s:\n%s", strings.TrimPrefix(p, s.home+"/"), b)
+	}
 }
 
 // closeModel stops the stand-in model and reports its errors.

@@ -36,9 +36,13 @@ func scenarioKilledBetweenCalls(t *testing.T, m mode) outcome {
 				}
 				// The user reads the answer; the shim restarts the server
 				// meanwhile.
-				return s.waitShim("ex", 20*time.Second, func(r *state.Record) bool {
+				err = s.waitShim("ex", 20*time.Second, func(r *state.Record) bool {
 					return r.State == state.Running && r.ChildPID != 0 && r.ChildPID != p.PID
 				})
+				for _, r := range s.shimRecords() {
+					t.Logf("shim record when the next call is asked for: state %s, child %d started %v ago", r.State, r.ChildPID, time.Since(r.ChildStarted).Round(time.Millisecond))
+				}
+				return err
 			},
 			Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "after the kill"})},
 		},
