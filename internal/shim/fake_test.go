@@ -30,6 +30,8 @@ import (
 //	FAKE_COUNTER   file counting starts; with FAKE_FAIL_STARTS=N the first N
 //	               starts exit 3 after writing to stderr
 //	FAKE_FAIL_FILE while this file exists, starts exit 3
+//	FAKE_LISTCHANGED declare tools.listChanged
+//	FAKE_TOOLS_AFTER from start N+1 on, list one more tool
 //	FAKE_JUNK      write a non-JSON line to stdout before every response
 //	FAKE_VERSION   protocol version to answer initialize with (from start
 //	               FAKE_VERSION_AFTER+1 on, when that is set)
@@ -228,7 +230,11 @@ func fakeServer() {
 				v = gjson.GetBytes(line, "params.protocolVersion").String()
 			}
 			fakeEvent("initialize %d", pid)
-			reply(id, `{"protocolVersion":"`+v+`","capabilities":{"tools":{},"logging":{},"resources":{"subscribe":true}},"serverInfo":{"name":"fake","version":"1"}}`)
+			tools := `{}`
+			if os.Getenv("FAKE_LISTCHANGED") != "" {
+				tools = `{"listChanged":true}`
+			}
+			reply(id, `{"protocolVersion":"`+v+`","capabilities":{"tools":`+tools+`,"logging":{},"resources":{"subscribe":true}},"serverInfo":{"name":"fake","version":"1"}}`)
 		case "ping":
 			fakeEvent("ping")
 			if era == "stateless" {
@@ -249,7 +255,12 @@ func fakeServer() {
 			}
 			reply(id, `{"resources":[],"nextCursor":"page2"}`)
 		case "tools/list":
-			reply(id, `{"tools":`+strings.ReplaceAll(fakeTools, "\n", "")+`}`)
+			fakeEvent("tools/list")
+			list := strings.ReplaceAll(fakeTools, "\n", "")
+			if after, _ := strconv.Atoi(os.Getenv("FAKE_TOOLS_AFTER")); after > 0 && n > after {
+				list = strings.Replace(list, `[`, `[{"name":"newtool","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}},`, 1)
+			}
+			reply(id, `{"tools":`+list+`}`)
 		case "tools/call":
 			if gjson.GetBytes(line, "params.name").String() == "hang" {
 				fakeEvent("call hang")

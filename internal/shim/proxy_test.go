@@ -155,3 +155,38 @@ func TestHugeMessage(t *testing.T) {
 		t.Errorf("got %d bytes, want %d (intact, id remapped)", len(b), len(want))
 	}
 }
+
+// After a restart the shim lists the new server's tools: a changed catalog
+// is announced to the client (when the server declared listChanged), an
+// unchanged one is not.
+func TestToolsChangedAfterRestart(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		env    []string
+		notify bool
+	}{
+		{"changed", []string{"FAKE_LISTCHANGED=1", "FAKE_TOOLS_AFTER=1"}, true},
+		{"unchanged", []string{"FAKE_LISTCHANGED=1"}, false},
+		{"changed, not declared", []string{"FAKE_TOOLS_AFTER=1"}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, hopt{env: tt.env})
+			h.handshake()
+			old := h.killChild()
+			h.waitUp(old)
+			if r := h.tool("echo", `{"text":"x"}`); !r.Get("result").Exists() {
+				t.Fatalf("after respawn: %s", r.Raw)
+			}
+			if n := h.countEvents("tools/list"); n != 2 {
+				t.Errorf("tools/list seen %d times, want 2 (client's, then the refresh)", n)
+			}
+			var got []string
+			for len(h.other) > 0 {
+				got = append(got, gjson.GetBytes(<-h.other, "method").String())
+			}
+			if notified := len(got) == 1 && got[0] == "notifications/tools/list_changed"; notified != tt.notify || (!tt.notify && len(got) > 0) {
+				t.Errorf("client got %v, want list_changed: %v", got, tt.notify)
+			}
+		})
+	}
+}

@@ -36,6 +36,12 @@ type session struct {
 	setLevel     []byte          // last successful logging/setLevel request
 	subs         map[string]bool // resources/subscribe URIs in effect
 	tools        map[string]toolPolicy
+	// toolsCap and toolsListChanged are what the first InitializeResult
+	// declared; toolsSeen is the last complete (unpaginated) tools/list
+	// result the client got, to tell whether a restarted server changed
+	// its catalog.
+	toolsCap, toolsListChanged bool
+	toolsSeen                  []byte
 }
 
 type toolPolicy struct{ readOnly, idempotent bool }
@@ -75,6 +81,9 @@ func (ss *session) noteResponse(e *entry, line []byte, m jsonrpc.Msg) bool {
 			ss.era = EraHandshake
 			ss.version = gjson.GetBytes(line, "result.protocolVersion").String()
 			ss.initLine = e.line
+			tc := gjson.GetBytes(line, "result.capabilities.tools")
+			ss.toolsCap = tc.Exists()
+			ss.toolsListChanged = tc.Get("listChanged").Type == gjson.True
 		}
 	case "logging/setLevel":
 		ss.setLevel = e.line
@@ -83,19 +92,28 @@ func (ss *session) noteResponse(e *entry, line []byte, m jsonrpc.Msg) bool {
 			ss.subs[uri] = true
 		}
 	case "tools/list":
-		gjson.GetBytes(line, "result.tools").ForEach(func(_, t gjson.Result) bool {
-			name := t.Get("name").String()
-			if name != "" {
-				a := t.Get("annotations")
-				ss.tools[name] = toolPolicy{
-					readOnly:   a.Get("readOnlyHint").Type == gjson.True,
-					idempotent: a.Get("idempotentHint").Type == gjson.True,
-				}
-			}
-			return true
-		})
+		if !e.cursor && !gjson.GetBytes(line, "result.nextCursor").Exists() {
+			ss.toolsSeen = []byte(gjson.GetBytes(line, "result.tools").Raw)
+		}
+		ss.notePolicies(line)
 	}
 	return ss.era != era
+}
+
+// notePolicies records the retry-relevant annotations of a tools/list
+// result.
+func (ss *session) notePolicies(line []byte) {
+	gjson.GetBytes(line, "result.tools").ForEach(func(_, t gjson.Result) bool {
+		name := t.Get("name").String()
+		if name != "" {
+			a := t.Get("annotations")
+			ss.tools[name] = toolPolicy{
+				readOnly:   a.Get("readOnlyHint").Type == gjson.True,
+				idempotent: a.Get("idempotentHint").Type == gjson.True,
+			}
+		}
+		return true
+	})
 }
 
 func (ss *session) subList() []string {

@@ -217,7 +217,37 @@ func (s *Shim) replay(c upstream.Conn, gen uint64, dead <-chan struct{}) error {
 			return fmt.Errorf("resources/subscribe %s: %w", uri, err)
 		}
 	}
+	if ss.toolsCap {
+		s.refreshTools(c, gen, dead)
+	}
 	return nil
+}
+
+// refreshTools asks the new server for its tools: the retry policy must
+// follow the new server's annotations, and when its catalog differs from
+// the one the client last listed, and the first InitializeResult declared
+// tools.listChanged, the client is told (notifications/tools/list_changed),
+// as the server itself could have. A failure here is not fatal.
+func (s *Shim) refreshTools(c upstream.Conn, gen uint64, dead <-chan struct{}) {
+	resp, err := s.inject(c, gen, jsonrpc.NewRequest([]byte("0"), "tools/list", nil), s.o.ReplayTimeout, dead)
+	if err != nil || !gjson.GetBytes(resp, "result.tools").IsArray() {
+		return
+	}
+	tools := gjson.GetBytes(resp, "result.tools").Raw
+	s.mu.Lock()
+	s.sess.notePolicies(resp)
+	changed := s.sess.toolsSeen != nil && !gjson.GetBytes(resp, "result.nextCursor").Exists() && string(s.sess.toolsSeen) != tools
+	notify := changed && s.sess.toolsListChanged
+	if changed {
+		s.sess.toolsSeen = []byte(tools)
+	}
+	s.mu.Unlock()
+	if changed {
+		s.event("tools-changed", "notified", notify)
+	}
+	if notify {
+		s.writeOut(jsonrpc.NewNotification("notifications/tools/list_changed", nil))
+	}
 }
 
 var (
