@@ -46,8 +46,10 @@ func (s *Shim) supervise(ctx context.Context) {
 		pumpDone := make(chan struct{})
 		go s.pump(c, gen, pumpDone)
 		if err := s.replay(c, gen, pumpDone); err != nil {
-			s.log.Warn("replay failed; restarting the server", "err", err)
-			s.kill(c, "replay failed: "+err.Error())
+			if !errors.Is(err, errConnDied) {
+				s.log.Warn("replay failed; restarting the server", "err", err)
+				s.kill(c, "replay failed: "+err.Error())
+			}
 		} else {
 			s.goUp(gen)
 		}
