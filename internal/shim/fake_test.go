@@ -102,7 +102,8 @@ var fakeTools = `[
  {"name":"hang","inputSchema":{"type":"object"}},
  {"name":"big","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}},
  {"name":"ask","inputSchema":{"type":"object"}},
- {"name":"pid","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}
+ {"name":"pid","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}},
+ {"name":"hang2","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}
 ]`
 
 func fakeServer() {
@@ -170,6 +171,8 @@ func fakeServer() {
 			reply(id, text(gjson.GetBytes(r, "result.roots.0.uri").String()))
 		case "pid":
 			reply(id, text(strconv.Itoa(pid)))
+		case "hang2":
+			// A long read that never ends (but the server stays responsive).
 		default:
 			send(jsonrpc.ErrorReply(id, jsonrpc.CodeInvalidParams, "unknown tool "+name, nil))
 		}

@@ -216,3 +216,23 @@ func TestReplayVersionMismatch(t *testing.T) {
 		t.Errorf("lastErr %q, session version %q", last, version)
 	}
 }
+
+// A long-lived request (a subscriptions/listen stream, a long read) is
+// re-sent after any number of restarts, as long as it ran a while each
+// time; only quick repeated deaths under it count against it.
+func TestLongLivedRequestSurvivesRestarts(t *testing.T) {
+	h := newHarness(t, hopt{opts: func(o *Options) { o.StableAfter = 100 * time.Millisecond }})
+	h.handshake()
+	_, ch := h.start("tools/call", `{"name":"hang2"}`)
+	for i := 0; i < 4; i++ {
+		waitFor(t, 5*time.Second, "the call to reach the server", func() bool { return h.countEvents("call hang2") == i+1 })
+		time.Sleep(150 * time.Millisecond)
+		old := h.killChild()
+		h.waitUp(old)
+	}
+	select {
+	case b := <-ch:
+		t.Fatalf("long-lived read answered after 4 restarts: %s", b)
+	default:
+	}
+}

@@ -406,6 +406,12 @@ func (s *Shim) connDied(gen uint64, pid int, ex upstream.Exit, failedNow bool, p
 			delete(s.inflight, key)
 			continue
 		}
+		if now.Sub(e.sentAt) >= s.o.StableAfter {
+			// It ran long before the server died: not a request that
+			// kills its server at once (and a subscriptions/listen stream
+			// must survive any number of unrelated restarts).
+			e.retries = 0
+		}
 		reply := s.settle(e, ex, undeliv[key] || e.undeliv, purpose)
 		if reply == nil {
 			e.gen = 0
