@@ -197,6 +197,47 @@ func BenchmarkThroughput4K(b *testing.B) {
 	report(b, fmt.Sprintf("| throughput, 4 KiB messages, 100k pipelined through cat | %.0f msg/s | %.0f msg/s | %.2f× slower |", rd, rs, rd/rs))
 }
 
+// BenchmarkOneWay4K: 100k 4 KiB notifications in one direction only,
+// server -> client (a flood) and client -> server (a sink), direct and
+// through the shim.
+func BenchmarkOneWay4K(b *testing.B) {
+	const n = 100_000
+	env := append(benchEnv, "FAKE_N="+strconv.Itoa(n))
+	flood := func(c *pipeClient) time.Duration {
+		start := time.Now()
+		c.write([]byte(`{"jsonrpc":"2.0","method":"go"}`))
+		c.flush()
+		for i := 0; i < n; i++ {
+			c.read(b)
+		}
+		return time.Since(start)
+	}
+	sink := func(c *pipeClient) time.Duration {
+		start := time.Now()
+		go func() {
+			for i := 0; i < n; i++ {
+				c.write(floodMsg)
+			}
+			c.flush()
+		}()
+		c.read(b)
+		return time.Since(start)
+	}
+	for _, tt := range []struct {
+		name string
+		mode string
+		run  func(*pipeClient) time.Duration
+	}{{"server -> client", "flood", flood}, {"client -> server", "sink", sink}} {
+		e := append(env, "FAKE_MCP="+tt.mode)
+		direct := startPipe(b, e, os.Args[0])
+		bin := testenv.Binary(b)
+		shim := startPipe(b, append(e, "XDG_STATE_HOME="+b.TempDir()), bin, "shim", "--name", "bench", "--", os.Args[0])
+		td, ts := tt.run(direct), tt.run(shim)
+		rd, rs := float64(n)/td.Seconds(), float64(n)/ts.Seconds()
+		report(b, fmt.Sprintf("| throughput, 4 KiB messages one way (%s), 100k | %.0f msg/s | %.0f msg/s | %.2f× slower |", tt.name, rd, rs, rd/rs))
+	}
+}
+
 func BenchmarkMessage64MiB(b *testing.B) {
 	msg := []byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + strings.Repeat("q", 64<<20) + `"}}`)
 	run := func(c *pipeClient) time.Duration {

@@ -1,6 +1,7 @@
 package shim
 
 import (
+	"runtime"
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
@@ -15,7 +16,15 @@ func (s *Shim) pump(c upstream.Conn, gen uint64, done chan<- struct{}) {
 	recv := c.Recv()
 	for line := range recv {
 		// Flush to the client only when no further message is waiting.
-		s.fromUpstream(line, gen, len(recv) > 0)
+		// The reader may be about to hand over the next line it already
+		// has buffered: let it run once before deciding (with the shim's
+		// single P this is exact enough to batch bursts into one write).
+		more := len(recv) > 0
+		if !more {
+			runtime.Gosched()
+			more = len(recv) > 0
+		}
+		s.fromUpstream(line, gen, more)
 	}
 }
 
