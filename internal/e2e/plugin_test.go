@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -31,11 +30,8 @@ func scenarioRespawnFailed(t *testing.T, m mode, interactive bool) outcome {
 				if err := os.WriteFile(failFile, []byte("0\n"), 0o644); err != nil {
 					return err
 				}
-				p, err := signalServer(s.claudePID(), exampleMatch, syscall.SIGKILL)
-				if err == nil {
-					waitGone(p.PID, 5*time.Second)
-					time.Sleep(300 * time.Millisecond)
-				}
+				_, err := s.killServer(exampleMatch)
+				time.Sleep(300 * time.Millisecond)
 				return err
 			},
 			Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "after the kill"})},
@@ -192,13 +188,6 @@ func TestScenario9Marketplace(t *testing.T) {
 	t.Parallel()
 	var s *session
 	var failFile string
-	kill := func() (proc, error) {
-		p, err := signalServer(s.claudePID(), exampleMatch, syscall.SIGKILL)
-		if err == nil {
-			waitGone(p.PID, 5*time.Second)
-		}
-		return p, err
-	}
 	s = newSession(t,
 		Turn{Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "before"})}},
 		Turn{
@@ -207,7 +196,7 @@ func TestScenario9Marketplace(t *testing.T) {
 				if err := os.WriteFile(failFile, []byte("0\n"), 0o644); err != nil {
 					return err
 				}
-				_, err := kill()
+				_, err := s.killServer(exampleMatch)
 				time.Sleep(300 * time.Millisecond)
 				return err
 			},
@@ -259,7 +248,7 @@ func TestScenario9Marketplace(t *testing.T) {
 		Turn{Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "wrapped"})}},
 		Turn{
 			Before: func() error {
-				p, err := kill()
+				p, err := s.killServer(exampleMatch)
 				if err != nil {
 					return err
 				}

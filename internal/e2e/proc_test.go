@@ -129,6 +129,16 @@ func signalServer(root int, match func([]string) bool, sig syscall.Signal) (proc
 	return p, nil
 }
 
+// killServer SIGKILLs the one server process below the session's claude
+// that matches and waits until it is gone.
+func (s *session) killServer(match func([]string) bool) (proc, error) {
+	p, err := signalServer(s.claudePID(), match, syscall.SIGKILL)
+	if err == nil && !waitGone(p.PID, 5*time.Second) {
+		err = fmt.Errorf("%v still there 5 s after SIGKILL", p)
+	}
+	return p, err
+}
+
 // waitGone waits until pid has exited (or is a zombie).
 func waitGone(pid int, timeout time.Duration) bool {
 	deadline := time.Now().Add(timeout)

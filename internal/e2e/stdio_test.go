@@ -24,14 +24,13 @@ func scenarioKilledBetweenCalls(t *testing.T, m mode) outcome {
 		Turn{Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "warm"})}},
 		Turn{
 			Before: func() error {
-				p, err := signalServer(s.claudePID(), exampleMatch, syscall.SIGKILL)
-				if err != nil {
-					return err
-				}
 				// The user reads the answer for a while, the same in both
 				// modes: long enough for a server started at once to be up.
 				think := time.After(coldStart + time.Second)
-				waitGone(p.PID, 5*time.Second)
+				p, err := s.killServer(exampleMatch)
+				if err != nil {
+					return err
+				}
 				if m.wrap() {
 					// The shim restarts the server meanwhile.
 					if _, err := waitProc(s.claudePID(), exampleMatch, 5*time.Second, p.PID); err != nil {
@@ -148,13 +147,9 @@ func scenarioFailingStarts(t *testing.T, m mode, interactive bool) outcome {
 				if err := os.WriteFile(failFile, []byte("0\n"), 0o644); err != nil {
 					return err
 				}
-				p, err := signalServer(s.claudePID(), exampleMatch, syscall.SIGKILL)
-				if err != nil {
-					return err
-				}
+				p, err := s.killServer(exampleMatch)
 				killed.Store(int64(p.PID))
-				waitGone(p.PID, 5*time.Second)
-				return nil
+				return err
 			},
 			// Asked for at once, while the server fails to start.
 			Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "while it fails to start"})},
