@@ -60,7 +60,7 @@ func FuzzPeekLine(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
 		want, werr := jsonrpc.Peek(line)
-		got, gerr := peekLine(line, false)
+		got, gerr := peekLine(line)
 		if (werr == nil) != (gerr == nil) {
 			t.Fatalf("%q: jsonrpc.Peek err %v, peekLine err %v", line, werr, gerr)
 		}
@@ -98,7 +98,7 @@ func TestPeekLineCases(t *testing.T) {
 		`{"id":true,"method":"m"}`, `{"id":null,"result":1}`, `{"method":1}`, `[]`, `"s"`, `{} x`,
 	} {
 		want, werr := jsonrpc.Peek([]byte(s))
-		got, gerr := peekLine([]byte(s), false)
+		got, gerr := peekLine([]byte(s))
 		if (werr == nil) != (gerr == nil) || got.Kind != want.Kind || got.Method != want.Method || !bytes.Equal(got.ID, want.ID) {
 			t.Errorf("%s: got %+v %v, want %+v %v", s, got, gerr, want, werr)
 		}

@@ -25,6 +25,6 @@ func BenchmarkUTF8Valid4K(b *testing.B) {
 func BenchmarkPeekLine4K(b *testing.B) {
 	b.SetBytes(int64(len(microMsg)))
 	for b.Loop() {
-		peekLine(microMsg, false)
+		peekLine(microMsg)
 	}
 }

@@ -10,9 +10,8 @@ import (
 // looks each member up separately after a separate validation (gjson scans
 // the object once per member, and a missing member means a full scan),
 // which dominated the shim's cost per message. Here the validator itself
-// notes the top-level members. valid is unused (kept for callers that
-// already know; validation is needed for the spans anyway).
-func peekLine(line []byte, _ bool) (jsonrpc.Msg, error) {
+// notes the top-level members.
+func peekLine(line []byte) (jsonrpc.Msg, error) {
 	if !utf8.Valid(line) {
 		return jsonrpc.Msg{}, jsonrpc.ErrNotUTF8
 	}
