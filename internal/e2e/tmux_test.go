@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -27,7 +28,13 @@ func (s *session) startInteractive() *tmuxSession {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		s.t.Fatalf("tmux is required for the interactive scenarios: %v", err)
 	}
-	ts := &tmuxSession{t: s.t, s: s, socket: filepath.Join(s.home, "tmux.sock"), name: "e2e"}
+	// A socket path must stay under 108 bytes: keep it short.
+	sockDir, err := os.MkdirTemp("", "e2e-tmux-")
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(func() { os.RemoveAll(sockDir) })
+	ts := &tmuxSession{t: s.t, s: s, socket: filepath.Join(sockDir, "s"), name: "e2e"}
 	var cmdline []string
 	cmdline = append(cmdline, "env", "-i")
 	cmdline = append(cmdline, s.environ()...)
