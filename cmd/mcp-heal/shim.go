@@ -88,6 +88,11 @@ func runShim(ctx context.Context, env *Env, args []string) error {
 		if qt == 0 {
 			qt = ro.Deadline
 		}
+		if !fs.Changed("backoff-max") {
+			// Dialling a remote is one cheap GET: try about once a second
+			// while it is down, so a call goes through soon after it is back.
+			*backoffMax = time.Second
+		}
 	} else {
 		dialer = &proc.Dialer{Config: proc.Config{Path: cmdArgs[0], Args: cmdArgs[1:], Stderr: env.Stderr, Log: log}}
 	}
@@ -105,6 +110,7 @@ func runShim(ctx context.Context, env *Env, args []string) error {
 		MaxFailures:  *maxFailures,
 		BackoffMax:   *backoffMax,
 		QueueTimeout: qt,
+		ResetOnUp:    ro.URL != "",
 		Record:       true,
 		Session:      env.Getenv("CLAUDE_CODE_SESSION_ID"),
 		ClaudePID:    os.Getppid(),

@@ -65,6 +65,11 @@ type Options struct {
 	// StableAfter: a run that lasts this long resets the failure count
 	// (default 10s).
 	StableAfter time.Duration
+	// ResetOnUp: a connection whose handshake replay succeeded resets the
+	// failure count. Set for remote servers: a session that came up proves
+	// the server healthy, and each later session loss (a server restart)
+	// must be healed at once, not after a growing backoff.
+	ResetOnUp bool
 	// QueueTimeout: when > 0, a request queued while the server is down is
 	// answered with an error after this long.
 	QueueTimeout time.Duration

@@ -52,6 +52,9 @@ func (s *Shim) supervise(ctx context.Context) {
 			}
 		} else {
 			s.goUp(gen)
+			if s.o.ResetOnUp {
+				bo.Reset()
+			}
 		}
 
 		purpose := ""
