@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -18,6 +19,7 @@ type remoteOptions struct {
 	URL       string
 	Transport string        // auto, http or sse
 	Headers   []string      // "K: V"; values may use ${VAR} from the environment
+	HeaderEnv []string      // "K=VAR": header K's value is environment variable VAR
 	Deadline  time.Duration // how long calls wait while the server is down
 }
 
@@ -26,6 +28,7 @@ func addRemoteFlags(fs *pflag.FlagSet) *remoteOptions {
 	fs.StringVar(&o.URL, "url", "", "bridge the remote MCP server at `URL` (http or https) instead of running a command")
 	fs.StringVar(&o.Transport, "transport", "auto", "remote transport: auto, http (Streamable HTTP) or sse (legacy HTTP+SSE)")
 	fs.StringArrayVar(&o.Headers, "header", nil, "add an HTTP header `'K: V'` to every request (repeatable; ${VAR} expands from the environment)")
+	fs.StringArrayVar(&o.HeaderEnv, "header-env", nil, "add an HTTP header `K=VAR` whose value is environment variable VAR (repeatable; what wrap writes, so Claude Code does not try to expand it)")
 	fs.DurationVar(&o.Deadline, "deadline", 30*time.Second, "how long calls wait for a remote server that is down before failing")
 	return o
 }
@@ -36,7 +39,16 @@ func newRemoteDialer(o *remoteOptions, env *Env, log *slog.Logger) (upstream.Dia
 	if o.Deadline <= 0 {
 		return nil, &usageError{msg: fmt.Sprintf("--deadline must be positive, not %s", o.Deadline)}
 	}
-	h, err := bridge.ParseHeaders(o.Headers, env.Getenv)
+	specs := append([]string(nil), o.Headers...)
+	for _, he := range o.HeaderEnv {
+		k, v, ok := strings.Cut(he, "=")
+		if !ok || !isEnvName(v) {
+			return nil, &usageError{msg: fmt.Sprintf("--header-env %q: want NAME=VAR", k), hint: "e.g. --header-env Authorization=MY_TOKEN_VAR"}
+		}
+		// ParseHeaders expands ${VAR} and names a missing one.
+		specs = append(specs, k+": ${"+v+"}")
+	}
+	h, err := bridge.ParseHeaders(specs, env.Getenv)
 	if err != nil {
 		return nil, &usageError{msg: "--header: " + err.Error(), hint: "write --header 'Authorization: Bearer ${TOKEN}' and export TOKEN"}
 	}
@@ -50,4 +62,20 @@ func newRemoteDialer(o *remoteOptions, env *Env, log *slog.Logger) (upstream.Dia
 		return nil, &usageError{msg: "--url: " + err.Error()}
 	}
 	return d, nil
+}
+
+// isEnvName reports whether s is a valid environment variable name.
+func isEnvName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case r == '_', r >= 'A' && r <= 'Z', r >= 'a' && r <= 'z':
+		case r >= '0' && r <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
 }

@@ -54,6 +54,7 @@ type claudeEnv struct {
 	claude, heal string
 	home, proj   string
 	env          []string
+	lastList     string // the output of the last list()
 }
 
 func (c *claudeEnv) run(bin string, args ...string) string {
@@ -79,6 +80,7 @@ func (c *claudeEnv) list() map[string][2]string {
 		m[l[1]] = [2]string{l[2], l[3]}
 	}
 	c.t.Logf("claude mcp list:\n%s", out)
+	c.lastList = out
 	return m
 }
 
@@ -175,6 +177,11 @@ func TestWrapWithRealClaude(t *testing.T) {
 
 	authedBefore := authed.Load()
 	after := c.list()
+	// Header values live in the entry's env and reach the shim by
+	// --header-env: Claude Code must not see a ${VAR} it would warn about.
+	if strings.Contains(c.lastList, "Missing environment") {
+		t.Errorf("claude mcp list warns after wrap:\n%s", c.lastList)
+	}
 	for _, n := range []string{"ex-user", "ex-local", "ex-project", "remote"} {
 		v := after[n]
 		if !strings.HasPrefix(v[0], c.heal+" shim --name "+n+" ") {

@@ -38,10 +38,18 @@ func StdioShimArgs(name, command string, args []string) []string {
 }
 
 // RemoteShimArgs are the arguments of a wrapped remote server; headers are
-// "K: V" lines.
+// "K: V" lines. A header whose value is exactly ${MCP_HEAL_HEADER_...} (a
+// value wrap moved into the entry's env) is written as --header-env K=VAR:
+// Claude Code expands ${VAR} in args against its own environment and warns
+// about variables it lacks, while the entry's env reaches only the shim.
 func RemoteShimArgs(name, url, transport string, headers []string) []string {
 	out := []string{"shim", "--name", name, "--url", url, "--transport", transport}
 	for _, h := range headers {
+		k, v := splitHeader(h)
+		if m := envRef().FindStringSubmatch(v); m != nil && strings.HasPrefix(m[1], HeaderEnvPrefix) {
+			out = append(out, "--header-env", k+"="+m[1])
+			continue
+		}
 		out = append(out, "--header", h)
 	}
 	return out
@@ -71,7 +79,7 @@ func ParseShimArgs(args []string) (ShimInvocation, bool) {
 			continue
 		}
 		switch name {
-		case "name", "url", "transport", "header":
+		case "name", "url", "transport", "header", "header-env":
 		default:
 			continue
 		}
@@ -91,6 +99,11 @@ func ParseShimArgs(args []string) (ShimInvocation, bool) {
 			s.Transport = val
 		case "header":
 			s.Headers = append(s.Headers, val)
+		case "header-env":
+			// Seen by the rest of the package as the equivalent --header.
+			if k, v, ok := strings.Cut(val, "="); ok {
+				s.Headers = append(s.Headers, k+": ${"+v+"}")
+			}
 		}
 	}
 	if s.Command == "" && s.URL == "" {

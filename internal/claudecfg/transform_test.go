@@ -157,7 +157,7 @@ func TestWrapEntries(t *testing.T) {
 		{"stdio keeps keys", `{"s":{"type":"stdio","command":"srv","args":["a"],"env":{"K":"v"},"timeout":5}}`,
 			`{"s":{"type":"stdio","command":"/bin/mcp-heal","args":["shim","--name","s","--","srv","a"],"env":{"K":"v"},"timeout":5,"mcpHeal":{"original":{"type":"stdio","command":"srv","args":["a"],"env":{"K":"v"},"timeout":5}}}}`},
 		{"http headers", `{"h":{"type":"http","url":"https://x/mcp","headers":{"Authorization":"Bearer t","x-k":"${K}"}}}`,
-			`{"h":{"type":"stdio","command":"/bin/mcp-heal","args":["shim","--name","h","--url","https://x/mcp","--transport","http","--header","Authorization: ${MCP_HEAL_HEADER_AUTHORIZATION}","--header","x-k: ${MCP_HEAL_HEADER_X_K}"],"env":{"MCP_HEAL_HEADER_AUTHORIZATION":"Bearer t","MCP_HEAL_HEADER_X_K":"${K}"},"mcpHeal":{"original":{"type":"http","url":"https://x/mcp","headers":{"Authorization":"Bearer t","x-k":"${K}"}}}}}`},
+			`{"h":{"type":"stdio","command":"/bin/mcp-heal","args":["shim","--name","h","--url","https://x/mcp","--transport","http","--header-env","Authorization=MCP_HEAL_HEADER_AUTHORIZATION","--header-env","x-k=MCP_HEAL_HEADER_X_K"],"env":{"MCP_HEAL_HEADER_AUTHORIZATION":"Bearer t","MCP_HEAL_HEADER_X_K":"${K}"},"mcpHeal":{"original":{"type":"http","url":"https://x/mcp","headers":{"Authorization":"Bearer t","x-k":"${K}"}}}}}`},
 		{"sse", `{"e":{"type":"sse","url":"http://h/sse"}}`,
 			`{"e":{"type":"stdio","command":"/bin/mcp-heal","args":["shim","--name","e","--url","http://h/sse","--transport","sse"],"mcpHeal":{"original":{"type":"sse","url":"http://h/sse"}}}}`},
 		{"pretty", "{\n  \"s\": {\n    \"command\": \"srv\"\n  }\n}",
