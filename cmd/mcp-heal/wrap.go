@@ -124,6 +124,9 @@ func runRewrite(env *Env, args []string, unwrap bool) error {
 	switch {
 	case *all && len(names) > 0:
 		return &usageError{msg: "give server names or --all, not both"}
+	case !*all && len(names) == 0 && *dry:
+		// A preview of everything is harmless: `/mcp-heal wrap --dry-run`.
+		*all = true
 	case !*all && len(names) == 0:
 		return &usageError{msg: "no servers named", hint: fmt.Sprintf("run 'mcp-heal %s --all', or name servers (see 'mcp-heal status')", name)}
 	}

@@ -217,6 +217,14 @@ func TestWrapUsageErrors(t *testing.T) {
 	if code, _, errs := c.run("wrap", "--all"); code != 2 || !strings.Contains(errs, "temporary 'go run' build") {
 		t.Errorf("wrap without --shim from a go-build binary: exit %d\n%s", code, errs)
 	}
+	// A preview without names shows every server and writes nothing.
+	orig := c.snapshot()
+	if code, out, errs := c.run("wrap", "--dry-run", "--shim", "/opt/mh/mcp-heal"); code != 0 || !strings.Contains(out, "/opt/mh/mcp-heal") {
+		t.Errorf("wrap --dry-run without names: exit %d\n%s%s", code, out, errs)
+	}
+	if !equalMaps(c.snapshot(), orig) {
+		t.Errorf("wrap --dry-run changed a file")
+	}
 	code, out, _ := c.run("wrap", "--help")
 	if code != 0 || !strings.Contains(out, "Usage: mcp-heal wrap") {
 		t.Errorf("--help: exit %d\n%s", code, out)

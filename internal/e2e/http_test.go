@@ -296,3 +296,25 @@ func TestScenario6Namespaces(t *testing.T) {
 	t.Parallel()
 	scenarioNamespaces(t, healed)
 }
+
+// TestScenario5BridgeSlowRestart: a remote server down for 3 s behind the
+// bridge is "down", not crash-looping: the PreToolUse hook must not deny
+// calls to it, and the calls made once it is back succeed. (Regression: the
+// shim marked a remote failed after five quick refused dials, and the hook
+// denied calls although the server was already back.)
+func TestScenario5BridgeSlowRestart(t *testing.T) {
+	t.Parallel()
+	srv := startEverythingHTTP(t)
+	s := newModeSession(t, healed,
+		Turn{Tools: []ToolUse{call("web", "echo", map[string]any{"message": "before"})}},
+		Turn{Before: func() error { srv.stop(); time.Sleep(3 * time.Second); return srv.start() },
+			Tools: []ToolUse{call("web", "echo", map[string]any{"message": "after the restart"})}},
+		Turn{Before: func() error { time.Sleep(2 * time.Second); return nil },
+			Tools: []ToolUse{call("web", "echo", map[string]any{"message": "again"})}},
+		Turn{Text: "Done."},
+	)
+	s.addHTTP("web", true, srv.URL())
+	s.drive(false, "Echo through the web server.", 3)
+	wantOK(t, "call once the server is back", mustResult(t, s.model, 2, ToolUseID(1, 0)), "after the restart")
+	wantOK(t, "call 2 s later", mustResult(t, s.model, 3, ToolUseID(2, 0)), "again")
+}

@@ -22,6 +22,7 @@ const (
 	Cooldown           Class = "cooldown"             // HTTP server in reconnect cool-down
 	GaveUp             Class = "reconnect-gave-up"    // HTTP reconnect attempt failed
 	Refused            Class = "connection-refused"   // HTTP server down
+	Reset              Class = "connection-reset"     // HTTP connection broke during the call
 	SessionLost        Class = "session-lost"         // HTTP server restarted, old session rejected
 	IdleTimeout        Class = "idle-timeout"         // hung server: no response or progress
 	RequestTimeout     Class = "request-timeout"      // MCP error -32001
@@ -69,6 +70,8 @@ var rules = []rule{
 	{IdleTimeout, `MCP server "([^"]+)" tool "[^"]*" sent no response or progress for`, 1, 0},
 	{RequestTimeout, `^MCP error -32001: Request timed out`, 0, 0},
 	{Refused, `^ECONNREFUSED: Unable to connect\. Is the computer able to access the url\?$`, 0, 0},
+	// Seen in the e2e suite when an HTTP server restarts mid-call.
+	{Reset, `^ECONNRESET: The socket connection was closed unexpectedly\.`, 0, 0},
 	{ConnClosed, `^(?:MCP error -32000: )?Connection closed\.?$`, 0, 0},
 }
 

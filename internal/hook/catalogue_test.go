@@ -24,6 +24,7 @@ func TestClassify(t *testing.T) {
 		{`MCP server "tiny" connection closed before the tool call ran`, ClosedBeforeRun, "tiny", 0},
 		{`MCP server "tiny" connection closed before the tool call was answered. The tool may have run: check whether it did before running it again.`, ClosedBeforeAnswer, "tiny", 0},
 		{`Tool mcp__tiny__echo is not available yet. Its MCP server 'tiny' is still connecting; try again shortly.`, StillConnecting, "tiny", 0},
+		{"ECONNRESET: The socket connection was closed unexpectedly. For more information, pass `verbose: true` in the second argument to fetch()", Reset, "", 0},
 		// mcp-heal's shims (PROTOCOL.md, -32603).
 		{`MCP error -32603: server process exited (signal 9) while this call was running; it was restarted; the call was not retried and may or may not have taken effect`, ShimRestarted, "", 0},
 		{`MCP error -32603: MCP server "tiny": the server process exited with code 1 while this call was running; it was restarted; the call was not retried (not read-only or idempotent) and may or may not have taken effect`, ShimRestarted, "", 0},

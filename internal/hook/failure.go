@@ -233,6 +233,13 @@ func (h *Handler) healUnwrapped(ctx context.Context, in *Input, server string, m
 				return "mcp-heal: MCP server " + q + " is down (" + why + "); Claude Code keeps retrying it by itself. Continue without it for now and retry later; if it stays down, ask the user to check it (" + doctor + ")."
 			},
 			fmt.Sprintf("mcp-heal: MCP server %s is unreachable; Claude Code tries it again by itself %s: retry then, and continue without it if it still fails.", q, when))}
+	case Reset:
+		return outcome{act, now(
+			fmt.Sprintf("mcp-heal: the connection to MCP server %s broke during this call, so it may or may not have taken effect; the server answers again now: check whether a call that changes something already ran, then retry.", q),
+			func(why string) string {
+				return "mcp-heal: the connection to MCP server " + q + " broke during this call, so it may or may not have taken effect, and the server does not answer now (" + why + "); Claude Code keeps retrying it by itself. Continue without it for now and retry later."
+			},
+			fmt.Sprintf("mcp-heal: the connection to MCP server %s broke during this call, so it may or may not have taken effect: check whether a call that changes something already ran, then retry in a few seconds.", q))}
 	case ShimFailed:
 		return outcome{act, fmt.Sprintf("mcp-heal: MCP server %s is crash-looping, so this call was not sent. Continue without it and ask the user to fix it (%s); `/mcp-heal heal %s` then restarts it at once.", q, doctor, server)}
 	case ShimUnreachable:

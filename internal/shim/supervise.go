@@ -331,7 +331,13 @@ func (s *Shim) dialFailed(err error, failures int) {
 	s.mu.Lock()
 	s.dialFails++
 	s.lastErr = oneLine(err.Error())
-	if failures >= s.o.MaxFailures && !s.failed {
+	// A remote that refuses connections is down, not crash-looping: its
+	// calls wait in the queue for QueueTimeout, so it is marked failed
+	// (and hooks deny calls to it) only once an outage has lasted that
+	// long. A stdio command that will not start is failed after
+	// MaxFailures quick tries.
+	if failures >= s.o.MaxFailures && !s.failed &&
+		(s.mode != state.ModeRemote || time.Since(s.downSince) >= s.o.QueueTimeout) {
 		s.failed = true
 	}
 	s.phase = state.Backoff
