@@ -36,22 +36,7 @@ type shimProc struct {
 	eof     chan struct{}
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type lockedBuffer = testenv.LockedBuffer
 
 // startShim runs mcp-heal shim with args and a private state directory.
 func startShim(t testing.TB, args ...string) *shimProc {

@@ -80,7 +80,7 @@ func PeekValid(line []byte) (Msg, error) {
 		switch id.Type {
 		case gjson.String:
 		case gjson.Number:
-			if !isInteger(id.Raw) {
+			if !IsInteger(id.Raw) {
 				return Msg{}, ErrInvalidID
 			}
 		case gjson.Null:
@@ -139,7 +139,9 @@ func firstByte(b []byte) byte {
 	return 0
 }
 
-func isInteger(raw string) bool {
+// IsInteger reports whether raw is the JSON text of an integer (an id may
+// be a string or an integer, never a fraction).
+func IsInteger(raw string) bool {
 	if raw == "" {
 		return false
 	}

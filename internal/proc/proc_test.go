@@ -1,33 +1,18 @@
 package proc
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type lockedBuffer = testenv.LockedBuffer
 
 func sh(script string, stderr *lockedBuffer) Config {
 	c := Config{Path: "/bin/sh", Args: []string{"-c", script}, StopStep: 300 * time.Millisecond}

@@ -1,7 +1,6 @@
 package shim
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -18,26 +17,11 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 	"github.com/mcp-heal/mcp-heal/internal/proc"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
 
-// lockedBuffer is a concurrency-safe bytes.Buffer.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type lockedBuffer = testenv.LockedBuffer
 
 // gateDialer holds every Dial after the first until the test lets it go.
 type gateDialer struct {

@@ -31,7 +31,7 @@ func peekLine(line []byte) (jsonrpc.Msg, error) {
 		switch c := raw[0]; {
 		case c == '"':
 		case c == '-' || (c >= '0' && c <= '9'):
-			if !isInteger(string(raw)) {
+			if !jsonrpc.IsInteger(string(raw)) {
 				return jsonrpc.Msg{}, jsonrpc.ErrInvalidID
 			}
 		case c == 'n':
@@ -71,20 +71,4 @@ func peekLine(line []byte) (jsonrpc.Msg, error) {
 		return jsonrpc.Msg{}, jsonrpc.ErrNotJSONRPC
 	}
 	return m, nil
-}
-
-func isInteger(raw string) bool {
-	if raw == "" {
-		return false
-	}
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		if c == '-' && i == 0 {
-			continue
-		}
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
 }

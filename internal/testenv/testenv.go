@@ -9,6 +9,7 @@
 package testenv
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
@@ -233,4 +234,23 @@ func SharedDir(tb testing.TB) string {
 		tb.Fatalf("testenv: ../shared not found beside the repository: %v", err)
 	}
 	return d
+}
+
+// LockedBuffer is a bytes.Buffer safe for concurrent use: a child process's
+// stderr written by exec's copier while the test reads it.
+type LockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *LockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *LockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
