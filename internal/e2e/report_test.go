@@ -1,14 +1,24 @@
 package e2e
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
-var reportFlag = flag.Bool("report", false, "also run the scenarios with Claude Code alone and print the README's comparison table")
+var reportFlag = flag.Bool("report", false, "also run the scenarios with Claude Code alone, print the comparison table and write it into the README")
+
+// The README's table stands between these markers.
+const (
+	reportBegin = "<!-- e2e report: begin -->\n"
+	reportEnd   = "<!-- e2e report: end -->\n"
+)
 
 // reportRow is one scenario of the comparison table: run with Claude Code
 // alone and in the mode that stands for "with mcp-heal".
@@ -32,13 +42,38 @@ var reportRows = []reportRow{
 	{"7. the same, interactive session", hooksOnly, func(t *testing.T, m mode) outcome { return scenarioRespawnFailed(t, m, true) }},
 }
 
-// TestReport runs every scenario with Claude Code alone and with mcp-heal
-// and prints the comparison table of the README:
+// TestReport, with -report, runs every scenario with Claude Code alone and
+// with mcp-heal, prints the comparison table and writes it into the README:
 //
 //	go test ./internal/e2e -run TestReport -v -args -report
+//
+// Without -report it checks that the README's table has one row for every
+// scenario of the report, in order, so the README cannot drift from it.
 func TestReport(t *testing.T) {
+	readme := filepath.Join(testenv.ModuleRoot(t), "README.md")
+	doc, err := os.ReadFile(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i, j := bytes.Index(doc, []byte(reportBegin)), bytes.Index(doc, []byte(reportEnd))
+	if i < 0 || j < i {
+		t.Fatalf("README.md has no %q ... %q section", strings.TrimSpace(reportBegin), strings.TrimSpace(reportEnd))
+	}
 	if !*reportFlag {
-		t.Log("the comparison table is produced with: go test ./internal/e2e -run TestReport -v -args -report")
+		var rows []string
+		for _, l := range strings.Split(string(doc[i+len(reportBegin):j]), "\n") {
+			if strings.HasPrefix(l, "| ") && !strings.HasPrefix(l, "| scenario ") {
+				rows = append(rows, l)
+			}
+		}
+		if len(rows) != len(reportRows) {
+			t.Fatalf("README table has %d rows, the report %d: run go test ./internal/e2e -run TestReport -args -report", len(rows), len(reportRows))
+		}
+		for k, row := range reportRows {
+			if !strings.HasPrefix(rows[k], "| "+row.name+" | ") {
+				t.Errorf("README row %d is %q, want scenario %q", k+1, rows[k], row.name)
+			}
+		}
 		return
 	}
 	got := make([][2]outcome, len(reportRows))
@@ -58,6 +93,13 @@ func TestReport(t *testing.T) {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", row.name, cell(got[i][0]), cell(got[i][1]))
 	}
 	fmt.Fprint(os.Stdout, "\n"+b.String())
+	if t.Failed() {
+		return // a failed scenario's numbers do not go into the README
+	}
+	out := append(append(append([]byte{}, doc[:i+len(reportBegin)]...), b.String()...), doc[j:]...)
+	if err := os.WriteFile(readme, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // cell renders an outcome for the table.
