@@ -131,8 +131,8 @@ func TestLauncherFailsOpen(t *testing.T) {
 	if _, err := exec.LookPath("/usr/bin/go"); err == nil {
 		t.Fatalf("this test needs a PATH without go, but /usr/bin/go exists")
 	}
-	payload := []byte(`{"hook_event_name":"PreToolUse"}`)
-	out, _ := l.run(t, payload, "hook", "PreToolUse")
+	payload := []byte(`{"hook_event_name":"SessionStart"}`)
+	out, _ := l.run(t, payload, "hook", "SessionStart")
 	if !strings.Contains(out, `"systemMessage":"mcp-heal: the mcp-heal binary is missing and Go was not found, so its hooks are off.`) {
 		t.Fatalf("first hook: got %q, want a systemMessage saying how to install", out)
 	}
@@ -159,5 +159,55 @@ func TestLauncherCommandAlwaysExitsZero(t *testing.T) {
 	}
 	if !strings.Contains(string(out), `no lifecycle log for "no-such-server"`) || !strings.Contains(string(out), "(mcp-heal logs exited with status 2)") {
 		t.Fatalf("got %q", out)
+	}
+}
+
+// TestLauncherPreToolUseHealthyPath: before every MCP call, with nothing in
+// the attention directory, the launcher answers PreToolUse by itself (no
+// output, exit 0) without starting the binary; with a marker there (a
+// failed shim, a server found dead) the binary decides. The binary here is
+// a script that leaves a trace and prints a reply.
+func TestLauncherPreToolUseHealthyPath(t *testing.T) {
+	l := newLauncherEnv(t)
+	trace := filepath.Join(l.home, "ran")
+	fake := filepath.Join(l.home, "fake-mcp-heal")
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\ntouch '"+trace+"'\necho '{\"decided\":true}'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("MCP_HEAL_BIN", fake)
+	run := func() string {
+		cmd := exec.Command(filepath.Join(l.root, "plugin", "mcp-heal"), "hook", "PreToolUse")
+		cmd.Env = append(claudeEnv(l.home), "CLAUDE_PLUGIN_ROOT="+l.root, "CLAUDE_PLUGIN_DATA="+l.data, "MCP_HEAL_BIN="+fake)
+		cmd.Stdin = strings.NewReader(`{"hook_event_name":"PreToolUse","tool_name":"mcp__a__b","mcp_server":{"name":"a"}}`)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("launcher: %v (want exit 0)", err)
+		}
+		return string(out)
+	}
+	if out := run(); out != "" {
+		t.Fatalf("healthy path printed %q, want nothing", out)
+	}
+	if _, err := os.Stat(trace); err == nil {
+		t.Fatal("healthy path started the binary")
+	}
+	att := filepath.Join(l.home, ".local", "state", "mcp-heal", "attention")
+	os.MkdirAll(att, 0o700)
+	if err := os.WriteFile(filepath.Join(att, "shim-12345"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out := run(); !strings.Contains(out, "decided") {
+		t.Fatalf("with a marker: got %q, want the binary's reply", out)
+	}
+	if _, err := os.Stat(trace); err != nil {
+		t.Fatal("with a marker the binary did not run")
+	}
+	// Other hooks always reach the binary.
+	os.Remove(filepath.Join(att, "shim-12345"))
+	os.Remove(trace)
+	cmd := exec.Command(filepath.Join(l.root, "plugin", "mcp-heal"), "hook", "PostToolUse")
+	cmd.Env = append(claudeEnv(l.home), "CLAUDE_PLUGIN_ROOT="+l.root, "CLAUDE_PLUGIN_DATA="+l.data, "MCP_HEAL_BIN="+fake)
+	if out, err := cmd.Output(); err != nil || !strings.Contains(string(out), "decided") {
+		t.Fatalf("PostToolUse: %v %q, want the binary's reply", err, out)
 	}
 }

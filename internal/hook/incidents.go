@@ -79,4 +79,18 @@ func (h *Handler) record(in state.Incident) {
 	if err := state.AppendIncident(in); err != nil {
 		h.Log.Error("recording incident", "server", in.Server, "err", err)
 	}
+	// The PreToolUse hook warns about servers found dead (pretool.go); the
+	// marker sends it there instead of the launcher's healthy path.
+	switch {
+	case deadForSession(Class(in.Class)):
+		h.attention(in.Server, true)
+	case in.Class == string(OK):
+		h.attention(in.Server, false)
+	}
+}
+
+func (h *Handler) attention(server string, on bool) {
+	if err := state.SetAttention(state.ServerAttention(server), on); err != nil {
+		h.Log.Error("attention marker", "server", server, "err", err)
+	}
 }

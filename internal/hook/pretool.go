@@ -39,6 +39,11 @@ func (h *Handler) preToolUse(in *Input) []byte {
 	}
 	inc := h.openIncident(in.Server, in.Session, deadWindow)
 	if inc == nil || !deadForSession(Class(inc.Class)) {
+		// Nothing to say about this server in any session any more:
+		// back to the launcher's healthy path for it.
+		if h.openIncident(in.Server, "", deadWindow) == nil {
+			h.attention(in.Server, false)
+		}
 		return nil
 	}
 	text := fmt.Sprintf("mcp-heal: MCP server %q was found disconnected at %s (%s) and Claude Code does not reconnect it by itself; if this call fails, continue without it and ask the user to run `/mcp reconnect %s`.",

@@ -325,6 +325,12 @@ func TestNotConnected(t *testing.T) {
 				t.Fatalf("got %q, want it to contain %q", r.HookSpecificOutput.AdditionalContext, tt.want)
 			}
 
+			// The marker that sends the launcher's PreToolUse past its
+			// healthy path.
+			marker := filepath.Join(w.state, "mcp-heal", "attention", "server-tiny")
+			if _, err := os.Stat(marker); err != nil {
+				t.Fatalf("no attention marker after the failure: %v", err)
+			}
 			pre := sharedPayload(t, "PreToolUse.mcp.json")
 			pre["session_id"], pre["tool_name"], pre["mcp_server"] = fail["session_id"], "mcp__tiny__echo", map[string]any{"name": "tiny", "source": "dynamic"}
 			r = decode(t, w.hook(t, "PreToolUse", marshal(pre)))
@@ -339,6 +345,9 @@ func TestNotConnected(t *testing.T) {
 			}
 			if in := lastIncident(t, w); in["class"] != "ok" {
 				t.Fatalf("PostToolUse did not record the server healthy: %v", in)
+			}
+			if _, err := os.Stat(marker); !os.IsNotExist(err) {
+				t.Fatalf("attention marker still there after PostToolUse: %v", err)
 			}
 			n := len(w.incidents(t))
 			if out := w.hook(t, "PreToolUse", marshal(pre)); len(out) != 0 {

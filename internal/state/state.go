@@ -148,11 +148,15 @@ func Write(r *Record) error {
 	}
 	// atomic.WriteFile writes a temp file (0600 from os.CreateTemp) in the
 	// same directory and renames it over the target.
-	return atomic.WriteFile(recordPath(r.ShimPID), strings.NewReader(string(b)))
+	if err := atomic.WriteFile(recordPath(r.ShimPID), strings.NewReader(string(b))); err != nil {
+		return err
+	}
+	return SetAttention(ShimAttention(r.ShimPID), r.State == Failed)
 }
 
 // Remove deletes the record of shim pid; a missing record is not an error.
 func Remove(pid int) error {
+	_ = SetAttention(ShimAttention(pid), false)
 	err := os.Remove(recordPath(pid))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -208,6 +212,7 @@ func List() ([]*Record, error) {
 		path := filepath.Join(ShimsDir(), name)
 		if !Alive(pid) {
 			os.Remove(path)
+			_ = SetAttention(ShimAttention(pid), false)
 			continue
 		}
 		r, err := readFile(path)

@@ -184,3 +184,53 @@ func TestSafeName(t *testing.T) {
 		}
 	}
 }
+
+// TestAttentionMarkers: a shim record in the failed state puts a marker in
+// the attention directory (the launcher's PreToolUse fast path reads its
+// emptiness); leaving the failed state, Remove, and a stale record take it
+// away.
+func TestAttentionMarkers(t *testing.T) {
+	useTempState(t)
+	marker := filepath.Join(AttentionDir(), ShimAttention(os.Getpid()))
+	r := &Record{Server: "a", ShimPID: os.Getpid(), State: Failed}
+	if err := Write(r); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(marker)
+	if err != nil {
+		t.Fatalf("failed record: no marker: %v", err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("marker mode %v, want 0600", st.Mode().Perm())
+	}
+	r.State = Running
+	if err := Write(r); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(marker); !os.IsNotExist(err) {
+		t.Fatalf("running record: marker still there (%v)", err)
+	}
+	r.State = Failed
+	Write(r)
+	if err := Remove(os.Getpid()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(marker); !os.IsNotExist(err) {
+		t.Fatalf("after Remove: marker still there (%v)", err)
+	}
+	// A failed shim that died without cleaning up.
+	cmd := exec.Command("true")
+	cmd.Run()
+	dead := cmd.Process.Pid
+	Write(&Record{Server: "gone", ShimPID: dead, State: Failed})
+	List()
+	if _, err := os.Stat(filepath.Join(AttentionDir(), ShimAttention(dead))); !os.IsNotExist(err) {
+		t.Fatalf("stale failed shim: marker still there (%v)", err)
+	}
+	if err := SetAttention(ServerAttention("plugin:x:y"), true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(AttentionDir(), "server-plugin_x_y")); err != nil {
+		t.Fatal(err)
+	}
+}
