@@ -65,6 +65,10 @@ func (r *Reader) Next() ([]byte, error) {
 	return out, nil
 }
 
+// Buffered is the number of bytes read from the underlying reader but not
+// yet returned: a proxy that sees more input waiting can batch its writes.
+func (r *Reader) Buffered() int { return r.br.Buffered() }
+
 func trimEOL(b []byte) []byte {
 	b = bytes.TrimSuffix(b, []byte{'\n'})
 	return bytes.TrimSuffix(b, []byte{'\r'})

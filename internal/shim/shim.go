@@ -32,6 +32,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
@@ -94,7 +95,7 @@ type Shim struct {
 	o      Options
 	log    *slog.Logger
 	out    *outWriter
-	in     *lineReader
+	in     *jsonrpc.Reader
 	pid    int
 	start  time.Time
 	mode   string
@@ -208,7 +209,7 @@ func New(o Options) *Shim {
 		o:         o,
 		log:       log,
 		out:       newOutWriter(o.Stdout),
-		in:        newLineReader(o.Stdin),
+		in:        jsonrpc.NewReader(o.Stdin),
 		pid:       os.Getpid(),
 		start:     now,
 		mode:      o.Dialer.Mode(),
