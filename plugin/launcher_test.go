@@ -211,3 +211,51 @@ func TestLauncherPreToolUseHealthyPath(t *testing.T) {
 		t.Fatalf("PostToolUse: %v %q, want the binary's reply", err, out)
 	}
 }
+
+// TestLauncherPostToolBatchFastPath: a batch with no call Claude Code
+// refused (the usual case, MCP or not) is answered by the launcher without
+// the binary; a batch with a refused call reaches the binary with the
+// payload intact.
+func TestLauncherPostToolBatchFastPath(t *testing.T) {
+	l := newLauncherEnv(t)
+	got := filepath.Join(l.home, "stdin")
+	fake := filepath.Join(l.home, "fake-mcp-heal")
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\ncat > '"+got+"'\necho '{\"decided\":true}'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := func(payload []byte) string {
+		cmd := exec.Command(filepath.Join(l.root, "plugin", "mcp-heal"), "hook", "PostToolBatch")
+		cmd.Env = append(claudeEnv(l.home), "CLAUDE_PLUGIN_ROOT="+l.root, "CLAUDE_PLUGIN_DATA="+l.data, "MCP_HEAL_BIN="+fake)
+		cmd.Stdin = bytes.NewReader(payload)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("launcher: %v (want exit 0)", err)
+		}
+		return string(out)
+	}
+	shared := filepath.Join(testenv.SharedDir(t), "claude-code-2.1.328", "hooks")
+	ok, err := os.ReadFile(filepath.Join(shared, "PostToolBatch.success.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := run(ok); out != "" {
+		t.Fatalf("successful batch: got %q, want nothing", out)
+	}
+	if _, err := os.Stat(got); err == nil {
+		t.Fatal("successful batch started the binary")
+	}
+	refused, err := os.ReadFile(filepath.Join(shared, "PostToolBatch.http-server-in-cooldown.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := run(refused); !strings.Contains(out, "decided") {
+		t.Fatalf("refused call: got %q, want the binary's reply", out)
+	}
+	passed, err := os.ReadFile(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(string(passed)) != strings.TrimSpace(string(refused)) {
+		t.Fatalf("the binary got a different payload:\n%s\nwant:\n%s", passed, refused)
+	}
+}
