@@ -357,7 +357,7 @@ func (c *httpConn) deliverMsg(msg []byte) {
 	lists := len(c.toolLists) > 0
 	c.smu.Unlock()
 	if lists {
-		if m, err := jsonrpc.PeekValid(msg); err == nil && m.Kind == jsonrpc.KindResponse {
+		if m, err := jsonrpc.Peek(msg); err == nil && m.Kind == jsonrpc.KindResponse {
 			c.smu.Lock()
 			pending := c.toolLists[string(m.ID)]
 			delete(c.toolLists, string(m.ID))
@@ -421,7 +421,7 @@ func isResponseTo(msg, want []byte) bool {
 	if len(want) == 0 || !gjson.ValidBytes(msg) {
 		return false
 	}
-	m, err := jsonrpc.PeekValid(msg)
+	m, err := jsonrpc.Peek(msg)
 	if err != nil || m.Kind != jsonrpc.KindResponse {
 		return false
 	}

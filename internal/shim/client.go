@@ -32,7 +32,7 @@ func (s *Shim) readClient() error {
 			continue
 		}
 		s.traffic("c2s", line)
-		m, err := peekLine(line)
+		m, err := jsonrpc.Peek(line)
 		if err != nil {
 			s.badClientLine(line, err)
 			continue

@@ -31,7 +31,7 @@ func (s *Shim) pump(c upstream.Conn, gen uint64, done chan<- struct{}) {
 // fromUpstream routes one message from the server of generation gen. line
 // is owned (Recv hands over a fresh slice).
 func (s *Shim) fromUpstream(line []byte, gen uint64, more bool) {
-	m, err := peekLine(line)
+	m, err := jsonrpc.Peek(line)
 	if err != nil {
 		// The stdio transport allows nothing but MCP messages on stdout;
 		// a stray print must never reach the client (a Go SDK client

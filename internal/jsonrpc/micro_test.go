@@ -1,4 +1,4 @@
-package shim
+package jsonrpc
 
 import (
 	"strings"
@@ -22,9 +22,9 @@ func BenchmarkUTF8Valid4K(b *testing.B) {
 	}
 }
 
-func BenchmarkPeekLine4K(b *testing.B) {
+func BenchmarkPeek4K(b *testing.B) {
 	b.SetBytes(int64(len(microMsg)))
 	for b.Loop() {
-		peekLine(microMsg)
+		Peek(microMsg)
 	}
 }
