@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"errors"
 	"unicode/utf8"
 )
@@ -96,7 +97,7 @@ func Peek(line []byte) (Msg, error) {
 			return Msg{}, ErrNotJSONRPC
 		}
 		name := string(raw[1 : len(raw)-1])
-		if bytesHasBackslash(raw) {
+		if bytes.IndexByte(raw, '\\') >= 0 {
 			name = unquoteKey(raw)
 		}
 		if name == "" {

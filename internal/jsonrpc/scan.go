@@ -9,10 +9,10 @@ import (
 // validJSON reports whether b is one JSON value (RFC 8259) with optional
 // surrounding white space. UTF-8 validity is checked apart (utf8.Valid).
 //
-// It replaces gjson.ValidBytes on the hot path: the shim validates every
-// message once, and gjson's byte-at-a-time string scan was the shim's
-// largest cost with 4 KiB messages. Strings, the bulk of MCP payloads, are
-// scanned with vectorised byte searches.
+// It replaces gjson.ValidBytes on the hot path: every message the shim or
+// the bridge routes is validated once, and gjson's byte-at-a-time string
+// scan was the shim's largest cost with 4 KiB messages. Strings, the bulk
+// of MCP payloads, are scanned with vectorised byte searches.
 func validJSON(b []byte) bool {
 	i := skipWS(b, 0)
 	i, ok := validValue(b, i, 0)
@@ -259,10 +259,8 @@ type member struct {
 func topMembers(b []byte) (obj bool, id, method, result, errv member, ok bool) {
 	i := skipWS(b, 0)
 	if i >= len(b) || b[i] != '{' {
-		if _, ok := validValue(b, i, 0); !ok || skipWS(b, mustEnd(b, i)) != len(b) {
-			return false, id, method, result, errv, false
-		}
-		return false, id, method, result, errv, true
+		// Not an object: only whether it is valid JSON matters.
+		return false, id, method, result, errv, validJSON(b)
 	}
 	i = skipWS(b, i+1)
 	if i < len(b) && b[i] == '}' {
@@ -289,7 +287,7 @@ func topMembers(b []byte) (obj bool, id, method, result, errv member, ok bool) {
 		}
 		var m *member
 		k := string(key)
-		if bytesHasBackslash(key) {
+		if bytes.IndexByte(key, '\\') >= 0 {
 			k = unquoteKey(b[ks-1 : ke])
 		}
 		switch k {
@@ -317,21 +315,6 @@ func topMembers(b []byte) (obj bool, id, method, result, errv member, ok bool) {
 		}
 		i = skipWS(b, i+1)
 	}
-}
-
-// mustEnd returns the end of the value at i (already known to be valid).
-func mustEnd(b []byte, i int) int {
-	e, _ := validValue(b, i, 0)
-	return e
-}
-
-func bytesHasBackslash(b []byte) bool {
-	for _, c := range b {
-		if c == '\\' {
-			return true
-		}
-	}
-	return false
 }
 
 func unquoteKey(q []byte) string {
