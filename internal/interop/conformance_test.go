@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -148,9 +149,31 @@ func TestConformance(t *testing.T) {
 // XDG_STATE_HOME=xdg, so shims write their state records there.
 func relay(t *testing.T, node, supergateway, stdio, xdg string) int {
 	t.Helper()
+	// A port picked by freePort can be taken by another test's server
+	// before supergateway binds it (the packages' tests run in parallel);
+	// then supergateway exits and a bare TCP dial would find the other
+	// server. So readiness is a health path only this relay answers, and a
+	// relay that exited is started again on another port.
+	var lastErr string
+	for attempt := 0; attempt < 3; attempt++ {
+		port, errText, ok := startRelay(t, node, supergateway, stdio, xdg)
+		if ok {
+			return port
+		}
+		lastErr = errText
+	}
+	t.Fatalf("supergateway did not come up: %s", lastErr)
+	return 0
+}
+
+// startRelay starts one supergateway and waits until it answers its own
+// health path; on failure it stops it and says why.
+func startRelay(t *testing.T, node, supergateway, stdio, xdg string) (int, string, bool) {
+	t.Helper()
 	port := freePort(t)
+	health := fmt.Sprintf("/relay-health-%d-%d", os.Getpid(), time.Now().UnixNano())
 	cmd := exec.Command(node, supergateway, "--stdio", stdio, "--outputTransport", "streamableHttp",
-		"--stateful", "--port", strconv.Itoa(port), "--logLevel", "none")
+		"--stateful", "--port", strconv.Itoa(port), "--logLevel", "none", "--healthEndpoint", health)
 	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+xdg)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var stderr bytes.Buffer
@@ -158,32 +181,43 @@ func relay(t *testing.T, node, supergateway, stdio, xdg string) int {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start supergateway: %v", err)
 	}
-	t.Cleanup(func() {
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	stop := func() {
 		// supergateway and its per-session servers; shims put their own
 		// children in process groups of their own and end them when
 		// their stdin closes.
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
 		select {
-		case <-done:
+		case <-exited:
 		case <-time.After(5 * time.Second):
 			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
+			<-exited
 		}
 		killShimChildren(filepath.Join(xdg, "mcp-heal", "shims"))
-	})
+	}
+	client := &http.Client{Timeout: time.Second}
+	url := fmt.Sprintf("http://127.0.0.1:%d%s", port, health)
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
-		c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), 200*time.Millisecond)
-		if err == nil {
-			c.Close()
-			return port
+		select {
+		case <-exited:
+			stop()
+			return 0, fmt.Sprintf("exited on port %d: %s", port, stderr.String()), false
+		default:
+		}
+		if resp, err := client.Get(url); err == nil {
+			ok := resp.StatusCode == http.StatusOK
+			resp.Body.Close()
+			if ok {
+				t.Cleanup(stop)
+				return port, "", true
+			}
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatalf("supergateway did not listen on %d: %s", port, stderr.String())
-	return 0
+	stop()
+	return 0, fmt.Sprintf("no answer on port %d within 20s: %s", port, stderr.String()), false
 }
 
 func freePort(t *testing.T) int {
