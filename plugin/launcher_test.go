@@ -65,7 +65,7 @@ func pluginVersion(t *testing.T) string {
 func TestLauncherBuildsOnceConcurrently(t *testing.T) {
 	l := newLauncherEnv(t)
 	ver := pluginVersion(t)
-	pre, err := os.ReadFile(filepath.Join(testenv.SharedDir(t), "claude-code-2.1.328", "hooks", "PreToolUse.mcp.json"))
+	pre, err := os.ReadFile(filepath.Join(testenv.HookPayloadDir(t), "PreToolUse.mcp.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +233,7 @@ func TestLauncherPostToolBatchFastPath(t *testing.T) {
 		}
 		return string(out)
 	}
-	shared := filepath.Join(testenv.SharedDir(t), "claude-code-2.1.328", "hooks")
+	shared := testenv.HookPayloadDir(t)
 	ok, err := os.ReadFile(filepath.Join(shared, "PostToolBatch.success.json"))
 	if err != nil {
 		t.Fatal(err)

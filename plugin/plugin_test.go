@@ -136,7 +136,7 @@ func TestInstallFromLocalMarketplace(t *testing.T) {
 	}
 
 	data := filepath.Join(home, ".claude", "plugins", "data", "mcp-heal-mcp-heal")
-	payload, err := os.ReadFile(filepath.Join(testenv.SharedDir(t), "claude-code-2.1.328", "hooks", "PostToolUseFailure.stdio-not-connected.json"))
+	payload, err := os.ReadFile(filepath.Join(testenv.HookPayloadDir(t), "PostToolUseFailure.stdio-not-connected.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

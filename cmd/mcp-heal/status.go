@@ -28,7 +28,7 @@ const incidentWindow = time.Hour
 
 // deadClasses are incident classes after which Claude Code does not use the
 // server again in that session until the user reconnects it (see
-// ../shared/claude-code-2.1.328/README.md, "What Claude Code does on its
+// docs/claude-code-behaviour.md, "What Claude Code does on its
 // own").
 var deadClasses = map[string]bool{"not-connected": true, "disconnected": true, "session-lost": true, "shim-failed": true, "reconnect-gave-up": true}
 

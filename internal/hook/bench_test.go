@@ -39,7 +39,7 @@ func healthyWorld(tb testing.TB) (*world, []byte) {
 	}
 	old := time.Now().Add(-time.Hour)
 	os.Chtimes(state.IncidentsPath(), old, old)
-	b, err := os.ReadFile(filepath.Join(testenv.SharedDir(tb), "claude-code-2.1.328", "hooks", "PreToolUse.mcp.json"))
+	b, err := os.ReadFile(filepath.Join(testenv.HookPayloadDir(tb), "PreToolUse.mcp.json"))
 	if err != nil {
 		tb.Fatal(err)
 	}

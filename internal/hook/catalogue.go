@@ -11,7 +11,7 @@ import (
 type Class string
 
 // The catalogue's classes. Each comes from a string Claude Code 2.1.328
-// produces (../shared/claude-code-2.1.328/README.md, "Error strings") or
+// produces (docs/claude-code-behaviour.md, "Error strings") or
 // from mcp-heal's own shims.
 const (
 	ConnClosed         Class = "connection-closed"    // stdio server died during the call

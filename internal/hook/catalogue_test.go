@@ -9,7 +9,7 @@ func TestClassify(t *testing.T) {
 		server string
 		retry  int
 	}{
-		// Every string in ../shared/claude-code-2.1.328/README.md.
+		// Every string in docs/claude-code-behaviour.md.
 		{`Connection closed`, ConnClosed, "", 0},
 		{`MCP error -32000: Connection closed`, ConnClosed, "", 0},
 		{`MCP server "tiny" is not connected`, NotConnected, "tiny", 0},

@@ -23,7 +23,7 @@ import (
 // handler's outside world is stubbed: nothing from the input may reach a
 // process, so signals are only counted.
 func FuzzHandle(f *testing.F) {
-	files, _ := filepath.Glob(filepath.Join(testenv.SharedDir(f), "claude-code-2.1.328", "hooks", "*.json"))
+	files, _ := filepath.Glob(filepath.Join(testenv.HookPayloadDir(f), "*.json"))
 	for _, file := range files {
 		b, err := os.ReadFile(file)
 		if err != nil {

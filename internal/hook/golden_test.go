@@ -94,9 +94,9 @@ func (w *world) incidents(t *testing.T) []map[string]any {
 
 func payloads(t *testing.T) []string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(testenv.SharedDir(t), "claude-code-2.1.328", "hooks", "*.json"))
+	files, err := filepath.Glob(filepath.Join(testenv.HookPayloadDir(t), "*.json"))
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no hook payloads in ../shared/claude-code-2.1.328/hooks: %v", err)
+		t.Fatalf("no hook payloads in testdata/claude-code-2.1.328/hooks: %v", err)
 	}
 	return files
 }

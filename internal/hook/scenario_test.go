@@ -67,7 +67,7 @@ func writeRecord(t *testing.T, r state.Record) {
 
 func sharedPayload(t *testing.T, name string) map[string]any {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(testenv.SharedDir(t), "claude-code-2.1.328", "hooks", name))
+	b, err := os.ReadFile(filepath.Join(testenv.HookPayloadDir(t), name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -226,12 +226,14 @@ func moduleRoot() (string, error) {
 	return filepath.Dir(strings.TrimSpace(string(out))), nil
 }
 
-// SharedDir returns ../shared beside the repository (CI has it too).
-func SharedDir(tb testing.TB) string {
+// HookPayloadDir returns the folder of hook stdin payloads recorded from
+// the real Claude Code 2.1.328 (testdata/claude-code-2.1.328/hooks, whose
+// README says how they were recorded).
+func HookPayloadDir(tb testing.TB) string {
 	tb.Helper()
-	d := filepath.Join(filepath.Dir(ModuleRoot(tb)), "shared")
+	d := filepath.Join(ModuleRoot(tb), "testdata", "claude-code-2.1.328", "hooks")
 	if _, err := os.Stat(d); err != nil {
-		tb.Fatalf("testenv: ../shared not found beside the repository: %v", err)
+		tb.Fatalf("testenv: recorded hook payloads missing: %v", err)
 	}
 	return d
 }
