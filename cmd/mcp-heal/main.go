@@ -79,6 +79,9 @@ func run(ctx context.Context, env *Env, args []string) int {
 		return 0
 	case "-v", "--version":
 		name = "version"
+	case "guardian":
+		// Hidden: only the shim runs it.
+		return report(env, runGuardian(ctx, env, args[1:]))
 	}
 	for _, c := range commands {
 		if c.name == name {
