@@ -13,32 +13,30 @@ import (
 	"time"
 )
 
-// Child is a server running under a guardian, seen from the shim.
-type Child struct {
-	PID     int
-	Started time.Time
-	// Stdin, Stdout and Stderr are the shim's ends of the server's pipes,
-	// non-blocking (served by Go's poller).
-	Stdin, Stdout, Stderr *os.File
+// Guardian is the shim's connection to its guardian process. One guardian
+// serves every respawn of the shim's server, so a respawn costs no extra
+// exec; it lives until Close or the shim's exit.
+type Guardian struct {
+	c   *ctrl
+	cmd *exec.Cmd
 
-	c        *ctrl
-	guardian *exec.Cmd
-	cookie   string
-	done     chan struct{}
-	status   Status
-	once     sync.Once
+	mu      sync.Mutex
+	nextID  int
+	pending map[int]chan startReply
+	runs    map[int]*Child
+	dead    chan struct{}
 }
 
-// Spawn starts a guardian with argv (the mcp-heal binary and "guardian"),
-// asks it to start spec, and returns the running server. A start failure
-// of the server itself (not found, not executable) comes back as the
-// *fs.PathError exec would give.
-func Spawn(argv []string, spec Spec, stderr *os.File) (*Child, error) {
+type startReply struct {
+	m   msg
+	fds []int
+}
+
+// Start starts a guardian with argv (the mcp-heal binary and "guardian");
+// its log goes to stderr (nil: discarded).
+func Start(argv []string, stderr *os.File) (*Guardian, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("no guardian command")
-	}
-	if spec.Cookie == "" {
-		spec.Cookie = NewCookie()
 	}
 	syscall.ForkLock.RLock()
 	sp, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
@@ -53,7 +51,9 @@ func Spawn(argv []string, spec Spec, stderr *os.File) (*Child, error) {
 	mine, theirs := os.NewFile(uintptr(sp[0]), "guardian-ctl"), os.NewFile(uintptr(sp[1]), "guardian-ctl")
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.ExtraFiles = []*os.File{theirs} // fd 3
-	cmd.Stderr = stderr
+	if stderr != nil {
+		cmd.Stderr = stderr
+	}
 	// Its own session: the signals aimed at the shim's group or terminal
 	// (Ctrl-C in the terminal running Claude Code) must not reach it, or
 	// the server would lose its guardian before the shim stops it.
@@ -70,35 +70,116 @@ func Spawn(argv []string, spec Spec, stderr *os.File) (*Child, error) {
 		_ = cmd.Process.Kill()
 		return nil, err
 	}
-	c := newCtrl(uc)
-	fail := func(err error) (*Child, error) {
-		c.close()
-		return nil, err
+	g := &Guardian{c: newCtrl(uc), cmd: cmd, pending: map[int]chan startReply{}, runs: map[int]*Child{}, dead: make(chan struct{})}
+	go g.read()
+	return g, nil
+}
+
+// PID is the guardian's pid.
+func (g *Guardian) PID() int { return g.cmd.Process.Pid }
+
+// Dead is closed once the guardian is gone.
+func (g *Guardian) Dead() <-chan struct{} { return g.dead }
+
+// Close lets the guardian go: it stops whatever still runs with the ladder
+// and exits.
+func (g *Guardian) Close() { g.c.c.Close() }
+
+// read dispatches the guardian's events. When the guardian dies, every
+// server it ran is killed here: the kernel killed the leaders on Linux
+// (Pdeathsig); the rest of each group and tree is ours to kill.
+func (g *Guardian) read() {
+	for {
+		m, fds, err := g.c.recv()
+		if err != nil {
+			break
+		}
+		g.mu.Lock()
+		switch m.Ev {
+		case "started", "error":
+			if ch := g.pending[m.ID]; ch != nil {
+				delete(g.pending, m.ID)
+				if r := g.runs[m.ID]; r != nil && m.Ev == "started" {
+					r.PID, r.Started = m.PID, time.Unix(0, m.Started)
+				} else {
+					delete(g.runs, m.ID)
+				}
+				ch <- startReply{m, fds}
+				fds = nil
+			}
+		case "exit":
+			if r := g.runs[m.ID]; r != nil && m.Status != nil {
+				delete(g.runs, m.ID)
+				r.status = *m.Status
+				close(r.done)
+			}
+		}
+		g.mu.Unlock()
+		closeFDs(fds)
 	}
-	if err := c.send(msg{Op: "start", Spec: &spec}); err != nil {
-		return fail(fmt.Errorf("guardian: %w", err))
+	g.mu.Lock()
+	runs := g.runs
+	g.runs = map[int]*Child{}
+	for id, ch := range g.pending {
+		close(ch)
+		delete(g.pending, id)
 	}
-	m, fds, err := c.recv(3)
-	if err != nil {
-		return fail(fmt.Errorf("guardian did not answer: %w", err))
+	close(g.dead)
+	g.mu.Unlock()
+	for _, r := range runs {
+		if r.PID <= 0 {
+			// Never started: Run's reply channel is closed.
+			continue
+		}
+		_ = syscall.Kill(-r.PID, syscall.SIGKILL)
+		r.status = Status{Lost: true, Signal: int(syscall.SIGKILL), Daemons: Sweep(r.cookie, r.PID, r.Started)}
+		close(r.done)
 	}
+	g.c.close()
+}
+
+// Run asks the guardian to start spec and returns the running server. A
+// start failure of the server itself (not found, not executable) is a
+// *StartError wrapping what exec would give.
+func (g *Guardian) Run(spec Spec) (*Child, error) {
+	if spec.Cookie == "" {
+		spec.Cookie = NewCookie()
+	}
+	reply := make(chan startReply, 1)
+	g.mu.Lock()
+	select {
+	case <-g.dead:
+		g.mu.Unlock()
+		return nil, errors.New("guardian is gone")
+	default:
+	}
+	g.nextID++
+	id := g.nextID
+	ch := &Child{g: g, id: id, cookie: spec.Cookie, done: make(chan struct{})}
+	g.pending[id] = reply
+	g.runs[id] = ch
+	g.mu.Unlock()
+	if err := g.c.send(msg{Op: "start", ID: id, Spec: &spec}); err != nil {
+		return nil, fmt.Errorf("guardian: %w", err)
+	}
+	r, ok := <-reply
+	if !ok {
+		return nil, errors.New("guardian died while starting the server")
+	}
+	m := r.m
 	switch {
 	case m.Ev == "error" && m.Errno != 0:
-		return fail(&StartError{&fs.PathError{Op: "fork/exec", Path: spec.Path, Err: syscall.Errno(m.Errno)}})
+		return nil, &StartError{&fs.PathError{Op: "fork/exec", Path: spec.Path, Err: syscall.Errno(m.Errno)}}
 	case m.Ev == "error":
-		return fail(&StartError{errors.New(m.Err)})
-	case m.Ev != "started" || len(fds) != 3:
-		for _, fd := range fds {
-			syscall.Close(fd)
-		}
-		return fail(fmt.Errorf("guardian: unexpected answer %q", m.Ev))
+		return nil, &StartError{errors.New(m.Err)}
+	case len(r.fds) != 3:
+		closeFDs(r.fds)
+		_ = g.c.send(msg{Op: "signal", ID: id, Sig: int(syscall.SIGKILL)})
+		return nil, fmt.Errorf("guardian: %d descriptors instead of 3", len(r.fds))
 	}
-	ch := &Child{
-		PID: m.PID, Started: time.Unix(0, m.Started),
-		c: c, guardian: cmd, cookie: spec.Cookie, done: make(chan struct{}),
-	}
-	ch.Stdin, ch.Stdout, ch.Stderr = pollable(fds[0], "stdin"), pollable(fds[1], "stdout"), pollable(fds[2], "stderr")
-	go ch.watch()
+	// read() filled PID and Started before replying, and from now on
+	// reports this run's exit (or kills it if the guardian dies).
+	ch.Stdin, ch.Stdout, ch.Stderr = pollable(r.fds[0], "stdin"), pollable(r.fds[1], "stdout"), pollable(r.fds[2], "stderr")
 	return ch, nil
 }
 
@@ -110,26 +191,19 @@ func pollable(fd int, name string) *os.File {
 	return os.NewFile(uintptr(fd), "server-"+name)
 }
 
-// watch waits for the exit report; if the guardian dies first, it kills
-// the server's group and sweeps the tree itself.
-func (ch *Child) watch() {
-	for {
-		m, _, err := ch.c.recv(0)
-		if err != nil {
-			// The guardian died (or was killed) without reporting: the
-			// kernel killed the leader on Linux (Pdeathsig); the rest of
-			// the group and the marked tree are ours to kill.
-			_ = syscall.Kill(-ch.PID, syscall.SIGKILL)
-			ch.status = Status{Lost: true, Signal: int(syscall.SIGKILL), Daemons: Sweep(ch.cookie, ch.PID)}
-			close(ch.done)
-			return
-		}
-		if m.Ev == "exit" && m.Status != nil {
-			ch.status = *m.Status
-			close(ch.done)
-			return
-		}
-	}
+// Child is one server run under a guardian, seen from the shim.
+type Child struct {
+	PID     int
+	Started time.Time
+	// Stdin, Stdout and Stderr are the shim's ends of the server's pipes,
+	// non-blocking (served by Go's poller).
+	Stdin, Stdout, Stderr *os.File
+
+	g      *Guardian
+	id     int
+	cookie string
+	done   chan struct{}
+	status Status
 }
 
 // Done is closed when the server's leader has exited and its tree is gone.
@@ -141,9 +215,6 @@ func (ch *Child) Status() Status {
 	return ch.status
 }
 
-// GuardianPID is the guardian's pid.
-func (ch *Child) GuardianPID() int { return ch.guardian.Process.Pid }
-
 // Signal asks the guardian to signal the server's process group.
 func (ch *Child) Signal(sig syscall.Signal) error {
 	select {
@@ -151,14 +222,5 @@ func (ch *Child) Signal(sig syscall.Signal) error {
 		return os.ErrProcessDone
 	default:
 	}
-	return ch.c.send(msg{Op: "signal", Sig: int(sig)})
-}
-
-// Release closes the control connection: a guardian whose server still
-// runs stops it with the ladder; one whose server exited just exits.
-func (ch *Child) Release() {
-	ch.once.Do(func() {
-		<-ch.done
-		ch.c.close()
-	})
+	return ch.g.c.send(msg{Op: "signal", ID: ch.id, Sig: int(sig)})
 }

@@ -49,8 +49,9 @@ func fileConn(f *os.File) (*net.UnixConn, error) {
 func (c *ctrl) send(m msg, files ...*os.File) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	b := encode(m)
 	var oob []byte
+	m.FDs = len(files)
+	b := encode(m)
 	if len(files) > 0 {
 		fds := make([]int, len(files))
 		for i, f := range files {
@@ -71,10 +72,9 @@ func (c *ctrl) send(m msg, files ...*os.File) error {
 	return err
 }
 
-// recv reads the next message and the descriptors that came with it (at
-// most want of them are claimed; the rest stay queued). io.EOF when the
-// peer is gone.
-func (c *ctrl) recv(want int) (msg, []int, error) {
+// recv reads the next message and the descriptors that came with it (its
+// FDs). An error when the peer is gone.
+func (c *ctrl) recv() (msg, []int, error) {
 	for {
 		if i := bytes.IndexByte(c.buf, '\n'); i >= 0 {
 			line := c.buf[:i]
@@ -84,7 +84,7 @@ func (c *ctrl) recv(want int) (msg, []int, error) {
 			if err != nil {
 				return msg{}, nil, fmt.Errorf("control socket: bad message: %w", err)
 			}
-			n := min(want, len(c.fds))
+			n := min(max(m.FDs, 0), len(c.fds))
 			fds := append([]int(nil), c.fds[:n]...)
 			c.fds = c.fds[n:]
 			return m, fds, nil
@@ -107,7 +107,9 @@ func (c *ctrl) recv(want int) (msg, []int, error) {
 				}
 			}
 		}
-		c.buf = append(c.buf, tmp[:n]...)
+		if n > 0 {
+			c.buf = append(c.buf, tmp[:n]...)
+		}
 		if err != nil {
 			return msg{}, nil, err
 		}

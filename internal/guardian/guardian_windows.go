@@ -7,15 +7,30 @@ import (
 	"time"
 )
 
+// Guardian is not available on Windows.
+type Guardian struct{}
+
+// Start is not supported on Windows.
+func Start([]string, *os.File) (*Guardian, error) { return nil, ErrUnsupported }
+
+// PID is 0.
+func (*Guardian) PID() int { return 0 }
+
+// Dead is never closed.
+func (*Guardian) Dead() <-chan struct{} { return nil }
+
+// Close does nothing.
+func (*Guardian) Close() {}
+
+// Run is not supported on Windows.
+func (*Guardian) Run(Spec) (*Child, error) { return nil, ErrUnsupported }
+
 // Child is not available on Windows.
 type Child struct {
 	PID                   int
 	Started               time.Time
 	Stdin, Stdout, Stderr *os.File
 }
-
-// Spawn is not supported on Windows.
-func Spawn([]string, Spec, *os.File) (*Child, error) { return nil, ErrUnsupported }
 
 // Serve is not supported on Windows.
 func Serve(*os.File, *slog.Logger) error { return ErrUnsupported }
@@ -24,7 +39,7 @@ func Serve(*os.File, *slog.Logger) error { return ErrUnsupported }
 func NewCookie() string { return "" }
 
 // Sweep is not supported on Windows.
-func Sweep(string, int) []int { return nil }
+func Sweep(string, int, time.Time) []int { return nil }
 
 // Done is never closed.
 func (*Child) Done() <-chan struct{} { return nil }
@@ -32,11 +47,5 @@ func (*Child) Done() <-chan struct{} { return nil }
 // Status is empty.
 func (*Child) Status() Status { return Status{} }
 
-// GuardianPID is 0.
-func (*Child) GuardianPID() int { return 0 }
-
 // Signal is not supported.
 func (*Child) Signal(syscall.Signal) error { return ErrUnsupported }
-
-// Release does nothing.
-func (*Child) Release() {}

@@ -67,8 +67,11 @@ func (s Status) DaemonNote() string {
 // msg is one line on the control socket. Requests carry Op, events Ev.
 type msg struct {
 	Op   string `json:"op,omitempty"` // start, signal
+	ID   int    `json:"id,omitempty"` // the server run, chosen by the shim
 	Spec *Spec  `json:"spec,omitempty"`
 	Sig  int    `json:"sig,omitempty"`
+	// FDs is how many descriptors came with this message.
+	FDs int `json:"fds,omitempty"`
 
 	Ev      string  `json:"ev,omitempty"` // started (with 3 fds), exit, error
 	PID     int     `json:"pid,omitempty"`

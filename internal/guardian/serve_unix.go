@@ -9,15 +9,16 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 )
 
-// Serve is the guardian: it reads a start request from the control socket
-// ctl (inherited from the shim), starts the server, hands its stdio back,
-// and then watches both: it reports the server's exit, and stops the server
-// when the shim goes away. It returns when the server and its whole tree
-// are gone.
+// Serve is the guardian: it starts servers when the shim asks (each
+// respawn of the shim's server is one start; the guardian lives as long as
+// the shim), hands their stdio back, signals them on request, and reports
+// each exit once its tree is gone. When the shim goes away it stops the
+// servers with the ladder and returns once their trees are gone.
 func Serve(ctl *os.File, log *slog.Logger) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -26,45 +27,141 @@ func Serve(ctl *os.File, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	c := newCtrl(uc)
-	defer c.close()
+	g := &guard{c: newCtrl(uc), log: log, servers: map[int]*server{}}
+	defer g.c.close()
 	// A shim gone away leaves our stderr a broken pipe: a log line must not
 	// kill us (Go exits on EPIPE to fd 2 unless SIGPIPE is handled) before
-	// the server is stopped.
+	// the servers are stopped. We have no terminal (setsid): SIGHUP and
+	// SIGINT can only come from someone guessing.
 	signal.Ignore(syscall.SIGPIPE, syscall.SIGHUP, syscall.SIGINT)
 	if err := becomeSubreaper(); err != nil {
 		log.Debug("no sub-reaper", "err", err)
 	}
-	m, _, err := c.recv(0)
-	if err != nil {
-		return fmt.Errorf("read start request: %w", err)
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
+	defer signal.Stop(term)
+	gone := make(chan struct{})
+	go func() {
+		defer close(gone)
+		for {
+			m, fds, err := g.c.recv()
+			closeFDs(fds)
+			if err != nil {
+				return
+			}
+			g.handle(m)
+		}
+	}()
+	select {
+	case <-gone:
+		log.Debug("shim gone: stopping the server")
+	case <-term:
+		log.Debug("SIGTERM: stopping the server")
 	}
-	if m.Op != "start" || m.Spec == nil {
-		return errors.New("first control message is not a start request")
-	}
-	srv, files, err := startServer(m.Spec)
-	if err != nil {
-		var errno syscall.Errno
-		errors.As(err, &errno)
-		_ = c.send(msg{Ev: "error", Err: err.Error(), Errno: int(errno)})
-		return nil
-	}
-	err = c.send(msg{Ev: "started", PID: srv.pid, Started: srv.started.UnixNano()}, files...)
-	for _, f := range files {
-		// The shim's copies are the only ones: its death closes the
-		// server's stdin, the first step of the ladder.
-		f.Close()
-	}
-	if err != nil {
-		log.Debug("hand over the server's stdio", "err", err)
-	}
-	return srv.supervise(c, log)
+	g.stopAll()
+	return nil
 }
 
-// server is the running server, as its guardian sees it.
+func closeFDs(fds []int) {
+	for _, fd := range fds {
+		syscall.Close(fd)
+	}
+}
+
+// guard is the guardian's state.
+type guard struct {
+	c   *ctrl
+	log *slog.Logger
+
+	mu      sync.Mutex
+	servers map[int]*server // live, by run id
+	wg      sync.WaitGroup  // one per live server's watcher
+}
+
+func (g *guard) handle(m msg) {
+	switch m.Op {
+	case "start":
+		if m.Spec == nil {
+			return
+		}
+		srv, files, err := startServer(m.Spec)
+		if err != nil {
+			var errno syscall.Errno
+			errors.As(err, &errno)
+			_ = g.c.send(msg{Ev: "error", ID: m.ID, Err: err.Error(), Errno: int(errno)})
+			return
+		}
+		g.mu.Lock()
+		g.servers[m.ID] = srv
+		g.wg.Add(1)
+		g.mu.Unlock()
+		err = g.c.send(msg{Ev: "started", ID: m.ID, PID: srv.pid, Started: srv.started.UnixNano()}, files...)
+		for _, f := range files {
+			// The shim's copies are the only ones: its death closes the
+			// server's stdin, the first step of the ladder.
+			f.Close()
+		}
+		if err != nil {
+			g.log.Debug("hand over the server's stdio", "err", err)
+		}
+		go g.watch(m.ID, srv)
+	case "signal":
+		g.mu.Lock()
+		srv := g.servers[m.ID]
+		g.mu.Unlock()
+		if srv != nil && m.Sig > 0 {
+			srv.signal(syscall.Signal(m.Sig))
+		}
+	}
+}
+
+// watch reports the server's exit once its tree is gone.
+func (g *guard) watch(id int, srv *server) {
+	defer g.wg.Done()
+	<-srv.exited
+	st := g.cleanup(srv)
+	g.mu.Lock()
+	delete(g.servers, id)
+	g.mu.Unlock()
+	if err := g.c.send(msg{Ev: "exit", ID: id, Status: &st}); err != nil {
+		g.log.Debug("report a server's exit", "err", err)
+	}
+}
+
+// stopAll stops every live server with the ladder and waits until their
+// trees are gone.
+func (g *guard) stopAll() {
+	g.mu.Lock()
+	live := make([]*server, 0, len(g.servers))
+	for _, s := range g.servers {
+		live = append(live, s)
+	}
+	g.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range live {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.stop() }()
+	}
+	wg.Wait()
+	g.wg.Wait()
+}
+
+// others lists the leaders of the live servers other than srv.
+func (g *guard) others(srv *server) map[int]bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := map[int]bool{}
+	for _, s := range g.servers {
+		if s != srv {
+			out[s.pid] = true
+		}
+	}
+	return out
+}
+
+// server is one running server, as its guardian sees it.
 type server struct {
 	spec    *Spec
-	cmd     *exec.Cmd
 	pid     int
 	started time.Time
 	exited  chan struct{} // closed once the leader is reaped
@@ -109,7 +206,7 @@ func startServer(spec *Spec) (*server, []*os.File, error) {
 		ends[4].Close()
 		return nil, nil, fmt.Errorf("start %q: %w", argv[0], err)
 	}
-	s := &server{spec: spec, cmd: cmd, pid: cmd.Process.Pid, started: time.Now(), exited: make(chan struct{})}
+	s := &server{spec: spec, pid: cmd.Process.Pid, started: time.Now(), exited: make(chan struct{})}
 	go func() {
 		var ps *os.ProcessState
 		ps, s.waitErr = cmd.Process.Wait()
@@ -132,42 +229,6 @@ func withoutVar(env []string, name string) []string {
 	return out
 }
 
-// supervise serves the control connection until the server's tree is gone.
-func (s *server) supervise(c *ctrl, log *slog.Logger) error {
-	gone := make(chan struct{})
-	go func() {
-		defer close(gone)
-		for {
-			m, _, err := c.recv(0)
-			if err != nil {
-				return
-			}
-			if m.Op == "signal" && m.Sig > 0 {
-				s.signal(syscall.Signal(m.Sig))
-			}
-		}
-	}()
-	term := make(chan os.Signal, 1)
-	signal.Notify(term, syscall.SIGTERM)
-	defer signal.Stop(term)
-	select {
-	case <-s.exited:
-		st := s.cleanup()
-		if err := c.send(msg{Ev: "exit", Status: &st}); err != nil {
-			log.Debug("report the server's exit", "err", err)
-		}
-		return nil
-	case <-gone:
-		log.Debug("shim gone: stopping the server", "pid", s.pid)
-	case <-term:
-		log.Debug("SIGTERM: stopping the server", "pid", s.pid)
-	}
-	s.stop()
-	st := s.cleanup()
-	_ = c.send(msg{Ev: "exit", Status: &st})
-	return nil
-}
-
 // signal signals the server's group while its leader is not reaped (after
 // that the group id may name someone else's group).
 func (s *server) signal(sig syscall.Signal) {
@@ -179,7 +240,7 @@ func (s *server) signal(sig syscall.Signal) {
 }
 
 // stop runs the rest of the stop ladder: the server's stdin is already
-// closed (the shim's end is the only one), so wait a step, SIGTERM the
+// closed (the shim's end was the only one), so wait a step, SIGTERM the
 // group, wait a step, SIGKILL it.
 func (s *server) stop() {
 	step := time.Duration(s.spec.StopStepMS) * time.Millisecond
@@ -197,16 +258,19 @@ func (s *server) stop() {
 	<-s.exited
 }
 
-// cleanup, once the leader is reaped, kills what is left: the rest of its
-// group, cookie-marked processes elsewhere (daemons), and orphans that
-// re-parented to us; it returns the leader's status.
-func (s *server) cleanup() Status {
-	// The leader is reaped but the group may live on (a shell's background
-	// job, an npx wrapper's server): it cannot have been reused while a
-	// member lives, and if none does the kill fails harmlessly.
+// cleanup, once the leader is reaped, kills what is left of its tree: the
+// rest of its group, processes that left the group (daemons), orphans
+// that re-parented to us; it returns the leader's status.
+func (g *guard) cleanup(s *server) Status {
+	// The group cannot have been reused while a member lives, and if none
+	// does the kill fails harmlessly.
 	_ = syscall.Kill(-s.pid, syscall.SIGKILL)
-	st := Status{Daemons: Sweep(s.spec.Cookie, s.pid)}
-	reapOrphans()
+	daemons, ok := killTree(s.pid, s.spec.Cookie, g.others(s))
+	if !ok {
+		daemons = Sweep(s.spec.Cookie, s.pid, s.started)
+		reapDead()
+	}
+	st := Status{Daemons: daemons}
 	switch {
 	case s.waitErr != nil:
 		st.Err = s.waitErr.Error()

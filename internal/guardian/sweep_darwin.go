@@ -3,6 +3,7 @@ package guardian
 import (
 	"bytes"
 	"os"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -11,13 +12,18 @@ import (
 // re-parented orphans there.
 func becomeSubreaper() error { return nil }
 
-// reapOrphans: nothing re-parents to us on macOS.
-func reapOrphans() {}
+// killTree: macOS cannot list a process's descendants once they are
+// orphans; the caller sweeps by cookie.
+func killTree(int, string, map[int]bool) ([]int, bool) { return nil, false }
 
-// marked lists the processes of our uid whose environment carries the
-// cookie, read with sysctl kern.procargs2 (argc, exec path, argv, then the
-// environment, NUL-separated).
-func marked(cookie string) []int {
+// reapDead: nothing re-parents to us on macOS.
+func reapDead() {}
+
+// marked lists the processes of our uid started since since whose
+// environment carries the cookie, read with sysctl kern.procargs2 (argc,
+// exec path, argv, then the environment, NUL-separated). The start time
+// filter keeps the per-process sysctl to the few that can be ours.
+func marked(cookie string, since time.Time) []int {
 	needle := []byte("\x00" + CookieVar + "=" + cookie + "\x00")
 	procs, err := unix.SysctlKinfoProcSlice("kern.proc.uid", os.Getuid())
 	if err != nil {
@@ -27,6 +33,9 @@ func marked(cookie string) []int {
 	for _, p := range procs {
 		pid := int(p.Proc.P_pid)
 		if pid <= 0 || p.Proc.P_stat == 5 { // SZOMB
+			continue
+		}
+		if st := time.Unix(p.Proc.P_starttime.Sec, int64(p.Proc.P_starttime.Usec)*1000); st.Add(time.Second).Before(since) {
 			continue
 		}
 		b, err := unix.SysctlRaw("kern.procargs2", pid)

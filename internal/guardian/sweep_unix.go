@@ -17,14 +17,15 @@ func NewCookie() string {
 	return hex.EncodeToString(b)
 }
 
-// Sweep kills every live process of our uid marked with cookie, except
+// Sweep kills every live process of our uid (started since since, where
+// the platform can tell cheaply) marked with cookie, except
 // this one, and returns those that were outside process group pgid (0: all
 // of them), i.e. that had left the server's group. It repeats until a scan
 // finds none, so that a process forking while it is killed is caught too.
 // The cookie is the proof that a process is ours: a pid that is reused
 // between the scan and the kill would need our uid and the same 96-bit
 // cookie in its environment.
-func Sweep(cookie string, pgid int) []int {
+func Sweep(cookie string, pgid int, since time.Time) []int {
 	if cookie == "" {
 		return nil
 	}
@@ -33,7 +34,7 @@ func Sweep(cookie string, pgid int) []int {
 	var outside []int
 	for range 20 {
 		found := 0
-		for _, pid := range marked(cookie) {
+		for _, pid := range marked(cookie, since) {
 			if pid == self {
 				continue
 			}

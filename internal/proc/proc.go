@@ -22,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcp-heal/mcp-heal/internal/guardian"
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
@@ -88,7 +89,10 @@ var _ upstream.Conn = (*Process)(nil)
 // Start starts the command in its own process group, under a guardian
 // when cfg.Guardian is set. The caller must eventually call Close (or wait
 // for Done) so the goroutines end.
-func Start(cfg Config) (*Process, error) {
+func Start(cfg Config) (*Process, error) { return start(cfg, nil) }
+
+// start starts the command, under g when given.
+func start(cfg Config, g *guardian.Guardian) (*Process, error) {
 	if cfg.TailLines <= 0 {
 		cfg.TailLines = 20
 	}
@@ -107,7 +111,7 @@ func Start(cfg Config) (*Process, error) {
 		}
 		path = lp
 	}
-	sp, err := startChild(cfg, path, log)
+	sp, err := startChild(cfg, path, log, g)
 	if err != nil {
 		return nil, err
 	}
@@ -131,6 +135,13 @@ func Start(cfg Config) (*Process, error) {
 	go p.readStderr()
 	go p.wait()
 	return p, nil
+}
+
+// stderrFile is where a guardian logs: the shim's stderr when it is a
+// file (Claude Code's MCP log), else nowhere.
+func stderrFile(cfg Config) *os.File {
+	f, _ := cfg.Stderr.(*os.File)
+	return f
 }
 
 // spawned is a started child: how to wait for and signal it, and the

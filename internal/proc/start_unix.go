@@ -14,30 +14,45 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/guardian"
 )
 
-// startChild starts the command at path under a guardian when configured,
-// else directly.
-func startChild(cfg Config, path string, log *slog.Logger) (spawned, error) {
-	if len(cfg.Guardian) > 0 {
-		spec := guardian.Spec{
-			Path: path, Argv: append([]string{cfg.Path}, cfg.Args...),
-			Env: cfg.Env, Dir: cfg.Dir, StopStepMS: cfg.StopStep.Milliseconds(),
+// startChild starts the command at path: under g when given, else under
+// a guardian of its own when configured, else directly.
+func startChild(cfg Config, path string, log *slog.Logger, g *guardian.Guardian) (spawned, error) {
+	if g == nil && len(cfg.Guardian) > 0 {
+		var err error
+		if g, err = guardian.Start(cfg.Guardian, stderrFile(cfg)); err != nil {
+			log.Warn("no guardian: the server's descendants may outlive a killed shim", "err", err)
+		} else {
+			sp, err := runGuarded(cfg, path, log, g)
+			if err != nil {
+				g.Close()
+				return sp, err
+			}
+			sp.ch = guarded{c: sp.ch.(guarded).c, own: g}
+			return sp, nil
 		}
-		var gerr *os.File
-		if f, ok := cfg.Stderr.(*os.File); ok {
-			gerr = f
-		}
-		c, err := guardian.Spawn(cfg.Guardian, spec, gerr)
-		var se *guardian.StartError
-		switch {
-		case err == nil:
-			return spawned{ch: guarded{c}, pid: c.PID, started: c.Started, stdin: c.Stdin, stdout: c.Stdout, stderr: c.Stderr}, nil
-		case errors.As(err, &se):
-			return spawned{}, fmt.Errorf("start %q: %w", cfg.Path, se.Err)
-		}
-		// The server still runs, only without the guarantee: say so once
-		// per start rather than leave the user without a server.
-		log.Warn("no guardian: the server's descendants may outlive a killed shim", "err", err)
 	}
+	if g != nil {
+		return runGuarded(cfg, path, log, g)
+	}
+	return startDirect(cfg, path)
+}
+
+func runGuarded(cfg Config, path string, log *slog.Logger, g *guardian.Guardian) (spawned, error) {
+	spec := guardian.Spec{
+		Path: path, Argv: append([]string{cfg.Path}, cfg.Args...),
+		Env: cfg.Env, Dir: cfg.Dir, StopStepMS: cfg.StopStep.Milliseconds(),
+	}
+	c, err := g.Run(spec)
+	var se *guardian.StartError
+	switch {
+	case err == nil:
+		return spawned{ch: guarded{c: c}, pid: c.PID, started: c.Started, stdin: c.Stdin, stdout: c.Stdout, stderr: c.Stderr}, nil
+	case errors.As(err, &se):
+		return spawned{}, fmt.Errorf("start %q: %w", cfg.Path, se.Err)
+	}
+	// The server still runs, only without the guarantee: say so rather
+	// than leave the user without a server.
+	log.Warn("no guardian: the server's descendants may outlive a killed shim", "err", err)
 	return startDirect(cfg, path)
 }
 
@@ -108,8 +123,12 @@ func (d direct) signal(sig syscall.Signal) error { return syscall.Kill(-d.cmd.Pr
 func (direct) release() {}
 
 // guarded is a child under a guardian: the guardian reaps it, kills what
-// is left of its tree and signals its group for us.
-type guarded struct{ c *guardian.Child }
+// is left of its tree and signals its group for us. own, when set, is a
+// guardian started for this child alone, let go with it.
+type guarded struct {
+	c   *guardian.Child
+	own *guardian.Guardian
+}
 
 func (g guarded) wait() status {
 	st := g.c.Status()
@@ -132,4 +151,8 @@ func joinNote(a, b string) string {
 
 func (g guarded) signal(sig syscall.Signal) error { return g.c.Signal(sig) }
 
-func (g guarded) release() { g.c.Release() }
+func (g guarded) release() {
+	if g.own != nil {
+		g.own.Close()
+	}
+}

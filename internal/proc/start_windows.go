@@ -3,9 +3,11 @@ package proc
 import (
 	"errors"
 	"log/slog"
+
+	"github.com/mcp-heal/mcp-heal/internal/guardian"
 )
 
 // startChild: the shim does not run stdio servers on Windows yet.
-func startChild(Config, string, *slog.Logger) (spawned, error) {
+func startChild(Config, string, *slog.Logger, *guardian.Guardian) (spawned, error) {
 	return spawned{}, errors.New("stdio servers are not supported on Windows yet")
 }
