@@ -247,3 +247,45 @@ func TestRestartOnPurpose(t *testing.T) {
 	}
 	_ = syscall.SIGHUP
 }
+
+// Issue 9 defect 6: SIGINT or stdin EOF while a respawned server has not
+// answered the replayed initialize stops within the stop ladder, not after
+// the replay's 30s timeout.
+func TestShutdownDuringReplay(t *testing.T) {
+	for _, how := range []string{"client EOF", "SIGINT"} {
+		t.Run(how, func(t *testing.T) {
+			h := newHarness(t, hopt{env: []string{"FAKE_MUTE_INIT_AFTER=1", "FAKE_STUBBORN=1"}})
+			h.handshake()
+			old := h.killChild()
+			waitFor(t, 10*time.Second, "the replayed initialize to reach the new server", func() bool {
+				return h.countEvents("initialize ") == 2
+			})
+			h.s.mu.Lock()
+			pid := h.s.childPID
+			h.s.mu.Unlock()
+			if pid == 0 || pid == old {
+				t.Fatalf("no new server (pid %d, old %d)", pid, old)
+			}
+			start := time.Now()
+			if how == "SIGINT" {
+				h.cancel() // what the shim's SIGINT handler does
+			} else {
+				h.in.Close()
+			}
+			select {
+			case <-h.runDone:
+			case <-time.After(20 * time.Second):
+				t.Fatal("Run did not return within 20s")
+			}
+			// StopStep is 300ms in the harness, and the stubborn server
+			// needs the whole ladder: two steps, then SIGKILL.
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("stop took %v, want the stop ladder (about 600ms)", d)
+			}
+			if alive(pid) {
+				t.Errorf("server %d still alive", pid)
+			}
+			h.runDone <- nil
+		})
+	}
+}

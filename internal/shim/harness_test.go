@@ -258,7 +258,7 @@ func (h *harness) handshake() {
 func (h *harness) childPID() int {
 	h.s.mu.Lock()
 	defer h.s.mu.Unlock()
-	if !h.s.up {
+	if !h.s.isUp() {
 		return 0
 	}
 	return h.s.childPID

@@ -39,7 +39,7 @@ func (s *Shim) janitor(ctx context.Context) {
 			probes.Add(1)
 			go func() {
 				defer probes.Done()
-				s.probe(c, gen, req, why)
+				s.probe(ctx, c, gen, req, why)
 			}()
 		}
 	}
@@ -57,7 +57,7 @@ func (s *Shim) janitor(ctx context.Context) {
 func (s *Shim) needProbe() (upstream.Conn, uint64, []byte, string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.up || s.probing || s.conn == nil || s.stopping || s.sess.era == "" {
+	if !s.isUp() || s.probing || s.conn == nil || s.sess.era == "" {
 		return nil, 0, nil, ""
 	}
 	now := time.Now()
@@ -90,8 +90,8 @@ func (s *Shim) needProbe() (upstream.Conn, uint64, []byte, string) {
 
 // probe sends one liveness request and kills the server when it gets no
 // answer (any answer, even an error, proves it alive) within PingTimeout.
-func (s *Shim) probe(c upstream.Conn, gen uint64, req []byte, why string) {
-	_, err := s.inject(c, gen, req, s.o.PingTimeout, c.Done())
+func (s *Shim) probe(ctx context.Context, c upstream.Conn, gen uint64, req []byte, why string) {
+	_, err := s.inject(ctx, c, gen, req, s.o.PingTimeout, c.Done())
 	s.mu.Lock()
 	s.probing = false
 	if err == nil {
@@ -122,7 +122,7 @@ func (s *Shim) expireQueue() {
 	}
 	now := time.Now()
 	s.mu.Lock()
-	if s.up || len(s.queue) == 0 {
+	if s.isUp() || len(s.queue) == 0 {
 		s.mu.Unlock()
 		return
 	}

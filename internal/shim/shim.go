@@ -107,10 +107,7 @@ type Shim struct {
 	mu        sync.Mutex
 	conn      upstream.Conn // nil while down
 	gen       uint64        // generation of conn; entries sent on it carry it
-	up        bool          // conn is replayed and takes requests
-	phase     string
-	failed    bool
-	stopping  bool
+	phase     string        // the supervisor's state: see phase.go
 	inflight  map[string]*entry // by raw id: client requests and injected ones
 	queue     []qitem
 	seq       uint64
@@ -129,8 +126,10 @@ type Shim struct {
 	childAt   time.Time
 	dialFails int
 	downSince time.Time
-	probing   bool
+	probing   bool // the janitor has a liveness probe out
 	lastProbe time.Time
+
+	closers sync.WaitGroup // upstreams being closed by kill; Run waits
 
 	restartCh  chan struct{}
 	restartMu  sync.Mutex
@@ -277,14 +276,12 @@ func (s *Shim) Run(ctx context.Context) error {
 		s.event("client-eof")
 	case <-ctx.Done():
 	}
-	s.mu.Lock()
-	s.stopping = true
-	s.phase = state.Stopping
-	s.mu.Unlock()
+	s.stop()
 	s.record()
 	cancel()
 	<-supDone
 	wg.Wait()
+	s.closers.Wait()
 	close(s.records)
 	<-recDone
 	if s.o.Record {
