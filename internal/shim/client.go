@@ -5,7 +5,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -69,7 +68,7 @@ func (s *Shim) badClientLine(line []byte, err error) {
 }
 
 func (s *Shim) clientRequest(line []byte, m jsonrpc.Msg) {
-	now := time.Now()
+	now := s.clk.Now()
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
 	s.mu.Lock()

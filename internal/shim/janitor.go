@@ -24,7 +24,7 @@ func (s *Shim) janitor(ctx context.Context) {
 	}
 	tick /= 4
 	tick = min(max(tick, 5*time.Millisecond), time.Second)
-	t := time.NewTicker(tick)
+	t := s.clk.NewTimer(tick)
 	defer t.Stop()
 	var probes sync.WaitGroup
 	defer probes.Wait()
@@ -32,7 +32,8 @@ func (s *Shim) janitor(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-t.C():
+			t.Reset(tick)
 		}
 		s.expireQueue()
 		if c, gen, req, why := s.needProbe(); c != nil {
@@ -60,7 +61,7 @@ func (s *Shim) needProbe() (upstream.Conn, uint64, []byte, string) {
 	if !s.isUp() || s.probing || s.conn == nil || s.sess.era == "" {
 		return nil, 0, nil, ""
 	}
-	now := time.Now()
+	now := s.clk.Now()
 	req := pingReq
 	if s.sess.era == EraStateless {
 		req = s.sess.discoverLine
@@ -95,7 +96,7 @@ func (s *Shim) probe(ctx context.Context, c upstream.Conn, gen uint64, req []byt
 	s.mu.Lock()
 	s.probing = false
 	if err == nil {
-		s.lastProbe = time.Now()
+		s.lastProbe = s.clk.Now()
 	}
 	s.mu.Unlock()
 	if errors.Is(err, errTimeout) {
@@ -120,7 +121,7 @@ func (s *Shim) expireQueue() {
 	if s.o.QueueTimeout <= 0 {
 		return
 	}
-	now := time.Now()
+	now := s.clk.Now()
 	s.mu.Lock()
 	if s.isUp() || len(s.queue) == 0 {
 		s.mu.Unlock()

@@ -117,11 +117,11 @@ func (s *Shim) inject(ctx context.Context, c upstream.Conn, gen uint64, req []by
 			break
 		}
 	}
-	e := &entry{id: id, injected: true, waiter: make(chan []byte, 1), gen: gen, at: time.Now(), method: gjson.GetBytes(req, "method").String()}
+	e := &entry{id: id, injected: true, waiter: make(chan []byte, 1), gen: gen, at: s.clk.Now(), method: gjson.GetBytes(req, "method").String()}
 	s.inflight[string(id)] = e
 	s.mu.Unlock()
 	line := replaceID(req, id)
-	t := time.NewTimer(timeout)
+	t := s.clk.NewTimer(timeout)
 	defer t.Stop()
 	sent := make(chan error, 1)
 	// The send runs apart so that a server that stopped reading its stdin
@@ -155,7 +155,7 @@ func (s *Shim) inject(ctx context.Context, c upstream.Conn, gen uint64, req []by
 		case <-dead:
 			forget()
 			return nil, errConnDied
-		case <-t.C:
+		case <-t.C():
 			forget()
 			return nil, errTimeout
 		case <-ctx.Done():
@@ -164,4 +164,3 @@ func (s *Shim) inject(ctx context.Context, c upstream.Conn, gen uint64, req []by
 		}
 	}
 }
-

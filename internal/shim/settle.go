@@ -14,7 +14,7 @@ import (
 // died: re-send what is safe, answer the rest with one error, cancel
 // server->client requests the client still has open.
 func (s *Shim) connDied(gen uint64, pid int, ex upstream.Exit, failedNow bool, purpose string) {
-	now := time.Now()
+	now := s.clk.Now()
 	s.mu.Lock()
 	if s.gen == gen {
 		s.conn = nil

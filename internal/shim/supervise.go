@@ -22,7 +22,7 @@ type killer interface{ Kill(reason string) }
 // supervise dials, replays, waits for the connection to die and dials
 // again, until ctx is cancelled.
 func (s *Shim) supervise(ctx context.Context) {
-	bo := &backoff.Backoff{Min: s.o.BackoffMin, Max: s.o.BackoffMax}
+	bo := &backoff.Backoff{Min: s.o.BackoffMin, Max: s.o.BackoffMax, Clock: s.clk}
 	for ctx.Err() == nil {
 		c, err := s.o.Dialer.Dial(ctx)
 		if err != nil {
@@ -76,7 +76,7 @@ func (s *Shim) supervise(ctx context.Context) {
 			<-pumpDone
 		}
 		c.Close() // reaped already; releases the connection's resources
-		ex := c.Exit()
+		ex := s.exitOf(c)
 		d := time.Duration(0)
 		failedNow := false
 		if purpose != "" {
@@ -109,7 +109,7 @@ func (s *Shim) install(c upstream.Conn) uint64 {
 	s.conn = c
 	s.childPID = c.PID()
 	s.childAt = time.Now()
-	s.lastRecv = time.Now()
+	s.lastRecv = s.clk.Now()
 	s.dialFails = 0
 	switch {
 	case s.isFailed():
@@ -144,7 +144,7 @@ func (s *Shim) goUp(gen uint64) {
 	}
 	q := s.queue
 	s.queue = nil
-	now := time.Now()
+	now := s.clk.Now()
 	for _, it := range q {
 		if it.e != nil {
 			it.e.gen, it.e.sentAt = gen, now
@@ -177,7 +177,24 @@ func (s *Shim) kill(c upstream.Conn, reason string) {
 		k.Kill(reason)
 		return
 	}
+	s.mu.Lock()
+	s.killedConn, s.killWhy = c, reason
+	s.mu.Unlock()
 	s.closers.Go(func() { c.Close() })
+}
+
+// exitOf is how c ended, with the reason kill gave when c could only be
+// closed (a remote session says "closed by the client"; the client must
+// read that the server hung), as proc.Process does for a child it kills.
+func (s *Shim) exitOf(c upstream.Conn) upstream.Exit {
+	ex := c.Exit()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.killedConn == c {
+		ex.Reason = s.killWhy + " (" + ex.Reason + ")"
+		s.killedConn, s.killWhy = nil, ""
+	}
+	return ex
 }
 
 // dialFailed records a failed start.
@@ -191,7 +208,7 @@ func (s *Shim) dialFailed(err error, failures int) {
 	// long. A stdio command that will not start is failed after
 	// MaxFailures quick tries.
 	switch {
-	case failures >= s.o.MaxFailures && (s.mode != state.ModeRemote || time.Since(s.downSince) >= s.o.QueueTimeout):
+	case failures >= s.o.MaxFailures && (s.mode != state.ModeRemote || s.clk.Now().Sub(s.downSince) >= s.o.QueueTimeout):
 		s.setPhase(state.Failed)
 	case !s.isFailed():
 		s.setPhase(state.Backoff)
