@@ -118,7 +118,7 @@ func (h *Handler) healWrapped(ctx context.Context, in *Input, server string, m M
 		if !res.OK {
 			return outcome{ActProbedFail, fmt.Sprintf("mcp-heal: MCP server %s is crash-looping (%s) and its command still fails now (%s). Continue without it and ask the user to fix that (`/mcp-heal doctor %s`); `/mcp-heal heal %s` then restarts it at once.", q, ExitSummary(r), res.Line(), server, server)}, true
 		}
-		if err := h.Signal(r.ShimPID, syscall.SIGHUP); err != nil {
+		if err := state.SignalShim(r, syscall.SIGHUP, h.Signal); err != nil {
 			h.Log.Warn("signalling shim", "pid", r.ShimPID, "err", err)
 			return outcome{ActProbedOK, fmt.Sprintf("mcp-heal: MCP server %s had stopped after repeated crashes (%s); its command works now but mcp-heal could not restart it: ask the user to run `/mcp-heal heal %s`, then retry.", q, ExitSummary(r), server)}, true
 		}
@@ -126,7 +126,7 @@ func (h *Handler) healWrapped(ctx context.Context, in *Input, server string, m M
 	case m.Class == ShimRestarted:
 		return outcome{ActNone, fmt.Sprintf("mcp-heal: MCP server %s's process died during this call and mcp-heal restarted it; the call was not retried and may or may not have taken effect, so check whether it did before retrying it.", q)}, true
 	case m.Class == IdleTimeout || m.Class == RequestTimeout:
-		if err := h.Signal(r.ShimPID, syscall.SIGHUP); err != nil {
+		if err := state.SignalShim(r, syscall.SIGHUP, h.Signal); err != nil {
 			h.Log.Warn("signalling shim", "pid", r.ShimPID, "err", err)
 			return outcome{}, false
 		}
