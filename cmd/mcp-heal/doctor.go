@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/doctor"
+	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/probe"
 )
 
@@ -49,6 +50,7 @@ func check(ctx context.Context, env *Env, name string, args []string, synopsis, 
 		return nil, nil, nil, err
 	}
 	d := doctor.New(o.ProjectDir, f.timeout)
+	d.Say = health.FromEnv(env.Getenv)
 	return f, d, d.Check(ctx, servers), nil
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/adrg/xdg"
 
+	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
@@ -68,8 +69,15 @@ func TestDoctorHealCommands(t *testing.T) {
 	}
 	state.AppendIncident(state.Incident{Server: "gone", Class: "not-connected"})
 	code, out, _ = c.run("", "heal", "gone")
-	if code != 1 || !strings.Contains(out, "gone: fix gone first: install mcp-heal-no-such-server") || !strings.Contains(out, "then, in Claude Code: /mcp reconnect gone") {
+	if code != 1 || !strings.Contains(out, "gone: fix gone first: install mcp-heal-no-such-server") || !strings.Contains(out, "then run /mcp reconnect gone in Claude Code") ||
+		!strings.Contains(out, "hint: mcp-heal wrap gone") {
 		t.Fatalf("heal gone: exit %d, output:\n%s", code, out)
+	}
+	// Run by the plugin's /mcp-heal, the same advice names slash commands.
+	c.vars[health.EnvContext] = health.ContextClaude
+	code, out, _ = c.run("", "heal", "gone")
+	if code != 1 || !strings.Contains(out, "then run /mcp reconnect gone\n") || !strings.Contains(out, "hint: /mcp-heal wrap gone") {
+		t.Fatalf("heal gone from /mcp-heal: exit %d, output:\n%s", code, out)
 	}
 }
 
