@@ -53,6 +53,14 @@ func runStatus(ctx context.Context, env *Env, args []string) error {
 	}
 	a := hv.FromEnv(env.Getenv)
 	rep := buildStatus(o, env.Getenv("CLAUDE_CODE_SESSION_ID"), time.Now(), fs.Args(), a)
+	if missing := rep.missing(fs.Args()); len(missing) > 0 {
+		all := buildStatus(o, rep.Session, time.Now(), nil, a)
+		var servers []claudecfg.Server
+		for _, s := range all.Servers {
+			servers = append(servers, s.Server)
+		}
+		return noServer(o, missing, servers)
+	}
 	if *asJSON {
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
@@ -124,6 +132,21 @@ func buildStatus(o claudecfg.Options, session string, now time.Time, only []stri
 		rep.Incidents = rep.Incidents[len(rep.Incidents)-20:]
 	}
 	return rep
+}
+
+// missing returns the names asked for that the report has no server of.
+func (rep statusReport) missing(names []string) []string {
+	var out []string
+	for _, n := range names {
+		found := false
+		for _, s := range rep.Servers {
+			found = found || s.Name == n
+		}
+		if !found {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // judged fills in what status says about one server: its shims, its
