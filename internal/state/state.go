@@ -86,6 +86,11 @@ type Record struct {
 	Started         time.Time `json:"started"`
 	ChildStarted    time.Time `json:"child_started,omitempty"`
 	Updated         time.Time `json:"updated"`
+
+	// Failure says why State is Failed: "cannot-start" (the command is not
+	// found or not executable) or "shim-failed" (crash loop); see
+	// internal/health.
+	Failure string `json:"failure,omitempty"`
 }
 
 // Dir is the mcp-heal state directory. Tests that change XDG_STATE_HOME in
