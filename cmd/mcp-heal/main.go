@@ -86,6 +86,9 @@ func run(ctx context.Context, env *Env, args []string) int {
 		name, rest = args[1], []string{"--help"}
 	case "-v", "--version":
 		name = "version"
+	case "guardian":
+		// Hidden: only the shim runs it.
+		return report(env, runGuardian(ctx, env, args[1:]))
 	}
 	for _, c := range commands {
 		if c.name == name {
