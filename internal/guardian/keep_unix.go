@@ -28,6 +28,7 @@ type keptState struct {
 	since    time.Time
 	exit     chan struct{}
 	finished chan struct{} // closed once the server and its tree are gone
+	stoppers sync.WaitGroup // stop requests still to be answered
 	once     sync.Once
 	lastWhy  string
 }
@@ -62,6 +63,12 @@ func ServeKept(ln *net.UnixListener, opts KeepOptions) error {
 	}
 	g.shutdown("stopped")
 	close(k.finished)
+	answered := make(chan struct{})
+	go func() { k.stoppers.Wait(); close(answered) }()
+	select {
+	case <-answered:
+	case <-time.After(2 * time.Second):
+	}
 	return nil
 }
 
@@ -100,6 +107,8 @@ func (g *guard) hello(uc *net.UnixConn) {
 	}
 	switch {
 	case m.Op == "stop":
+		k.stoppers.Add(1)
+		defer k.stoppers.Done()
 		g.mu.Lock()
 		k.lastWhy = "stopped by mcp-heal stop"
 		g.mu.Unlock()

@@ -66,7 +66,14 @@ func (d *Dialer) Dial(ctx context.Context) (upstream.Conn, error) {
 	if d.g != nil {
 		select {
 		case <-d.g.Dead():
+			// Stopped (mcp-heal stop) or killed: the user or the system
+			// ended the keep; this session goes on with a server of its
+			// own rather than start another kept one behind their back.
 			d.g = nil
+			d.Log.Warn("the kept server's guardian is gone: this session's server is no longer kept", "server", d.Name)
+			d.event("keep-ended")
+			d.fallback = &proc.Dialer{Config: d.Proc}
+			return d.fallback.Dial(ctx)
 		default:
 		}
 	}

@@ -222,11 +222,7 @@ func TestReattach(t *testing.T) {
 
 	b.kill()
 	e.keptRecord(t)
-	cmd := exec.Command(e.bin, "stop", "kept")
-	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+e.state, "XDG_RUNTIME_DIR="+e.runtime)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Errorf("mcp-heal stop kept: %v\n%s", err, out)
-	}
+	e.stop(t)
 	waitGone(t, "after mcp-heal stop", 10*time.Second, pid, g)
 }
 
@@ -271,7 +267,24 @@ func TestSecondClientGetsItsOwn(t *testing.T) {
 			t.Errorf("b got %q", got)
 		}
 	}
+	// Stopped while attached: a's session goes on with a server of its
+	// own, not kept, so nothing outlives it.
+	e.stop(t)
+	if got := a.tool("echo", `{"text":"after stop"}`); got != "after stop" {
+		t.Errorf("a after stop: %q", got)
+	}
+	pa2 := a.info().Get("pid").Int()
+	g := ppid(int(pa2))
+	a.kill()
+	b.kill()
+	waitGone(t, "after stop and the end of both sessions", 10*time.Second, int(pa), int(pb), int(pa2), g)
+}
+
+func (e *env) stop(t *testing.T) {
+	t.Helper()
 	cmd := exec.Command(e.bin, "stop", "kept")
 	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+e.state, "XDG_RUNTIME_DIR="+e.runtime)
-	cmd.Run()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("mcp-heal stop kept: %v\n%s", err, out)
+	}
 }
