@@ -16,8 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/adrg/xdg"
 	"github.com/tidwall/gjson"
 
+	"github.com/mcp-heal/mcp-heal/internal/keep"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
@@ -203,6 +205,9 @@ func TestReattach(t *testing.T) {
 	if !alive(pid) {
 		t.Fatal("the kept server died with its shim")
 	}
+	if out := e.run(t, "status"); !strings.Contains(out, "kept, detached: server pid "+strconv.Itoa(pid)) {
+		t.Errorf("status does not show the detached kept server:\n%s", out)
+	}
 
 	b := e.shim(t, "1m")
 	initB := b.handshake()
@@ -278,6 +283,40 @@ func TestSecondClientGetsItsOwn(t *testing.T) {
 	a.kill()
 	b.kill()
 	waitGone(t, "after stop and the end of both sessions", 10*time.Second, int(pa), int(pb), int(pa2), g)
+}
+
+func (e *env) run(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(e.bin, args...)
+	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+e.state, "XDG_RUNTIME_DIR="+e.runtime, "HOME="+e.state, "CLAUDE_CODE_SESSION_ID=")
+	out, _ := cmd.CombinedOutput()
+	return string(out)
+}
+
+// TestConfigChangeNotKept: a changed config entry (here, its arguments)
+// is a new identity: the new shim does not re-attach to the old server,
+// and the old kept server is stopped rather than kept; doctor says why.
+func TestConfigChangeNotKept(t *testing.T) {
+	e := newEnv(t)
+	a := e.shim(t, "1m")
+	a.handshake()
+	old := int(a.info().Get("pid").Int())
+	oldG := ppid(old)
+	a.kill()
+	e.keptRecord(t)
+	b := e.shim(t, "1m", "--name", "changed")
+	b.handshake()
+	if got := int(b.info().Get("pid").Int()); got == old {
+		t.Fatalf("re-attached to the server of the old configuration")
+	}
+	waitGone(t, "the kept server of the old configuration", 10*time.Second, old, oldG)
+	xdg.Reload()
+	t.Setenv("XDG_STATE_HOME", e.state)
+	xdg.Reload()
+	if why := keep.Explain("kept"); !strings.Contains(why, "configuration changed") {
+		t.Errorf("Explain: %q", why)
+	}
+	e.stop(t)
 }
 
 func (e *env) stop(t *testing.T) {
