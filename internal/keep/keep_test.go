@@ -327,3 +327,55 @@ func (e *env) stop(t *testing.T) {
 		t.Errorf("mcp-heal stop kept: %v\n%s", err, out)
 	}
 }
+
+// TestDeadShimsResponsesDropped: a call of the killed shim finishes after
+// a new shim attached and reused its id; the new client gets only its own
+// answer, never the dead one's.
+func TestDeadShimsResponsesDropped(t *testing.T) {
+	e := newEnv(t)
+	a := e.shim(t, "1m")
+	a.handshake()
+	pid := a.info().Get("pid").Int()
+	a.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","arguments":{"ms":800}}}`)
+	time.Sleep(100 * time.Millisecond)
+	a.kill()
+	b := e.shim(t, "1m")
+	b.handshake()
+	b.id = 6 // the next call reuses the dead shim's id 7
+	r, notes := b.call("tools/call", `{"name":"slow","arguments":{"ms":1500}}`)
+	if got := r.Get("result.content.0.text").String(); got != "waited 1500 ms" {
+		t.Errorf("b's call 7 got %q (%s), want its own answer", got, r.Raw)
+	}
+	for _, n := range notes {
+		if gjson.Get(n, "id").Exists() {
+			t.Errorf("b got a message with an id it did not expect: %s", n)
+		}
+	}
+	if got := b.info().Get("pid").Int(); got != pid {
+		t.Errorf("not re-attached: pid %d, want %d", got, pid)
+	}
+	e.stop(t)
+}
+
+// TestVersionChangeRestarts: a client asking for another protocol version
+// than the kept server negotiated gets a fresh server (the log says why).
+func TestVersionChangeRestarts(t *testing.T) {
+	e := newEnv(t)
+	a := e.shim(t, "1m")
+	a.handshake()
+	pid := a.info().Get("pid").Int()
+	a.kill()
+	e.keptRecord(t)
+	b := e.shim(t, "1m")
+	r, _ := b.call("initialize", strings.Replace(initParams, "2025-06-18", "2025-03-26", 1))
+	if v := r.Get("result.protocolVersion").String(); v != "2025-03-26" {
+		t.Fatalf("initialize after a version change: %s", r.Raw)
+	}
+	b.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	info := b.info()
+	if info.Get("pid").Int() == pid || info.Get("initializes").Int() != 1 {
+		t.Errorf("after a version change: %s, want a fresh server (old pid %d)", info.Raw, pid)
+	}
+	waitGone(t, "the server of the old version", 10*time.Second, int(pid))
+	e.stop(t)
+}
