@@ -13,15 +13,14 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/adrg/xdg"
+	dirs "github.com/mcp-heal/mcp-heal/internal/paths"
 )
 
 // KeepBackups is how many backups of each config file Commit keeps.
 const KeepBackups = 20
 
-// BackupDir is where Commit keeps backups: $XDG_STATE_HOME/mcp-heal/backups.
-// Tests that change XDG_STATE_HOME in process must call xdg.Reload first.
-func BackupDir() string { return filepath.Join(xdg.StateHome, "mcp-heal", "backups") }
+// BackupDir is where Commit keeps backups: the state directory's backups.
+func BackupDir() string { return filepath.Join(dirs.Current().State, "backups") }
 
 // rename is os.Rename; tests replace it to make the last step fail.
 var rename = os.Rename

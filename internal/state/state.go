@@ -19,8 +19,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/adrg/xdg"
 	"github.com/natefinch/atomic"
+
+	"github.com/mcp-heal/mcp-heal/internal/paths"
 )
 
 // Schema is the version of Record's layout.
@@ -78,9 +79,9 @@ type Record struct {
 	Updated         time.Time `json:"updated"`
 }
 
-// Dir is the mcp-heal state directory. Tests that change XDG_STATE_HOME in
-// process must call xdg.Reload first.
-func Dir() string { return filepath.Join(xdg.StateHome, "mcp-heal") }
+// Dir is the mcp-heal state directory (internal/paths: the rule the
+// plugin's launcher mirrors).
+func Dir() string { return paths.Current().State }
 
 // ShimsDir holds one record per running shim.
 func ShimsDir() string { return filepath.Join(Dir(), "shims") }
