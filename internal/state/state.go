@@ -199,15 +199,6 @@ func readFile(path string) (*Record, error) {
 	return &r, nil
 }
 
-// Alive reports whether a process with pid exists.
-func Alive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}
-
 // List returns the records of live shims, oldest first. Records whose shim
 // is gone, or whose pid now names another process, are stale: List deletes
 // them and leaves them out. Unreadable records are skipped.
