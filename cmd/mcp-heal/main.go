@@ -51,6 +51,7 @@ var commands = []command{
 	{"logs", "print a server's lifecycle (and traffic) log", runLogs},
 	{"demo", "show the shim healing a server that crashes, hangs and crash-loops", runDemo},
 	{"example-server", "run the built-in example MCP server on stdio", runExampleServer},
+	{"paths", "print where mcp-heal keeps its files", runPaths},
 	{"version", "print the version", runVersion},
 }
 
