@@ -201,6 +201,7 @@ type server struct {
 	listens     map[string]listen             // open subscriptions/listen by raw id
 	values      map[string]string             // set_value
 	counter     int                           // when no StateFile
+	initializes int                           // initialize requests answered: a proxy that takes over a session must not send a second
 }
 
 type listen struct {
@@ -483,6 +484,7 @@ func (s *server) initialize(params json.RawMessage) (any, error) {
 	}
 	s.mu.Lock()
 	s.version = version
+	s.initializes++
 	s.mu.Unlock()
 	return map[string]any{
 		"protocolVersion": version,
@@ -543,6 +545,7 @@ func (s *server) sessionInfo() map[string]any {
 		"pid":             os.Getpid(),
 		"protocolVersion": s.version,
 		"initialized":     s.initialized,
+		"initializes":     s.initializes,
 		"logLevel":        s.logLevel,
 		"subscriptions":   subs,
 		"uptimeMs":        time.Since(s.started).Milliseconds(),
