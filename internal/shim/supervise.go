@@ -172,13 +172,17 @@ func (s *Shim) goUp(gen uint64) {
 // replay brings a new server to the client's session: in the handshake era
 // the client's own initialize (result swallowed, protocol version checked),
 // notifications/initialized, the last logging/setLevel and every resource
-// subscription. The stateless era has no session: open
-// subscriptions/listen requests are re-sent with the queue.
+// subscription. The stateless era has no session: the server is asked the
+// client's server/discover (rediscover), and open subscriptions/listen
+// requests are re-sent with the queue.
 func (s *Shim) replay(c upstream.Conn, gen uint64, dead <-chan struct{}) error {
 	s.mu.Lock()
 	ss := s.sess
 	subs := ss.subList()
 	s.mu.Unlock()
+	if ss.era == EraStateless {
+		return s.rediscover(c, gen, ss, dead)
+	}
 	if ss.era != EraHandshake || ss.initLine == nil {
 		return nil
 	}
@@ -520,6 +524,7 @@ func (s *Shim) diedReply(e *entry, ex upstream.Exit, reason, purpose, msg string
 	if purpose != "" {
 		msg = fmt.Sprintf("the server was restarted on purpose (%s) while this call was running; the call was not retried and may or may not have taken effect", purpose)
 	}
+	msg += continuationNote(e)
 	data := errData{Reason: reason, Retried: false, Server: s.o.Name, Method: e.method, Tool: e.tool, Exit: &ex.Exit, StderrTail: ex.StderrTail, Attempts: e.retries + 1}
 	return jsonrpc.ErrorReply(e.id, jsonrpc.CodeInternalError, "MCP server "+quoteName(s.o.Name)+": "+msg, data)
 }
