@@ -65,6 +65,7 @@ var summaryLine = regexp.MustCompile(`(?m)^[✓✗] (\S+): (\d+) passed, (\d+) f
 // fails the scenario for a reason that is the protocol's, not the shim's.
 // TestEverythingThroughShimSurvivesKill9 covers kills in the middle of calls.
 func TestConformance(t *testing.T) {
+	fullSuiteOnly(t)
 	t.Parallel()
 	node := testenv.Node22Bin(t)
 	prefix := testenv.NPM(t, npmConformancePkgs...)
@@ -156,7 +157,7 @@ func relay(t *testing.T, node, supergateway, stdio, xdg string) int {
 	// relay that exited is started again on another port.
 	var lastErr string
 	for attempt := 0; attempt < 3; attempt++ {
-		port, errText, ok := startRelay(t, node, supergateway, stdio, xdg)
+		port, errText, ok := startRelayFlags(t, node, supergateway, stdio, xdg, []string{"--stateful"})
 		if ok {
 			return port
 		}
@@ -166,14 +167,16 @@ func relay(t *testing.T, node, supergateway, stdio, xdg string) int {
 	return 0
 }
 
-// startRelay starts one supergateway and waits until it answers its own
-// health path; on failure it stops it and says why.
-func startRelay(t *testing.T, node, supergateway, stdio, xdg string) (int, string, bool) {
+// startRelayFlags starts one supergateway with flags (--stateful or none)
+// and waits until it answers its own health path; on failure it stops it
+// and says why.
+func startRelayFlags(t *testing.T, node, supergateway, stdio, xdg string, flags []string) (int, string, bool) {
 	t.Helper()
 	port := freePort(t)
 	health := fmt.Sprintf("/relay-health-%d-%d", os.Getpid(), time.Now().UnixNano())
-	cmd := exec.Command(node, supergateway, "--stdio", stdio, "--outputTransport", "streamableHttp",
-		"--stateful", "--port", strconv.Itoa(port), "--logLevel", "none", "--healthEndpoint", health)
+	args := append([]string{supergateway, "--stdio", stdio, "--outputTransport", "streamableHttp"}, flags...)
+	args = append(args, "--port", strconv.Itoa(port), "--logLevel", "none", "--healthEndpoint", health)
+	cmd := exec.Command(node, args...)
 	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+xdg)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var stderr bytes.Buffer
@@ -198,7 +201,8 @@ func startRelay(t *testing.T, node, supergateway, stdio, xdg string) (int, strin
 	}
 	client := &http.Client{Timeout: time.Second}
 	url := fmt.Sprintf("http://127.0.0.1:%d%s", port, health)
-	deadline := time.Now().Add(20 * time.Second)
+	// Node starts slowly on a loaded machine.
+	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
 		case <-exited:
@@ -217,7 +221,7 @@ func startRelay(t *testing.T, node, supergateway, stdio, xdg string) (int, strin
 		time.Sleep(50 * time.Millisecond)
 	}
 	stop()
-	return 0, fmt.Sprintf("no answer on port %d within 20s: %s", port, stderr.String()), false
+	return 0, fmt.Sprintf("no answer on port %d within 60s: %s", port, stderr.String()), false
 }
 
 func freePort(t *testing.T) int {
