@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"os"
 	"os/exec"
-	"sync"
 	"syscall"
 	"testing"
 
@@ -15,29 +14,30 @@ import (
 const roleEnv = "MCP_HEAL_INTEROP_ROLE"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(roleEnv) == "kill-after-first-answer" {
+	switch os.Getenv(roleEnv) {
+	case "kill-after-first-answer":
 		killAfterFirstAnswer(os.Args[1:])
 		return
+	case "client-driver":
+		os.Exit(clientDriver(os.Args[1:]))
 	}
 	os.Exit(m.Run())
 }
 
-// killAfterFirstAnswer runs the server argv between its stdin/stdout and
-// ours and, as soon as the server has answered every request it was sent
-// and at least one, SIGKILLs the server and itself: a server that dies
-// while idle, between two exchanges of its client, the moment a kill leaves
-// nothing in flight. (A kill at a random moment lands in the middle of a
-// call now and then; the conformance fixture's tools carry no annotations,
-// so the shim then rightly answers -32603 and the scenario fails for a
-// reason that is the protocol's, not the shim's. TestEverythingThroughShim-
-// SurvivesKill9 covers kills in the middle of calls.)
+// killAfterFirstAnswer runs the server argv on our stdin and, when the
+// server writes its first response, SIGKILLs it, closes our stdin, then
+// passes the response on and SIGKILLs itself: a server that dies once it has answered, before
+// its client can have sent anything after that answer, so nothing is in
+// flight when it dies, whatever the load on the machine. (A kill at a
+// random moment lands in the middle of a call now and then; the
+// conformance fixture's tools carry no annotations, so the shim then
+// rightly answers -32603 and the scenario fails for a reason that is the
+// protocol's, not the shim's. TestEverythingThroughShimSurvivesKill9
+// covers kills in the middle of calls.)
 func killAfterFirstAnswer(argv []string) {
 	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin = os.Stdin
 	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		os.Exit(2)
-	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		os.Exit(2)
@@ -45,41 +45,22 @@ func killAfterFirstAnswer(argv []string) {
 	if err := cmd.Start(); err != nil {
 		os.Exit(2)
 	}
-	var mu sync.Mutex
-	outstanding := 0
-	go func() {
-		r := bufio.NewReader(os.Stdin)
-		for {
-			line, err := r.ReadBytes('\n')
-			if len(line) > 0 {
-				if m, perr := jsonrpc.Peek(line); perr == nil && m.Kind == jsonrpc.KindRequest {
-					mu.Lock()
-					outstanding++
-					mu.Unlock()
-				}
-				in.Write(line)
-			}
-			if err != nil {
-				in.Close()
-				return
-			}
-		}
-	}()
 	r := bufio.NewReader(out)
 	for {
 		line, err := r.ReadBytes('\n')
 		if len(line) > 0 {
-			os.Stdout.Write(line)
 			if m, perr := jsonrpc.Peek(line); perr == nil && m.Kind == jsonrpc.KindResponse {
-				mu.Lock()
-				outstanding--
-				idle := outstanding <= 0
-				mu.Unlock()
-				if idle {
-					cmd.Process.Kill()
-					syscall.Kill(os.Getpid(), syscall.SIGKILL)
-				}
+				cmd.Process.Kill()
+				cmd.Wait()
+				// No reader of the shim's pipe is left: whatever the
+				// shim writes from now on fails (EPIPE) and is sent to
+				// the next server, however long this process takes to
+				// die on a loaded machine.
+				os.Stdin.Close()
+				os.Stdout.Write(line)
+				syscall.Kill(os.Getpid(), syscall.SIGKILL)
 			}
+			os.Stdout.Write(line)
 		}
 		if err != nil {
 			break
