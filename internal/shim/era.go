@@ -1,6 +1,7 @@
 package shim
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/tidwall/gjson"
@@ -43,11 +44,11 @@ func (s *Shim) answerPingLocally(line []byte) bool {
 // call that is not safe to re-send is never sent to a server that dies at
 // once; a server that no longer supports the client's protocol version is
 // used anyway, and the state record says why calls may fail.
-func (s *Shim) rediscover(c upstream.Conn, gen uint64, ss session, dead <-chan struct{}) error {
+func (s *Shim) rediscover(ctx context.Context, c upstream.Conn, gen uint64, ss session, dead <-chan struct{}) error {
 	if ss.discoverLine == nil {
 		return nil
 	}
-	resp, err := s.inject(c, gen, ss.discoverLine, s.o.ReplayTimeout, dead)
+	resp, err := s.inject(ctx, c, gen, ss.discoverLine, s.o.ReplayTimeout, dead)
 	if err != nil {
 		return fmt.Errorf("server/discover: %w", err)
 	}
