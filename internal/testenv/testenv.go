@@ -35,6 +35,10 @@ const (
 	GoSDKEverything  = "github.com/modelcontextprotocol/go-sdk/conformance/everything-server@v1.8.0"
 )
 
+// ConformanceNext is the newest conformance suite: requirement sets
+// 2025-11-25 and 2026-07-28 (the stateless era); it needs Node 22.
+const ConformanceNext = "@modelcontextprotocol/conformance@0.2.0-alpha.12"
+
 // CacheDir is where installs are kept between runs.
 func CacheDir() string {
 	if d := os.Getenv("MCP_HEAL_TEST_CACHE"); d != "" {
