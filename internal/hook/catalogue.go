@@ -114,16 +114,6 @@ func Classify(text string) (Match, bool) {
 	return Match{}, false
 }
 
-// callMayHaveRun says whether a call that failed with c may have had an
-// effect on the server.
-func callMayHaveRun(c Class) bool {
-	switch c {
-	case ConnClosed, ClosedBeforeAnswer, IdleTimeout, RequestTimeout, ShimRestarted:
-		return true
-	}
-	return false
-}
-
 // deadForSession says whether, after c, Claude Code will not use the
 // server again in this session unless the user reconnects it.
 func deadForSession(c Class) bool {
