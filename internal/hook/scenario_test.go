@@ -46,15 +46,35 @@ func start(t *testing.T, name string, args ...string) *exec.Cmd {
 }
 
 // fakeShim is a real process standing in for a shim: it records each
-// SIGHUP it gets in a file.
-func fakeShim(t *testing.T) (pid int, hups func() int) {
+// SIGHUP it gets in a file (and each SIGUSR1, the marker noHUP sends).
+func fakeShim(t *testing.T) (pid int, sig signals) {
 	t.Helper()
 	f := filepath.Join(t.TempDir(), "hups")
-	cmd := start(t, "sh", "-c", `trap 'echo hup >> "$0"' HUP; while :; do sleep 0.05; done`, f)
-	time.Sleep(100 * time.Millisecond) // let sh install its trap
-	return cmd.Process.Pid, func() int {
+	cmd := start(t, "sh", "-c", `trap 'echo hup >> "$0"' HUP; trap 'echo usr1 >> "$0"' USR1; echo ready >> "$0"; while :; do sleep 0.05; done`, f)
+	sig = func(word string) int {
 		b, _ := os.ReadFile(f)
-		return bytes.Count(b, []byte("hup"))
+		return bytes.Count(b, []byte(word))
+	}
+	waitFor(t, func() bool { return sig("ready") == 1 }, "sh to install its traps")
+	return cmd.Process.Pid, sig
+}
+
+// signals counts the lines a fakeShim wrote: "hup" per SIGHUP, "usr1" per
+// SIGUSR1.
+type signals func(word string) int
+
+// noHUP checks that the fake shim pid got no SIGHUP from a hook that has
+// returned: it sends a SIGUSR1 marker after the hook's signals, and once the
+// shell has run the marker's trap it has run any earlier SIGHUP's too (the
+// shell handles pending signals in number order, and SIGHUP is 1).
+func noHUP(t *testing.T, pid int, sig signals) {
+	t.Helper()
+	if err := syscall.Kill(pid, syscall.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return sig("usr1") == 1 }, "the SIGUSR1 marker")
+	if n := sig("hup"); n != 0 {
+		t.Fatalf("the shim got %d SIGHUP", n)
 	}
 }
 
@@ -184,7 +204,7 @@ func TestIdleTimeoutWrapped(t *testing.T) {
 	if !strings.Contains(r.HookSpecificOutput.AdditionalContext, "mcp-heal restarted it") || !strings.Contains(r.HookSpecificOutput.AdditionalContext, "may or may not have taken effect") {
 		t.Fatalf("got %+v", r)
 	}
-	waitFor(t, func() bool { return hups() == 1 }, "the shim to get one SIGHUP")
+	waitFor(t, func() bool { return hups("hup") == 1 }, "the shim to get one SIGHUP")
 	if in := lastIncident(t, w); in["action"] != "sighup-shim" || in["class"] != "idle-timeout" {
 		t.Fatalf("incident: got %v", in)
 	}
@@ -238,9 +258,9 @@ func TestFailedShim(t *testing.T) {
 				t.Fatalf("got %q, want it to contain %q and the exit status", r.HookSpecificOutput.AdditionalContext, tt.want)
 			}
 			if tt.hups > 0 {
-				waitFor(t, func() bool { return hups() == tt.hups }, "a SIGHUP")
-			} else if time.Sleep(200 * time.Millisecond); hups() != 0 {
-				t.Fatalf("the shim got a SIGHUP although its command fails")
+				waitFor(t, func() bool { return hups("hup") == tt.hups }, "a SIGHUP")
+			} else {
+				noHUP(t, pid, hups) // its command fails: not restarted
 			}
 		})
 	}
