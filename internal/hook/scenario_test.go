@@ -46,41 +46,13 @@ func start(t *testing.T, name string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// fakeShim is a real process standing in for a shim: it records each
-// SIGHUP it gets in a file (and each SIGUSR1, the marker noHUP sends).
-func fakeShim(t *testing.T) (pid int, sig signals) {
+// fakeShim is a real process standing in for a shim; it counts SIGHUPs.
+func fakeShim(t *testing.T) (int, *testenv.SignalCounter) {
 	t.Helper()
-	f := filepath.Join(t.TempDir(), "hups")
-	cmd := start(t, "sh", "-c", `trap 'echo hup >> "$0"' HUP; trap 'echo usr1 >> "$0"' USR1; echo ready >> "$0"; while :; do sleep 0.05; done`, f)
-	sig = func(word string) int {
-		b, _ := os.ReadFile(f)
-		return bytes.Count(b, []byte(word))
-	}
-	waitFor(t, func() bool { return sig("ready") == 1 }, "sh to install its traps")
-	return cmd.Process.Pid, sig
+	sc := testenv.StartSignalCounter(t)
+	return sc.PID, sc
 }
 
-// signals counts the lines a fakeShim wrote: "hup" per SIGHUP, "usr1" per
-// SIGUSR1.
-type signals func(word string) int
-
-// noHUP checks that the fake shim pid got no SIGHUP from a hook that has
-// returned: it sends a SIGUSR1 marker after the hook's signals, and once the
-// shell has run the marker's trap it has run any earlier SIGHUP's too (the
-// shell handles pending signals in number order, and SIGHUP is 1).
-func noHUP(t *testing.T, pid int, sig signals) {
-	t.Helper()
-	if err := syscall.Kill(pid, syscall.SIGUSR1); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, func() bool { return sig("usr1") == 1 }, "the SIGUSR1 marker")
-	if n := sig("hup"); n != 0 {
-		t.Fatalf("the shim got %d SIGHUP", n)
-	}
-}
-
-// writeRecord writes r as the shim r.ShimPID would: with that process's
-// identity, which the hooks check before they signal it.
 func writeRecord(t *testing.T, r state.Record) {
 	t.Helper()
 	if p, err := procinfo.Get(r.ShimPID); err == nil {
@@ -210,7 +182,7 @@ func TestIdleTimeoutWrapped(t *testing.T) {
 	if !strings.Contains(r.HookSpecificOutput.AdditionalContext, "mcp-heal restarted it") || !strings.Contains(r.HookSpecificOutput.AdditionalContext, "may or may not have taken effect") {
 		t.Fatalf("got %+v", r)
 	}
-	waitFor(t, func() bool { return hups("hup") == 1 }, "the shim to get one SIGHUP")
+	hups.WaitHUPs(t, 1)
 	if in := lastIncident(t, w); in["action"] != "sighup-shim" || in["class"] != "idle-timeout" {
 		t.Fatalf("incident: got %v", in)
 	}
@@ -264,9 +236,9 @@ func TestFailedShim(t *testing.T) {
 				t.Fatalf("got %q, want it to contain %q and the exit status", r.HookSpecificOutput.AdditionalContext, tt.want)
 			}
 			if tt.hups > 0 {
-				waitFor(t, func() bool { return hups("hup") == tt.hups }, "a SIGHUP")
+				hups.WaitHUPs(t, tt.hups)
 			} else {
-				noHUP(t, pid, hups) // its command fails: not restarted
+				hups.NoHUP(t) // its command fails: not restarted
 			}
 		})
 	}
