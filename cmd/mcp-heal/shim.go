@@ -238,11 +238,11 @@ func pollable[T any](f T) T {
 	if err != nil || st.Mode()&(os.ModeNamedPipe|os.ModeSocket) == 0 {
 		return f
 	}
-	fd := int(file.Fd())
-	if syscall.SetNonblock(fd, true) != nil {
+	fd := file.Fd()
+	if setNonblock(fd) != nil {
 		return f
 	}
-	nf := os.NewFile(uintptr(fd), file.Name())
+	nf := os.NewFile(fd, file.Name())
 	if v, ok := any(nf).(T); ok {
 		return v
 	}

