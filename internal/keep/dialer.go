@@ -181,10 +181,10 @@ func (d *Dialer) replaceOld() {
 func (d *Dialer) KeepRecord(r *state.Record) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.fallback != nil {
-		return
+	if d.fallback != nil || d.g == nil {
+		return // not (or not yet) attached to a kept server
 	}
-	r.Kept, r.Attached, r.KeepSocket = true, d.g != nil, d.Socket
+	r.Kept, r.Attached, r.KeepSocket = true, true, d.Socket
 }
 
 // Stop asks the kept guardian of the server whose socket is path to stop
