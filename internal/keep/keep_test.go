@@ -51,7 +51,7 @@ func (e *env) shim(t *testing.T, window string, extra ...string) *client {
 	args := append([]string{"shim", "--keep", window, "--name", "kept", "--"}, e.bin, "example-server")
 	args = append(args, extra...)
 	cmd := exec.Command(e.bin, args...)
-	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+e.state, "XDG_RUNTIME_DIR="+e.runtime, "CLAUDE_CODE_SESSION_ID="+strconv.Itoa(time.Now().Nanosecond()))
+	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+e.state, "XDG_RUNTIME_DIR="+e.runtime, "CLAUDE_CODE_SESSION_ID="+strconv.Itoa(time.Now().Nanosecond()), "MCP_HEAL_DEBUG=1")
 	in, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
 	cmd.Stderr = os.Stderr
