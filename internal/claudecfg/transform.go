@@ -129,6 +129,30 @@ func Unwrap(data []byte, path []string, names []string) ([]byte, []Change, error
 	return apply(data, sp), changes, nil
 }
 
+// withKeepEnv adds --keep-env with the names of the entry's env to
+// flags that ask for --keep: a kept server's identity covers the
+// variables its config entry sets, and only those (the rest of Claude
+// Code's environment differs from one session to the next).
+func withKeepEnv(flags []string, env gjson.Result) []string {
+	keep := false
+	for _, f := range flags {
+		keep = keep || f == "--keep"
+	}
+	if !keep || !env.IsObject() {
+		return flags
+	}
+	var names []string
+	env.ForEach(func(k, _ gjson.Result) bool {
+		names = append(names, k.String())
+		return true
+	})
+	if len(names) == 0 {
+		return flags
+	}
+	sort.Strings(names)
+	return append(append([]string(nil), flags...), "--keep-env", strings.Join(names, ","))
+}
+
 func hasDuplicateKeys(e gjson.Result) bool {
 	seen := map[string]bool{}
 	for _, m := range members(e) {
@@ -185,7 +209,7 @@ func wrapEntry(name string, e gjson.Result, shimPath string, flags ...string) (s
 			ch.Detail = "\"args\" is not an array of strings"
 			return "", ch
 		}
-		shimArgs := st.strings(StdioShimArgs(name, command.String(), args, flags...), st.inner)
+		shimArgs := st.strings(StdioShimArgs(name, command.String(), args, withKeepEnv(flags, lastVal(e, "env"))...), st.inner)
 		for _, m := range members(e) {
 			switch m.key {
 			case "command":

@@ -23,9 +23,9 @@ type Guardian struct {
 	mu       sync.Mutex
 	detached bool // Detach closed the connection: its runs go on
 	nextID   int
-	pending map[int]chan startReply
-	runs    map[int]*Child
-	dead    chan struct{}
+	pending  map[int]chan startReply
+	runs     map[int]*Child
+	dead     chan struct{}
 }
 
 type startReply struct {

@@ -106,6 +106,10 @@ func (c *conn) outbound(msg []byte) ([]byte, bool) {
 			c.mu.Unlock()
 		case "resources/subscribe", "resources/unsubscribe":
 			c.noteSub(m.Method, gjson.GetBytes(msg, "params.uri").String())
+		case "subscriptions/listen":
+			// A stream the server keeps open: if this shim dies, the
+			// guardian cancels it (nobody else knows its id).
+			_ = c.g.NoteListen(c.upID(m.ID), true)
 		}
 		return replaceID(msg, c.upID(m.ID)), true
 	case jsonrpc.KindNotification:
@@ -120,7 +124,9 @@ func (c *conn) outbound(msg []byte) ([]byte, bool) {
 			}
 		case "notifications/cancelled":
 			if r := gjson.GetBytes(msg, "params.requestId"); r.Exists() {
-				if out, err := sjson.SetRawBytes(msg, "params.requestId", c.upID([]byte(r.Raw))); err == nil {
+				up := c.upID([]byte(r.Raw))
+				_ = c.g.NoteListen(up, false)
+				if out, err := sjson.SetRawBytes(msg, "params.requestId", up); err == nil {
 					return out, true
 				}
 			}
@@ -252,9 +258,27 @@ func (c *conn) inbound(line []byte) ([]byte, bool) {
 		// Open until the client answers; if the shim dies first, the
 		// guardian answers it.
 		_ = c.g.Note(nil, append(json.RawMessage(nil), m.ID...), true)
+	case jsonrpc.KindNotification:
+		// A subscriptions/listen stream (2026-07-28) names its request in
+		// every notification: give the client back its own id, and drop
+		// what a listen of an earlier client still sends.
+		r := gjson.GetBytes(line, subIDPath)
+		if r.Type != gjson.String || !strings.HasPrefix(r.Str, "k") {
+			return line, true
+		}
+		if !strings.HasPrefix(r.Str, c.tag) {
+			return nil, false
+		}
+		if out, err := sjson.SetRawBytes(line, subIDPath, []byte(r.Str[len(c.tag):])); err == nil {
+			return out, true
+		}
 	}
 	return line, true
 }
+
+// subIDPath is where a 2026-07-28 notification names the
+// subscriptions/listen request it belongs to.
+const subIDPath = `params._meta.io\.modelcontextprotocol/subscriptionId`
 
 // replaceID returns a copy of line with its top-level id replaced by id
 // (raw JSON).
