@@ -215,6 +215,9 @@ func printStatus(env *Env, rep statusReport, home string, now time.Time, a hv.Au
 			if s.HealthDetail != "" && s.Health != "unknown" {
 				notes = append(notes, fmt.Sprintf("  %s: %s", s.Name, s.HealthDetail))
 			}
+			if d := hv.DriftHint(s.Server, a); d != "" {
+				notes = append(notes, fmt.Sprintf("  %s: %s", s.Name, d))
+			}
 			for _, r := range s.Shims {
 				if r.LastError != "" && s.Health != "failed" {
 					notes = append(notes, fmt.Sprintf("  %s: last error: %s", s.Name, clip(r.LastError, 200)))

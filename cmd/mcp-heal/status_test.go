@@ -55,7 +55,8 @@ func TestStatusReportsShimsAndFailures(t *testing.T) {
 	for _, re := range []string{
 		`(?m)^mem +user +stdio +yes +ok +4242 +1m30s +2 +exited with code 1 `,
 		`(?m)^local-one +local +stdio +yes +failed `,
-		`(?m)^proj-srv +project +stdio +yes +ok `,
+		`(?m)^proj-srv +local +stdio +yes +ok `, // the copy that protects the .mcp.json entry
+		`(?m)^proj-srv +project +stdio +no +shadowed `,
 		`(?m)^api +user +http +yes +unknown `, // its shim and incident belong to another session
 		`local-one: not-connected at .*run /mcp reconnect local-one`,
 		`(?m)^Recent incidents:`,

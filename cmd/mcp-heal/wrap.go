@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/adrg/xdg"
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 )
@@ -16,20 +18,28 @@ const wrapHelp = `
 Rewrite MCP server entries so Claude Code launches them through
 'mcp-heal shim' (stdio servers) or 'mcp-heal shim --url' (http and sse
 servers), which restarts them and retries calls when they fail. Entries in
-the local (~/.claude.json, this project), project (.mcp.json) and user
-(~/.claude.json) scopes are rewritten in place: env, headers, args and every
-other key are kept (header values move into the entry's env, out of the
-command line), the rest of each file keeps its bytes, a backup goes to
+the local (~/.claude.json, this project) and user (~/.claude.json) scopes
+are rewritten in place: env, headers, args and every other key are kept
+(header values move into the entry's env, out of the command line), the
+rest of each file keeps its bytes, a backup goes to
 $XDG_STATE_HOME/mcp-heal/backups, and 'mcp-heal unwrap' restores each entry
-exactly. Wrapping twice is the same as wrapping once. Plugin-provided servers
-cannot be wrapped. Claude Code picks the change up when restarted or after
+exactly. Wrapping twice is the same as wrapping once.
+
+Project servers (.mcp.json) are usually shared with a team, so .mcp.json is
+not rewritten by default: each approved project server gets a local entry of
+the same name holding the wrapped copy, which Claude Code prefers. When
+.mcp.json changes later, 'mcp-heal status' says so; wrap again to refresh the
+copy. --project-servers rewrite edits .mcp.json itself; skip leaves them alone.
+
+Plugin-provided servers and servers that sign in with OAuth cannot be
+wrapped. Claude Code picks the change up when restarted or after
 '/mcp reconnect <name>'.
 `
 
 const unwrapHelp = `
-Undo 'mcp-heal wrap': give each wrapped entry back its original bytes. An
-entry wrapped by hand (no saved original) is rebuilt from the shim's
-arguments. A backup goes to $XDG_STATE_HOME/mcp-heal/backups.
+Undo 'mcp-heal wrap': give each wrapped entry back its original bytes, and
+remove the local entries that protected project servers. An entry wrapped by
+hand (no saved original) is rebuilt from the shim's arguments. A backup goes to $XDG_STATE_HOME/mcp-heal/backups.
 `
 
 func runWrap(ctx context.Context, env *Env, args []string) error {
@@ -66,12 +76,8 @@ func (f *cfgFlags) options(env *Env) (claudecfg.Options, error) {
 
 // defaultShim is the stable copy the plugin installs
 // ($XDG_DATA_HOME/mcp-heal/bin/mcp-heal) when present, else this binary.
-func defaultShim(env *Env, home string) (string, error) {
-	data := env.Getenv("XDG_DATA_HOME")
-	if data == "" {
-		data = filepath.Join(home, ".local", "share")
-	}
-	stable := filepath.Join(data, "mcp-heal", "bin", "mcp-heal")
+func defaultShim() (string, error) {
+	stable := filepath.Join(xdg.DataHome, "mcp-heal", "bin", "mcp-heal")
 	if st, err := os.Stat(stable); err == nil && !st.IsDir() {
 		return stable, nil
 	}
@@ -88,22 +94,8 @@ func defaultShim(env *Env, home string) (string, error) {
 	return exe, nil
 }
 
-// fileWork is one config file and the transforms due in it.
-type fileWork struct {
-	path  string
-	scope []string
-	old   []byte
-	new   []byte
-	rows  []changeRow
-}
-
-type changeRow struct {
-	claudecfg.Change
-	scope, file string
-}
-
 func runRewrite(env *Env, args []string, unwrap bool) error {
-	name, synopsis, help := "wrap", "wrap [server...|--all] [--scope SCOPE] [--dry-run] [--shim PATH]", wrapHelp
+	name, synopsis, help := "wrap", "wrap [server...|--all] [--scope SCOPE] [--project-servers MODE] [--dry-run] [--shim PATH]", wrapHelp
 	if unwrap {
 		name, synopsis, help = "unwrap", "unwrap [server...|--all] [--scope SCOPE] [--dry-run]", unwrapHelp
 	}
@@ -111,25 +103,24 @@ func runRewrite(env *Env, args []string, unwrap bool) error {
 	var cf cfgFlags
 	all := fs.Bool("all", false, "every server (instead of naming them)")
 	scope := fs.String("scope", "all", "`SCOPE` to rewrite: project, user, local or all")
-	dry := fs.Bool("dry-run", false, "print a diff of what would change and write nothing")
-	var shim *string
+	dry := fs.Bool("dry-run", false, "print a diff of what would change, and every note, and write nothing")
+	var shim, mode *string
 	if !unwrap {
 		shim = fs.String("shim", "", "the mcp-heal binary the entries run (default: $XDG_DATA_HOME/mcp-heal/bin/mcp-heal if present, else this binary)")
+		mode = fs.String("project-servers", claudecfg.ProjectLocal, "what to do with project (.mcp.json) servers: `MODE` local (protect them with a local entry; .mcp.json unchanged), skip, or rewrite (.mcp.json itself, shared with your team)")
 	}
 	fs.StringVar(&cf.project, "project", "", "the project `DIR` (default: $CLAUDE_PROJECT_DIR, else the current directory)")
 	if err := parseFlags(env, fs, synopsis, help, args); err != nil {
 		return err
 	}
-	names := fs.Args()
+	req := claudecfg.Request{Unwrap: unwrap, Names: fs.Args(), Scope: *scope}
 	switch {
-	case *all && len(names) > 0:
+	case *all && len(req.Names) > 0:
 		return &usageError{msg: "give server names or --all, not both"}
-	case !*all && len(names) == 0 && *dry:
-		// A preview of everything is harmless: `/mcp-heal wrap --dry-run`.
-		*all = true
-	case !*all && len(names) == 0:
+	case !*all && len(req.Names) == 0 && !*dry:
 		return &usageError{msg: "no servers named", hint: fmt.Sprintf("run 'mcp-heal %s --all', or name servers (see 'mcp-heal status')", name)}
 	}
+	// (A preview of everything is harmless: `/mcp-heal wrap --dry-run`.)
 	switch *scope {
 	case "all", claudecfg.ScopeProject, claudecfg.ScopeUser, claudecfg.ScopeLocal:
 	default:
@@ -139,173 +130,104 @@ func runRewrite(env *Env, args []string, unwrap bool) error {
 	if err != nil {
 		return err
 	}
-	shimPath := ""
 	if !unwrap {
-		shimPath = *shim
-		if shimPath == "" {
-			if shimPath, err = defaultShim(env, o.Home); err != nil {
+		switch req.Project = *mode; req.Project {
+		case claudecfg.ProjectLocal, claudecfg.ProjectSkip, claudecfg.ProjectRewrite:
+		default:
+			return &usageError{msg: fmt.Sprintf("unknown --project-servers %q", *mode), hint: "use local, skip or rewrite"}
+		}
+		if req.Shim = *shim; req.Shim == "" {
+			if req.Shim, err = defaultShim(); err != nil {
 				return err
 			}
 		}
-		if shimPath, err = filepath.Abs(shimPath); err != nil {
+		if req.Shim, err = filepath.Abs(req.Shim); err != nil {
 			return err
 		}
 	}
-
-	// Read and check every file before touching any.
-	var work []*fileWork
-	byPath := map[string]*fileWork{}
-	for _, f := range claudecfg.ConfigFiles(o) {
-		if *scope != "all" && f.Scope != *scope {
-			continue
-		}
-		w := byPath[f.File]
-		if w == nil {
-			data, err := os.ReadFile(f.File)
-			if errors.Is(err, os.ErrNotExist) {
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			if err := claudecfg.Check(f.File, data); err != nil {
-				return fmt.Errorf("%w (nothing was changed)", err)
-			}
-			w = &fileWork{path: f.File, old: data, new: data}
-			byPath[f.File] = w
-			work = append(work, w)
-		}
-		var sel []string
-		if !*all {
-			sel = names
-			if len(claudecfg.EntryNames(w.new, f.JSONPath, names)) == 0 {
-				continue // none of the names here; Wrap would treat nil as all
-			}
-		}
-		var changes []claudecfg.Change
-		if unwrap {
-			w.new, changes, err = claudecfg.Unwrap(w.new, f.JSONPath, sel)
-		} else {
-			if sel == nil {
-				sel = claudecfg.EntryNames(w.new, f.JSONPath, nil)
-			}
-			oauth := claudecfg.OAuthServers(o)
-			var keep []string
-			for _, n := range sel {
-				if oauth[n] {
-					changes = append(changes, claudecfg.Change{Name: n, Action: claudecfg.ActSkipped, Detail: "signs in with OAuth, which only Claude Code can do"})
-					continue
-				}
-				keep = append(keep, n)
-			}
-			if len(keep) > 0 {
-				var more []claudecfg.Change
-				w.new, more, err = claudecfg.Wrap(w.new, f.JSONPath, keep, shimPath)
-				changes = append(changes, more...)
-			}
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", f.File, err)
-		}
-		w.scope = append(w.scope, f.Scope)
-		for _, c := range changes {
-			w.rows = append(w.rows, changeRow{c, f.Scope, f.File})
-		}
+	plan, err := claudecfg.NewPlan(o, req)
+	if err != nil {
+		return err
 	}
-
-	// Names that matched nothing.
-	found := map[string]bool{}
-	for _, w := range work {
-		for _, r := range w.rows {
-			found[r.Name] = true
-		}
-	}
-	var missing []string
-	for _, n := range names {
-		if !found[n] {
-			missing = append(missing, n)
-		}
-	}
-	if len(missing) > 0 {
+	if len(plan.Missing) > 0 {
 		hint := "run 'mcp-heal status' to see the servers and their scopes"
-		for _, n := range missing {
+		for _, n := range plan.Missing {
 			if strings.HasPrefix(n, "plugin:") {
 				hint = "plugin-provided servers cannot be wrapped: their config belongs to the plugin and is replaced when it updates"
 			}
 		}
-		return &usageError{msg: fmt.Sprintf("no server named %s in scope %s", quoteList(missing), *scope), hint: hint}
+		return &usageError{msg: fmt.Sprintf("no server named %s in scope %s", quoteList(plan.Missing), *scope), hint: hint}
 	}
-
 	home := o.Home
-	changed := 0
-	var reconnect []string
-	for _, w := range work {
-		if string(w.old) == string(w.new) {
-			continue
+	tilde := func(p string) string { return tildePath(p, home) }
+	if *dry {
+		fmt.Fprint(env.Stdout, plan.Diff(tilde))
+	} else {
+		backups, err := plan.Commit()
+		for _, b := range backups {
+			if b.Backup != "" {
+				fmt.Fprintf(env.Stderr, "mcp-heal: backup of %s: %s\n", tilde(b.File), b.Backup)
+			}
 		}
-		if *dry {
-			fmt.Fprint(env.Stdout, claudecfg.Diff(tildePath(w.path, home), w.old, w.new))
-			continue
-		}
-		backup, err := claudecfg.Commit(w.path, w.old, w.new)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.Stderr, "mcp-heal: backup of %s: %s\n", tildePath(w.path, home), backup)
 	}
-	for _, w := range work {
-		for _, r := range w.rows {
-			verb := r.Action
-			if *dry && r.Changed() {
-				verb = "would be " + verb
-			}
-			line := fmt.Sprintf("%s: %s (%s, %s)", r.Name, verb, r.scope, tildePath(r.file, home))
-			if r.Detail != "" {
-				line += ": " + r.Detail
-			}
-			fmt.Fprintln(env.Stdout, line)
-			if r.Changed() {
-				changed++
-				reconnect = append(reconnect, r.Name)
-			}
-		}
-	}
-	switch {
-	case len(work) == 0 || (changed == 0 && len(names) == 0 && noRows(work)):
-		fmt.Fprintf(env.Stdout, "no MCP servers configured for %s\n", o.ProjectDir)
-	case *dry:
-		fmt.Fprintln(env.Stdout, "dry run: nothing was written")
-	case changed > 0:
-		if !unwrap && projectChanged(work) {
-			// .mcp.json is usually committed: the entries now name this
-			// machine's mcp-heal.
-			fmt.Fprintf(env.Stdout, "Note: .mcp.json is usually shared through version control; its wrapped entries run %s, which teammates may not have. Keep it out of commits, or wrap only --scope local/user.\n", tildePath(shimPath, home))
-		}
-		sort.Strings(reconnect)
-		reconnect = uniq(reconnect)
-		fmt.Fprintf(env.Stdout, "Restart Claude Code, or run %s in it, to apply.\n", reconnectCommands(reconnect))
-	}
+	printPlan(env, plan, req, *dry, o.ProjectDir, tilde)
 	return nil
 }
 
-func projectChanged(work []*fileWork) bool {
-	for _, w := range work {
-		for _, r := range w.rows {
-			if r.scope == claudecfg.ScopeProject && r.Changed() {
-				return true
+// printPlan prints one line an entry, the notes that apply (the same in a
+// dry run as for real) and what to do next.
+func printPlan(env *Env, plan *claudecfg.Plan, req claudecfg.Request, dry bool, project string, tilde func(string) string) {
+	var reconnect []string
+	var sharedRewritten, copies, skippedShared bool
+	for _, r := range plan.Rows {
+		verb := r.Action
+		if dry && r.Changed() {
+			verb = "would be " + verb
+		}
+		line := fmt.Sprintf("%s: %s (%s, %s)", r.Name, verb, r.Scope, tilde(r.File))
+		if r.Detail != "" {
+			line += ": " + r.Detail
+		}
+		fmt.Fprintln(env.Stdout, line)
+		if r.Changed() {
+			reconnect = append(reconnect, r.Name)
+		}
+		if r.Scope == claudecfg.ScopeProject && !req.Unwrap {
+			switch {
+			case req.Project == claudecfg.ProjectRewrite && r.Changed():
+				sharedRewritten = true
+			case req.Project == claudecfg.ProjectLocal && r.Changed():
+				copies = true
+			case req.Project == claudecfg.ProjectSkip:
+				skippedShared = true
 			}
 		}
 	}
-	return false
-}
-
-func noRows(work []*fileWork) bool {
-	for _, w := range work {
-		if len(w.rows) > 0 {
-			return false
-		}
+	if len(plan.Rows) == 0 {
+		fmt.Fprintf(env.Stdout, "no MCP servers configured for %s\n", project)
+		return
 	}
-	return true
+	if sharedRewritten {
+		// .mcp.json is usually committed: the entries now name this
+		// machine's mcp-heal.
+		fmt.Fprintf(env.Stdout, "Note: .mcp.json is usually shared through version control; its wrapped entries run %s, which teammates may not have. Keep it out of commits, or use --project-servers local.\n", tilde(req.Shim))
+	}
+	if copies {
+		fmt.Fprintln(env.Stdout, "Note: project servers are protected by local entries of the same name in ~/.claude.json; .mcp.json is not changed ('claude mcp list' then notes \"Conflicting scopes\" for them: keep both entries). When .mcp.json changes, 'mcp-heal status' says so: wrap them again.")
+	}
+	if skippedShared {
+		fmt.Fprintln(env.Stdout, "Note: project (.mcp.json) servers were left alone; protect them with --project-servers local (a local entry; .mcp.json unchanged).")
+	}
+	switch {
+	case dry:
+		fmt.Fprintln(env.Stdout, "dry run: nothing was written")
+	case len(reconnect) > 0:
+		sort.Strings(reconnect)
+		fmt.Fprintf(env.Stdout, "Restart Claude Code, or run %s in it, to apply.\n", reconnectCommands(slices.Compact(reconnect)))
+	}
 }
 
 func reconnectCommands(names []string) string {
@@ -317,16 +239,6 @@ func reconnectCommands(names []string) string {
 		return "/mcp reconnect <name> for each"
 	}
 	return "'" + strings.Join(parts, "', '") + "'"
-}
-
-func uniq(s []string) []string {
-	var out []string
-	for i, x := range s {
-		if i == 0 || s[i-1] != x {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 func quoteList(names []string) string {

@@ -42,6 +42,14 @@ type Server struct {
 	// Approval is, for project (.mcp.json) servers, "approved", "rejected"
 	// or "pending": Claude Code loads only approved ones.
 	Approval string `json:"approval,omitempty"`
+	// Protects is, for a local entry wrap made to protect a project
+	// server, the .mcp.json file of that server (project.go); Drift says
+	// how that .mcp.json entry changed since ("" when it did not).
+	Protects string `json:"protects,omitempty"`
+	Drift    string `json:"drift,omitempty"`
+	// hash is a project entry's content hash, or the one a protecting
+	// local entry recorded.
+	hash string
 }
 
 // Options says where to look.
