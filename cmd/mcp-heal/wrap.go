@@ -2,16 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 
-	"github.com/adrg/xdg"
-
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/health"
 )
 
 const wrapHelp = `
@@ -52,46 +51,7 @@ type cfgFlags struct {
 }
 
 func (f *cfgFlags) options(env *Env) (claudecfg.Options, error) {
-	dir := f.project
-	if dir == "" {
-		dir = env.Getenv("CLAUDE_PROJECT_DIR")
-	}
-	if dir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return claudecfg.Options{}, err
-		}
-		dir = wd
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return claudecfg.Options{}, err
-	}
-	home := env.Getenv("HOME")
-	if home == "" {
-		home, _ = os.UserHomeDir()
-	}
-	return claudecfg.Options{Home: home, ProjectDir: abs, ConfigDir: env.Getenv("CLAUDE_CONFIG_DIR")}, nil
-}
-
-// defaultShim is the stable copy the plugin installs
-// ($XDG_DATA_HOME/mcp-heal/bin/mcp-heal) when present, else this binary.
-func defaultShim() (string, error) {
-	stable := filepath.Join(xdg.DataHome, "mcp-heal", "bin", "mcp-heal")
-	if st, err := os.Stat(stable); err == nil && !st.IsDir() {
-		return stable, nil
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return "", fmt.Errorf("find the mcp-heal binary: %w", err)
-	}
-	// `go run` builds into a temporary directory that is deleted on exit:
-	// entries pointing there would break as soon as this command ends.
-	if strings.Contains(exe, string(filepath.Separator)+"go-build") {
-		return "", &usageError{msg: "this mcp-heal is a temporary 'go run' build, which wrapped servers cannot point at",
-			hint: "install it (go install ./cmd/mcp-heal) and run that, or pass --shim PATH"}
-	}
-	return exe, nil
+	return claudecfg.OptionsFor(env.Getenv, f.project)
 }
 
 func runRewrite(env *Env, args []string, unwrap bool) error {
@@ -137,7 +97,9 @@ func runRewrite(env *Env, args []string, unwrap bool) error {
 			return &usageError{msg: fmt.Sprintf("unknown --project-servers %q", *mode), hint: "use local, skip or rewrite"}
 		}
 		if req.Shim = *shim; req.Shim == "" {
-			if req.Shim, err = defaultShim(); err != nil {
+			if req.Shim, err = claudecfg.DefaultShim(); errors.Is(err, claudecfg.ErrTemporaryBuild) {
+				return &usageError{msg: err.Error(), hint: "install it (go install ./cmd/mcp-heal) and run that, or pass --shim PATH"}
+			} else if err != nil {
 				return err
 			}
 		}
@@ -159,7 +121,7 @@ func runRewrite(env *Env, args []string, unwrap bool) error {
 		return &usageError{msg: fmt.Sprintf("no server named %s in scope %s", quoteList(plan.Missing), *scope), hint: hint}
 	}
 	home := o.Home
-	tilde := func(p string) string { return tildePath(p, home) }
+	tilde := func(p string) string { return health.TildePath(p, home) }
 	if *dry {
 		fmt.Fprint(env.Stdout, plan.Diff(tilde))
 	} else {
@@ -177,11 +139,10 @@ func runRewrite(env *Env, args []string, unwrap bool) error {
 	return nil
 }
 
-// printPlan prints one line an entry, the notes that apply (the same in a
-// dry run as for real) and what to do next.
+// printPlan prints one line an entry, the plan's notes (the same in a dry
+// run as for real) and what to do next.
 func printPlan(env *Env, plan *claudecfg.Plan, req claudecfg.Request, dry bool, project string, tilde func(string) string) {
 	var reconnect []string
-	var sharedRewritten, copies, skippedShared bool
 	for _, r := range plan.Rows {
 		verb := r.Action
 		if dry && r.Changed() {
@@ -195,31 +156,13 @@ func printPlan(env *Env, plan *claudecfg.Plan, req claudecfg.Request, dry bool, 
 		if r.Changed() {
 			reconnect = append(reconnect, r.Name)
 		}
-		if r.Scope == claudecfg.ScopeProject && !req.Unwrap {
-			switch {
-			case req.Project == claudecfg.ProjectRewrite && r.Changed():
-				sharedRewritten = true
-			case req.Project == claudecfg.ProjectLocal && r.Changed():
-				copies = true
-			case req.Project == claudecfg.ProjectSkip:
-				skippedShared = true
-			}
-		}
 	}
 	if len(plan.Rows) == 0 {
 		fmt.Fprintf(env.Stdout, "no MCP servers configured for %s\n", project)
 		return
 	}
-	if sharedRewritten {
-		// .mcp.json is usually committed: the entries now name this
-		// machine's mcp-heal.
-		fmt.Fprintf(env.Stdout, "Note: .mcp.json is usually shared through version control; its wrapped entries run %s, which teammates may not have. Keep it out of commits, or use --project-servers local.\n", tilde(req.Shim))
-	}
-	if copies {
-		fmt.Fprintln(env.Stdout, "Note: project servers are protected by local entries of the same name in ~/.claude.json; .mcp.json is not changed ('claude mcp list' then notes \"Conflicting scopes\" for them: keep both entries). When .mcp.json changes, 'mcp-heal status' says so: wrap them again.")
-	}
-	if skippedShared {
-		fmt.Fprintln(env.Stdout, "Note: project (.mcp.json) servers were left alone; protect them with --project-servers local (a local entry; .mcp.json unchanged).")
+	for _, n := range plan.Notes(req, tilde(req.Shim), health.FromEnv(env.Getenv).Cmd("status")) {
+		fmt.Fprintln(env.Stdout, "Note: "+n)
 	}
 	switch {
 	case dry:
@@ -249,10 +192,7 @@ func quoteList(names []string) string {
 	return strings.Join(q, ", ")
 }
 
-// tildePath shortens a path under home to ~/...
-func tildePath(p, home string) string {
-	if home != "" && strings.HasPrefix(p, home+string(filepath.Separator)) {
-		return "~" + p[len(home):]
-	}
-	return p
+// runUnwrap undoes wrap; the work is shared with it.
+func runUnwrap(ctx context.Context, env *Env, args []string) error {
+	return runRewrite(env, args, true)
 }

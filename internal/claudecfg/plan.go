@@ -337,3 +337,33 @@ func writeNew(path string, data []byte) error {
 	}
 	return os.Link(tmp, path)
 }
+
+// Notes are what a person should know about the plan besides its rows:
+// shim names the binary entries run, status the command that shows drift.
+func (p *Plan) Notes(r Request, shim, status string) []string {
+	var rewritten, copied, skipped bool
+	for _, row := range p.Rows {
+		if row.Scope != ScopeProject || r.Unwrap {
+			continue
+		}
+		switch {
+		case r.Project == ProjectRewrite && row.Changed():
+			rewritten = true
+		case (r.Project == ProjectLocal || r.Project == "") && row.Changed():
+			copied = true
+		case r.Project == ProjectSkip:
+			skipped = true
+		}
+	}
+	var out []string
+	if rewritten {
+		out = append(out, ".mcp.json is usually shared through version control; its wrapped entries run "+shim+", which teammates may not have. Keep it out of commits, or use --project-servers local.")
+	}
+	if copied {
+		out = append(out, "project servers are protected by local entries of the same name in ~/.claude.json; .mcp.json is not changed ('claude mcp list' then notes \"Conflicting scopes\" for them: keep both entries). When .mcp.json changes, '"+status+"' says so: wrap them again.")
+	}
+	if skipped {
+		out = append(out, "project (.mcp.json) servers were left alone; protect them with --project-servers local (a local entry; .mcp.json unchanged).")
+	}
+	return out
+}

@@ -5,6 +5,8 @@
 // functions on the file's bytes plus one atomic commit with a backup.
 package claudecfg
 
+import "fmt"
+
 // Scopes a server entry can come from.
 const (
 	ScopeProject = "project" // <project>/.mcp.json
@@ -59,4 +61,27 @@ type Options struct {
 	// ConfigDir is Claude Code's config directory (CLAUDE_CONFIG_DIR);
 	// empty means Home/.claude, with the global config at Home/.claude.json.
 	ConfigDir string
+}
+
+// Select returns the servers named (by Name or Key), in the order named,
+// or an error naming those it does not have.
+func Select(servers []Server, names []string) ([]Server, error) {
+	var out []Server
+	var missing []string
+	for _, n := range names {
+		found := false
+		for _, s := range servers {
+			if s.Name == n || s.Key == n {
+				out, found = append(out, s), true
+				break
+			}
+		}
+		if !found {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("no MCP server named %q", missing)
+	}
+	return out, nil
 }
