@@ -53,6 +53,7 @@ var commands = []command{
 	{"logs", "print a server's lifecycle (and traffic) log", runLogs},
 	{"demo", "show the shim healing a server that crashes, hangs and crash-loops", runDemo},
 	{"example-server", "run the built-in example MCP server on stdio", runExampleServer},
+	{"paths", "print where mcp-heal keeps its files", runPaths},
 	{"version", "print the version", runVersion},
 }
 
@@ -88,6 +89,9 @@ func run(ctx context.Context, env *Env, args []string) int {
 		name, rest = args[1], []string{"--help"}
 	case "-v", "--version":
 		name = "version"
+	case "guardian":
+		// Hidden: only the shim runs it.
+		return report(env, runGuardian(ctx, env, args[1:]))
 	}
 	for _, c := range commands {
 		if c.name == name {

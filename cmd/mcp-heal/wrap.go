@@ -97,7 +97,7 @@ func runRewrite(env *Env, args []string, unwrap bool) error {
 			return &usageError{msg: fmt.Sprintf("unknown --project-servers %q", *mode), hint: "use local, skip or rewrite"}
 		}
 		if req.Shim = *shim; req.Shim == "" {
-			if req.Shim, err = claudecfg.DefaultShim(); errors.Is(err, claudecfg.ErrTemporaryBuild) {
+			if req.Shim, err = claudecfg.DefaultShim(env.Getenv); errors.Is(err, claudecfg.ErrTemporaryBuild) {
 				return &usageError{msg: err.Error(), hint: "install it (go install ./cmd/mcp-heal) and run that, or pass --shim PATH"}
 			} else if err != nil {
 				return err

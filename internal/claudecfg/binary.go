@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
-	"github.com/adrg/xdg"
+	dirs "github.com/mcp-heal/mcp-heal/internal/paths"
 )
 
 // OptionsFor is where Claude Code's config is for a command run with this
@@ -40,10 +41,10 @@ func OptionsFor(getenv func(string) string, project string) (Options, error) {
 var ErrTemporaryBuild = errors.New("this mcp-heal is a temporary 'go run' build, which wrapped servers cannot point at")
 
 // DefaultShim is the binary wrapped entries run: the stable copy the
-// plugin installs ($XDG_DATA_HOME/mcp-heal/bin/mcp-heal, which survives
-// plugin updates) when present, else the running binary.
-func DefaultShim() (string, error) {
-	stable := filepath.Join(xdg.DataHome, "mcp-heal", "bin", "mcp-heal")
+// plugin installs (paths.StableBinary, which survives plugin updates) when
+// present, else the running binary.
+func DefaultShim(getenv func(string) string) (string, error) {
+	stable := dirs.For(runtime.GOOS, getenv).StableBinary
 	if st, err := os.Stat(stable); err == nil && !st.IsDir() {
 		return stable, nil
 	}

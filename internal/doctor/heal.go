@@ -37,7 +37,7 @@ func (d *Doctor) heal(r *Report) {
 			r.Actions = append(r.Actions, fmt.Sprintf("left shim %d alone: the server's command still fails", rec.ShimPID))
 			continue
 		}
-		if err := d.Signal(rec.ShimPID, syscall.SIGHUP); err != nil {
+		if err := state.SignalShim(rec, syscall.SIGHUP, d.Signal); err != nil {
 			r.Actions = append(r.Actions, fmt.Sprintf("could not signal shim %d: %v", rec.ShimPID, err))
 			continue
 		}

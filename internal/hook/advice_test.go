@@ -24,7 +24,7 @@ import (
 // of that class. No binary, no server.
 func TestAdviceDecisions(t *testing.T) {
 	type want struct {
-		action, advice string // advice: a fragment
+		action, advice    string // advice: a fragment
 		probed, signalled bool
 	}
 	shimRec := func(st, failure, lastErr string) *state.Record {

@@ -120,7 +120,7 @@ func (h *Handler) healWrapped(ctx context.Context, in *Input, server string, m M
 		if !res.OK {
 			return outcome{ActProbedFail, health.Advice(sit)}, true
 		}
-		if err := h.Signal(r.ShimPID, syscall.SIGHUP); err != nil {
+		if err := state.SignalShim(r, syscall.SIGHUP, h.Signal); err != nil {
 			h.Log.Warn("signalling shim", "pid", r.ShimPID, "err", err)
 			return outcome{ActProbedOK, health.Advice(sit)}, true
 		}
@@ -129,7 +129,7 @@ func (h *Handler) healWrapped(ctx context.Context, in *Input, server string, m M
 	case m.Class == ShimRestarted:
 		return outcome{ActNone, health.Advice(sit)}, true
 	case m.Class == IdleTimeout || m.Class == RequestTimeout:
-		if err := h.Signal(r.ShimPID, syscall.SIGHUP); err != nil {
+		if err := state.SignalShim(r, syscall.SIGHUP, h.Signal); err != nil {
 			h.Log.Warn("signalling shim", "pid", r.ShimPID, "err", err)
 			return outcome{}, false
 		}
