@@ -132,6 +132,7 @@ type Shim struct {
 	childPID  int
 	childAt   time.Time
 	dialFails int
+	cantStart bool // the last start failed because the command cannot start (cannotstart.go)
 	downSince time.Time
 	probing   bool // the janitor has a liveness probe out
 	lastProbe time.Time
