@@ -57,6 +57,15 @@ func TestCLIConventions(t *testing.T) {
 			t.Errorf("%s: exit %d, stderr %q", typo, code, errOut)
 		}
 	}
+	// From /mcp-heal, hints name the slash command.
+	c.vars["MCP_HEAL_CONTEXT"] = "claude-code"
+	if _, _, errOut := c.run("", "stauts"); !strings.Contains(errOut, "did you mean '/mcp-heal status'?") {
+		t.Errorf("stauts from /mcp-heal: %q", errOut)
+	}
+	if _, _, errOut := c.run("", "logs"); !strings.Contains(errOut, "see '/mcp-heal status' for the names") {
+		t.Errorf("logs from /mcp-heal: %q", errOut)
+	}
+	delete(c.vars, "MCP_HEAL_CONTEXT")
 	if _, _, errOut := c.run("", "frobnicate"); strings.Contains(errOut, "did you mean") {
 		t.Errorf("frobnicate: %q suggests a command that is not close", errOut)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcp-heal/mcp-heal/internal/cli"
+	"github.com/mcp-heal/mcp-heal/internal/health"
 )
 
 // Env is the process's I/O, passed to every subcommand so tests can drive
@@ -121,7 +122,7 @@ func report(env *Env, err error) int {
 	case errors.As(err, &ue):
 		fmt.Fprintf(env.Stderr, "mcp-heal: error: %s\n", ue.msg)
 		if ue.hint != "" {
-			fmt.Fprintf(env.Stderr, "mcp-heal: hint: %s\n", ue.hint)
+			fmt.Fprintf(env.Stderr, "mcp-heal: hint: %s\n", health.FromEnv(env.Getenv).Hint(ue.hint))
 		}
 		return 2
 	default:

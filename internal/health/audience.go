@@ -1,5 +1,7 @@
 package health
 
+import "strings"
+
 // Audience is who reads a piece of advice, which decides how it names a
 // command: plugin users have no mcp-heal on PATH, so inside Claude Code the
 // advice is the slash command.
@@ -34,6 +36,15 @@ func (a Audience) Cmd(line string) string {
 		return "/mcp-heal " + line
 	}
 	return "mcp-heal " + line
+}
+
+// Hint is a hint that quotes commands as 'mcp-heal ...', for this reader:
+// inside Claude Code they become '/mcp-heal ...'.
+func (a Audience) Hint(h string) string {
+	if a == Claude {
+		return strings.ReplaceAll(h, "'mcp-heal ", "'/mcp-heal ")
+	}
+	return h
 }
 
 // Reconnect names Claude Code's reconnect command for server, which only
