@@ -50,7 +50,7 @@ func New(getenv func(string) string, log *slog.Logger) *Handler {
 		Now:          time.Now,
 		Log:          log,
 		Discover:     claudecfg.Discover,
-		Signal:       syscall.Kill,
+		Signal:       kill,
 		Procs:        listProcs,
 		ProbeTimeout: 8 * time.Second,
 	}
@@ -76,6 +76,16 @@ type specific struct {
 func encode(o output) []byte {
 	b, _ := json.Marshal(o)
 	return append(b, '\n')
+}
+
+// ContextOf is the additionalContext of a reply ("" for none): what a hook
+// run with asyncRewake says on stderr instead of printing the reply.
+func ContextOf(reply []byte) string {
+	var o output
+	if reply == nil || json.Unmarshal(reply, &o) != nil || o.HookSpecificOutput == nil {
+		return ""
+	}
+	return o.HookSpecificOutput.AdditionalContext
 }
 
 func contextReply(event, text string) []byte {

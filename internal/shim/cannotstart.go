@@ -48,7 +48,7 @@ func (s *Shim) waitStartable(ctx context.Context) bool {
 		return false
 	}
 	command := s.o.Dialer.(commander).Command()
-	before := fileSig(command)
+	before := s.dialSig
 	t := s.clk.NewTimer(startablePoll)
 	defer t.Stop()
 	for {
@@ -64,6 +64,14 @@ func (s *Shim) waitStartable(ctx context.Context) bool {
 			}
 			t.Reset(startablePoll)
 		}
+	}
+}
+
+// noteCommand records what the command's file looks like before a Dial,
+// so that a change made while the start fails is not missed.
+func (s *Shim) noteCommand() {
+	if c, ok := s.o.Dialer.(commander); ok {
+		s.dialSig = fileSig(c.Command())
 	}
 }
 

@@ -31,6 +31,12 @@ func TestCommandCannotStart(t *testing.T) {
 		command: []string{server},
 		opts:    func(o *Options) { o.Record, o.Lifecycle = true, life },
 	})
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(state.LogPath("fake"))
+			t.Logf("lifecycle log:\n%s", b)
+		}
+	})
 	starts := func() int {
 		b, _ := os.ReadFile(state.LogPath("fake"))
 		return strings.Count(string(b), `"event":"start-failed"`)

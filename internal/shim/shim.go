@@ -132,7 +132,8 @@ type Shim struct {
 	childPID  int
 	childAt   time.Time
 	dialFails int
-	cantStart bool // the last start failed because the command cannot start (cannotstart.go)
+	cantStart bool   // the last start failed because the command cannot start (cannotstart.go)
+	dialSig   string // the command's file as the last Dial found it; the supervisor's alone
 	downSince time.Time
 	probing   bool // the janitor has a liveness probe out
 	lastProbe time.Time

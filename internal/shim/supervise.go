@@ -24,6 +24,7 @@ type killer interface{ Kill(reason string) }
 func (s *Shim) supervise(ctx context.Context) {
 	bo := &backoff.Backoff{Min: s.o.BackoffMin, Max: s.o.BackoffMax, Clock: s.clk}
 	for ctx.Err() == nil {
+		s.noteCommand()
 		c, err := s.o.Dialer.Dial(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
