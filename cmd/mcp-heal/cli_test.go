@@ -105,7 +105,7 @@ func TestLogsHumanByDefault(t *testing.T) {
 	if code != 0 || out != want {
 		t.Errorf("logs: exit %d\n got %q\nwant %q", code, out, want)
 	}
-	if code, out, _ := c.run("", "logs", "tiny", "--json", "-n", "2"); code != 0 || out != raw+"\nnot json\n" {
+	if code, out, _ := c.run("", "logs", "tiny", "--json", "-n", "2"); code != 0 || out != raw+"\n\"not json\"\n" {
 		t.Errorf("logs --json: exit %d, %q", code, out)
 	}
 }

@@ -20,7 +20,7 @@ func runLogs(ctx context.Context, env *Env, args []string) error {
 	fl := newFlags("logs")
 	traffic := fl.Bool("traffic", false, "print the traffic log instead")
 	n := fl.IntP("lines", "n", 100, "print the last `N` lines (0: all)")
-	asJSON := fl.Bool("json", false, "print the log's JSON lines as they are")
+	asJSON := fl.Bool("json", false, "print the log's JSON lines (any other line as a JSON string)")
 	if err := parseFlags(env, fl, "logs [flags] <server>", logsHelp, args); err != nil {
 		return err
 	}
@@ -47,7 +47,9 @@ func runLogs(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	for _, l := range lines {
-		if !*asJSON {
+		if *asJSON {
+			l = logview.JSON(l)
+		} else {
 			l = logview.Human(l)
 		}
 		fmt.Fprintln(env.Stdout, l)

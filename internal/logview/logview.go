@@ -54,6 +54,16 @@ func Human(line string) string {
 	return strings.TrimSpace(b.String())
 }
 
+// JSON is line when it is valid JSON, else line as a JSON string: every
+// line `logs --json` prints is JSON, whatever the file holds.
+func JSON(line string) string {
+	if json.Valid([]byte(line)) {
+		return line
+	}
+	b, _ := json.Marshal(line)
+	return string(b)
+}
+
 // Last returns the last n lines of path (all when n <= 0).
 func Last(path string, n int) ([]string, error) {
 	f, err := os.Open(path)
