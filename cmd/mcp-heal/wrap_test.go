@@ -302,6 +302,15 @@ func TestWrapProjectServers(t *testing.T) {
 		t.Errorf("status after the refresh:\n%s", out)
 	}
 
+	// unwrap --scope project removes the copy too.
+	if code, out, _ = c.run("unwrap", "--scope", "project", "proj-srv"); code != 0 || !strings.Contains(out, "proj-srv: unwrapped (project") || strings.Contains(out, "not wrapped") {
+		t.Errorf("unwrap --scope project: exit %d\n%s", code, out)
+	}
+	if _, out, _ = c.run("status"); regexpMatch(`(?m)^proj-srv +local `, out) {
+		t.Errorf("the copy is still there after unwrap --scope project:\n%s", out)
+	}
+	c.run("wrap", "proj-srv", "--shim", "/opt/mh/mcp-heal")
+
 	// unwrap removes the copy; ~/.claude.json is as before.
 	if code, out, errs = c.run("unwrap", "--all"); code != 0 || !strings.Contains(out, "proj-srv: unwrapped (local") {
 		t.Fatalf("unwrap: exit %d\n%s%s", code, out, errs)

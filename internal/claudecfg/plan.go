@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -106,6 +107,11 @@ func NewPlan(o Options, r Request) (*Plan, error) {
 			rows, err = p.unwrapLocal(fe, cf, sel)
 		case r.Unwrap:
 			fe.new, rows, err = Unwrap(fe.new, cf.JSONPath, sel)
+			if err == nil && cf.Scope == ScopeProject && r.Scope == ScopeProject {
+				// --scope project: the local copies that protect these
+				// servers go too (with every scope, the local pass does it).
+				rows, err = p.unwrapCopies(edit, local, cf.File, sel, rows)
+			}
 		case cf.Scope == ScopeProject && r.Project == ProjectSkip:
 			for _, n := range sel {
 				rows = append(rows, Change{Name: n, Action: ActSkipped, Detail: "a project server, shared through " + filepath.Base(cf.File) + ": left alone"})
@@ -268,6 +274,38 @@ func (p *Plan) unwrapLocal(fe *fileEdit, cf ConfigFile, sel []string) ([]Change,
 	}
 	fe.new = b
 	return append(rows, more...), nil
+}
+
+// unwrapCopies removes the local copies that protect the project servers
+// sel of file, and says so in rows (replacing their "not wrapped" rows).
+func (p *Plan) unwrapCopies(edit func(string) (*fileEdit, error), local ConfigFile, file string, sel []string, rows []Change) ([]Change, error) {
+	ge, err := edit(local.File)
+	if err != nil || ge == nil {
+		return rows, err
+	}
+	var copies []string
+	for _, n := range sel {
+		obj, _ := at(ge.new, local.JSONPath)
+		if m, ok := lastMember(obj, n); ok {
+			if f, _ := copyOf(m.val); f == file {
+				copies = append(copies, n)
+			}
+		}
+	}
+	if len(copies) == 0 {
+		return rows, nil
+	}
+	removed, err := p.unwrapLocal(ge, local, copies)
+	if err != nil {
+		return nil, err
+	}
+	out := removed
+	for _, r := range rows {
+		if !slices.Contains(copies, r.Name) || r.Changed() {
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }
 
 // Changed says whether the plan changes any file.
