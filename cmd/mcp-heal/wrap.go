@@ -14,31 +14,19 @@ import (
 )
 
 const wrapHelp = `
-Rewrite MCP server entries so Claude Code launches them through
-'mcp-heal shim' (stdio servers) or 'mcp-heal shim --url' (http and sse
-servers), which restarts them and retries calls when they fail. Entries in
-the local (~/.claude.json, this project) and user (~/.claude.json) scopes
-are rewritten in place: env, headers, args and every other key are kept
-(header values move into the entry's env, out of the command line), the
-rest of each file keeps its bytes, a backup goes to
-$XDG_STATE_HOME/mcp-heal/backups, and 'mcp-heal unwrap' restores each entry
-exactly. Wrapping twice is the same as wrapping once.
-
-Project servers (.mcp.json) are usually shared with a team, so .mcp.json is
-not rewritten by default: each approved project server gets a local entry of
-the same name holding the wrapped copy, which Claude Code prefers. When
-.mcp.json changes later, 'mcp-heal status' says so; wrap again to refresh the
-copy. --project-servers rewrite edits .mcp.json itself; skip leaves them alone.
-
-Plugin-provided servers and servers that sign in with OAuth cannot be
-wrapped. Claude Code picks the change up when restarted or after
-'/mcp reconnect <name>'.
+Make Claude Code launch MCP servers through 'mcp-heal shim', which restarts
+them and retries calls when they fail. Local and user entries are rewritten
+in place (every other byte kept, a backup in the state directory); project
+servers (.mcp.json, usually shared) get a local entry of the same name
+instead, unless --project-servers says otherwise. Wrapping twice is wrapping
+once; 'mcp-heal unwrap' restores each entry exactly. Restart Claude Code or
+'/mcp reconnect <name>' to apply. Details: docs/config-rewriting.md.
 `
 
 const unwrapHelp = `
 Undo 'mcp-heal wrap': give each wrapped entry back its original bytes, and
-remove the local entries that protected project servers. An entry wrapped by
-hand (no saved original) is rebuilt from the shim's arguments. A backup goes to $XDG_STATE_HOME/mcp-heal/backups.
+remove the local entries that protected project servers. A backup goes to
+the state directory.
 `
 
 func runWrap(ctx context.Context, env *Env, args []string) error {
@@ -169,19 +157,8 @@ func printPlan(env *Env, plan *claudecfg.Plan, req claudecfg.Request, dry bool, 
 		fmt.Fprintln(env.Stdout, "dry run: nothing was written")
 	case len(reconnect) > 0:
 		sort.Strings(reconnect)
-		fmt.Fprintf(env.Stdout, "Restart Claude Code, or run %s in it, to apply.\n", reconnectCommands(slices.Compact(reconnect)))
+		fmt.Fprintf(env.Stdout, "Restart Claude Code, or run %s in it, to apply.\n", health.ReconnectEach(slices.Compact(reconnect)))
 	}
-}
-
-func reconnectCommands(names []string) string {
-	var parts []string
-	for _, n := range names {
-		parts = append(parts, "/mcp reconnect "+n)
-	}
-	if len(parts) > 3 {
-		return "/mcp reconnect <name> for each"
-	}
-	return "'" + strings.Join(parts, "', '") + "'"
 }
 
 func quoteList(names []string) string {

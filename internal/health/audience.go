@@ -55,3 +55,16 @@ func (a Audience) Reconnect(server string) string {
 	}
 	return "/mcp reconnect " + server + " in Claude Code"
 }
+
+// ReconnectEach names Claude Code's reconnect command for each server,
+// quoted: "'/mcp reconnect a', '/mcp reconnect b'" (a general form past three).
+func ReconnectEach(servers []string) string {
+	if len(servers) > 3 {
+		return "/mcp reconnect <name> for each"
+	}
+	parts := make([]string, len(servers))
+	for i, n := range servers {
+		parts[i] = "/mcp reconnect " + n
+	}
+	return "'" + strings.Join(parts, "', '") + "'"
+}
