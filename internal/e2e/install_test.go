@@ -137,8 +137,13 @@ func TestInstallReleaseWithoutGo(t *testing.T) {
 			t.Fatalf("first hook of the installed release: got %q (%v), want additionalContext naming /mcp reconnect tiny", out, err)
 		}
 		// /mcp-heal status in a real session: its `!` line runs the
-		// installed launcher, whose report reaches the model.
+		// installed launcher, whose report reaches the model. The session
+		// loads the installed copy with --plugin-dir (the same files,
+		// launcher and bundled binary): in this harness's `-p` sessions
+		// Claude Code 2.1.328 answered "no command with that name" for the
+		// marketplace-enabled plugin's command, as prompt or second prompt.
 		start := time.Now()
+		s.plugin = root
 		r := s.runP([]string{"/mcp-heal status"}, 3*time.Minute)
 		if r.Err != nil {
 			t.Fatalf("claude -p /mcp-heal status: %v\n%s", r.Err, r.Stderr)
