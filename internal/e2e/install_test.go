@@ -158,6 +158,20 @@ func TestInstallReleaseWithoutGo(t *testing.T) {
 		if len(cached) == 0 || string(cached) != string(bundled) {
 			t.Fatalf("the verified copy in %s is not the bundled %s", data, name)
 		}
+
+		// Uninstalling the plugin leaves the stable copy, which wrapped
+		// server entries run, in place: they keep working (docs/install.md
+		// says to run /mcp-heal unwrap --all first to undo the wrapping).
+		cmd := exec.Command(s.claude, "plugin", "uninstall", "mcp-heal@mcp-heal")
+		cmd.Dir = s.work
+		cmd.Env = s.environ()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("claude plugin uninstall: %v\n%s", err, out)
+		}
+		stable := filepath.Join(s.home, ".local", "share", "mcp-heal", "bin", "mcp-heal")
+		if out, err := exec.Command(stable, "version").Output(); err != nil || !strings.HasPrefix(string(out), "mcp-heal 0.1.0") {
+			t.Fatalf("after uninstall the stable copy %s: %q %v, want it still there", stable, out, err)
+		}
 	})
 	t.Run("tampered", func(t *testing.T) {
 		bad := filepath.Join(t.TempDir(), "marketplace")
