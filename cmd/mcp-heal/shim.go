@@ -94,7 +94,7 @@ func runShim(ctx context.Context, env *Env, args []string) error {
 			*backoffMax = time.Second
 		}
 	} else {
-		dialer = &proc.Dialer{Config: proc.Config{Path: cmdArgs[0], Args: cmdArgs[1:], Stderr: env.Stderr, Log: log}}
+		dialer = &proc.Dialer{Config: proc.Config{Path: cmdArgs[0], Args: cmdArgs[1:], Stderr: env.Stderr, Log: log, MaxMessage: int(ro.MaxMessage)}}
 	}
 
 	o := shim.Options{

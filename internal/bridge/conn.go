@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
 
@@ -87,6 +88,16 @@ func (b *base) deliver(msg []byte) {
 	case b.recv <- msg:
 	case <-b.closed:
 	}
+}
+
+// dropped logs a server message discarded for its size and returns what
+// to deliver in its place (jsonrpc.DroppedReply: an error to the request
+// it answered, when the head shows one), or nil.
+func (b *base) dropped(tl *jsonrpc.TooLongError) []byte {
+	reply := jsonrpc.DroppedReply(tl)
+	m := jsonrpc.PeekHead(tl.Head)
+	b.log.Warn("dropped a message from the server over the size ceiling", "bytes", tl.Len, "limit", tl.Limit, "kind", m.Kind.String(), "id", string(m.ID), "method", m.Method)
+	return reply
 }
 
 // die records why the connection ended (the first reason wins) and the

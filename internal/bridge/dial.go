@@ -132,7 +132,7 @@ func (d *Dialer) Dial(ctx context.Context) (upstream.Conn, error) {
 	// server that allows a sessionless GET stream sends nothing: do not
 	// wait long for it (only the first dial does; the finding is kept).
 	timer.Reset(min(d.o.ProbeTimeout, 3*time.Second))
-	r := newSSEReader(resp.Body)
+	r := newSSEReader(resp.Body, d.o.MaxMessage)
 	var first *event
 	for {
 		ev, err := r.Next()

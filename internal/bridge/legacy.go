@@ -64,6 +64,12 @@ func (c *sseConn) read(r *sseReader) {
 			c.die("session lost: SSE stream closed ("+why+"); the server restarted or dropped the session", nil)
 			return
 		}
+		if ev.Dropped != nil {
+			if reply := c.dropped(ev.Dropped); reply != nil {
+				c.deliver(reply)
+			}
+			continue
+		}
 		if len(ev.Data) == 0 || (ev.Name != "" && ev.Name != "message") {
 			continue
 		}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 )
 
 // Transports the bridge speaks.
@@ -53,6 +55,16 @@ type Options struct {
 	// ReconnectDelay is the wait before reopening a dropped SSE stream when
 	// the server sent no retry: field. Default 500ms.
 	ReconnectDelay time.Duration
+	// MaxMessage is the ceiling on one message from the server (a JSON
+	// body or the data of one SSE event); a longer one is discarded as it
+	// streams and the request it answered gets an error. Default
+	// jsonrpc.DefaultMaxMessage.
+	MaxMessage int
+	// HeaderTimeout bounds the wait for the response headers of the
+	// connection probe (Dial's GET), apart from ProbeTimeout: a server
+	// that accepts connections but never answers is reported as such.
+	// Default 10s.
+	HeaderTimeout time.Duration
 }
 
 func (o *Options) defaults() {
@@ -73,6 +85,12 @@ func (o *Options) defaults() {
 	}
 	if o.ReconnectDelay <= 0 {
 		o.ReconnectDelay = 500 * time.Millisecond
+	}
+	if o.MaxMessage <= 0 {
+		o.MaxMessage = jsonrpc.DefaultMaxMessage
+	}
+	if o.HeaderTimeout <= 0 {
+		o.HeaderTimeout = 10 * time.Second
 	}
 	if o.Client == nil {
 		o.Client = newClient()

@@ -327,7 +327,12 @@ func (c *httpConn) answered(x *exchange, resp *http.Response) {
 	case ct == "text/event-stream":
 		c.readPostStream(x, resp)
 	case ct == "application/json":
-		body, err := io.ReadAll(resp.Body)
+		body, tl, err := readJSON(resp, c.d.o.MaxMessage)
+		if tl != nil {
+			c.log.Warn("dropped a response from the server over the size ceiling", "bytes", tl.Len, "limit", tl.Limit, "id", string(x.id))
+			c.deliverMsg(jsonrpc.TooLongReply(x.id, tl))
+			return
+		}
 		if err != nil {
 			if c.ctx.Err() == nil {
 				c.die("connection lost while reading a response: "+describeErr(err), nil)
@@ -347,6 +352,21 @@ func (c *httpConn) answered(x *exchange, resp *http.Response) {
 		c.deliverMsg(jsonrpc.ErrorReply(x.id, jsonrpc.CodeInternalError,
 			c.red.String(fmt.Sprintf("remote MCP server %s answered with unsupported content type %q", c.d.target, ct)), nil))
 	}
+}
+
+// readJSON reads a JSON response body of at most max bytes. A longer one
+// is not read (when its Content-Length says so) or not read further: the
+// caller closes the body, which drops the connection rather than drain
+// it. tl then describes it (Len -1 when the size is unknown).
+func readJSON(resp *http.Response, max int) ([]byte, *jsonrpc.TooLongError, error) {
+	if resp.ContentLength > int64(max) {
+		return nil, &jsonrpc.TooLongError{Len: resp.ContentLength, Limit: max}, nil
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(max)+1))
+	if len(body) > max {
+		return nil, &jsonrpc.TooLongError{Len: -1, Limit: max}, nil
+	}
+	return body, nil, err
 }
 
 // deliverMsg notes what the bridge must know about a server message, then

@@ -45,7 +45,17 @@ type Config struct {
 	// Log receives dropped non-JSON lines and lifecycle details; nil
 	// discards.
 	Log *slog.Logger
+	// MaxMessage is the ceiling on one stdout message (default
+	// jsonrpc.DefaultMaxMessage): a longer line is discarded as it
+	// streams, and a response among them is replaced by an error reply
+	// to its id (jsonrpc.DroppedReply).
+	MaxMessage int
 }
+
+// MaxStderrLine is how much of one stderr line is kept and passed
+// through: a server writing megabytes without a newline must not make the
+// shim hold them (its tail keeps 512 bytes a line anyway).
+const MaxStderrLine = 4 << 10
 
 // stderrMu serialises writes of child stderr lines to shared writers.
 var stderrMu sync.Mutex
@@ -207,9 +217,19 @@ func (p *Process) Flush() error { return p.bw.Flush() }
 
 func (p *Process) readStdout() {
 	defer p.readers.Done()
-	r := jsonrpc.NewReader(p.stdout)
+	max := p.cfg.MaxMessage
+	if max <= 0 {
+		max = jsonrpc.DefaultMaxMessage
+	}
+	r := jsonrpc.NewReaderMax(p.stdout, max)
 	for {
 		line, err := r.Next()
+		if tl, ok := err.(*jsonrpc.TooLongError); ok {
+			p.log.Warn("dropped a message from the server over the size ceiling", "pid", p.pid, "bytes", tl.Len, "limit", tl.Limit, "head", Redact(snippet(tl.Head)))
+			if line, err = jsonrpc.DroppedReply(tl), nil; line == nil {
+				continue
+			}
+		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
 				p.log.Debug("read child stdout", "pid", p.pid, "err", err)
@@ -232,9 +252,12 @@ func (p *Process) readStdout() {
 
 func (p *Process) readStderr() {
 	defer p.readers.Done()
-	r := jsonrpc.NewReader(p.stderr)
+	r := jsonrpc.NewReaderMax(p.stderr, MaxStderrLine)
 	for {
 		line, err := r.Next()
+		if tl, ok := err.(*jsonrpc.TooLongError); ok {
+			line, err = fmt.Appendf(tl.Head, "… [%d more bytes of this line dropped]", tl.Len-int64(len(tl.Head))), nil
+		}
 		if err != nil {
 			return
 		}

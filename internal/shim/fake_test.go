@@ -52,6 +52,9 @@ func TestMain(m *testing.M) {
 	case "sink":
 		fakeSink()
 		os.Exit(0)
+	case "hostile":
+		fakeHostile()
+		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }

@@ -132,6 +132,8 @@ type Shim struct {
 	probing   bool
 	lastProbe time.Time
 
+	lim pumpLimits // see pump.go
+
 	restartCh  chan struct{}
 	restartMu  sync.Mutex
 	restartWhy string
