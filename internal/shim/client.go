@@ -88,6 +88,16 @@ func (s *Shim) clientRequest(line []byte, m jsonrpc.Msg) {
 		s.record()
 		return
 	}
+	if s.inflight[string(m.ID)] != nil {
+		// JSON-RPC 2.0 ids identify a request among those in flight; a
+		// second one with the same id would replace the first in the
+		// table and one of the two answers would be lost. Keep the first.
+		s.mu.Unlock()
+		s.log.Warn("client reused the id of a request in flight", "id", string(m.ID), "method", m.Method)
+		s.writeOut(jsonrpc.ErrorReply(m.ID, jsonrpc.CodeInvalidRequest,
+			"Invalid Request: a request with id "+string(m.ID)+" is already in flight; this one was not sent", map[string]any{"reason": "duplicate-id"}))
+		return
+	}
 	s.seq++
 	e := &entry{
 		id:     append([]byte(nil), m.ID...),

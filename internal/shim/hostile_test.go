@@ -29,6 +29,7 @@ import (
 //	junk     that many MB of non-JSON lines on stdout, then answers "ok"
 //	srvflood arguments.n roots/list requests, then answers how many error
 //	         replies it got back for them once arguments.wait ms passed
+//	sleep    answers "slept" after arguments.ms
 //	echo     answers "ok"
 func fakeHostile() {
 	var mu sync.Mutex
@@ -111,6 +112,12 @@ func fakeHostile() {
 				mu.Unlock()
 				send(jsonrpc.ResultReply(id, []byte(text(strconv.Itoa(k)))))
 			})
+		case "sleep":
+			ms := gjson.GetBytes(line, "params.arguments.ms").Int()
+			go func() {
+				time.Sleep(time.Duration(ms) * time.Millisecond)
+				send(jsonrpc.ResultReply(id, []byte(text("slept"))))
+			}()
 		default:
 			send(jsonrpc.ResultReply(id, []byte(text("ok"))))
 		}
@@ -242,7 +249,11 @@ func TestHostileServerMemory(t *testing.T) {
 		if got := h.peakRSS(); got >= maxRSS {
 			t.Errorf("peak RSS %d MiB after 300 MB of stderr without a newline, want < %d", got, maxRSS)
 		}
-		// What reached the client's stderr is one line, cut.
+		// What reaches the client's stderr is one line, cut.
+		deadline := time.Now().Add(10 * time.Second)
+		for !strings.Contains(h.stderr.String(), "more bytes of this line dropped") && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
 		if s := h.stderr.String(); len(s) > 1<<20 || !strings.Contains(s, "more bytes of this line dropped") {
 			t.Errorf("stderr passed through: %d bytes; want the line cut", len(s))
 		}
@@ -258,7 +269,7 @@ func TestHostileServerMemory(t *testing.T) {
 		}
 	})
 	t.Run("junk lines", func(t *testing.T) {
-		if r := h.tool("junk", `{"mb":50}`); r.Get("result.content.0.text").String() != "ok" {
+		if r := h.tool("junk", `{"mb":10}`); r.Get("result.content.0.text").String() != "ok" {
 			t.Fatalf("got %s", r.Raw)
 		}
 		if n := strings.Count(h.stderr.String(), "not JSON-RPC"); n > warnBurst {
@@ -269,4 +280,50 @@ func TestHostileServerMemory(t *testing.T) {
 		t.Fatalf("the shim stopped serving: %s", r.Raw)
 	}
 	t.Logf("peak RSS of the shim: %d MiB", h.peakRSS())
+}
+
+// A server that sends thousands of requests the client leaves unanswered
+// must not grow the shim's table of them without bound: past the limit the
+// shim answers the server itself.
+func TestServerRequestFlood(t *testing.T) {
+	h := startHostile(t)
+	const n = maxSrvReqs + 500
+	r := h.tool("srvflood", fmt.Sprintf(`{"n":%d,"wait":3000}`, n))
+	refused, _ := strconv.Atoi(r.Get("result.content.0.text").String())
+	if refused == 0 || refused > n-maxSrvReqs {
+		t.Errorf("the server got %d refusals of %d requests the client left unanswered, want 1 to %d", refused, n, n-maxSrvReqs)
+	}
+	if !strings.Contains(h.stderr.String(), "too many unanswered") {
+		t.Errorf("no log line about the refused requests")
+	}
+}
+
+// A client that reuses the id of a request still in flight gets -32600
+// for the second one, and the first still gets its own answer (before,
+// the second replaced the first in the table and one answer was lost).
+func TestDuplicateRequestID(t *testing.T) {
+	h := startHostile(t)
+	h.stdin.Write([]byte(`{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":500}}}` + "\n"))
+	h.stdin.Write([]byte(`{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"echo","arguments":{}}}` + "\n"))
+	var got []gjson.Result
+	timeout := time.After(3 * time.Second)
+	for done := false; !done; {
+		select {
+		case l := <-h.lines:
+			if r := gjson.ParseBytes(l); r.Get("id").Raw == "99" {
+				got = append(got, r)
+			}
+		case <-timeout:
+			done = true
+		}
+	}
+	if len(got) != 2 {
+		t.Fatalf("got %d answers to the two requests with id 99, want 2: %v", len(got), got)
+	}
+	if got[0].Get("error.code").Int() != jsonrpc.CodeInvalidRequest || !strings.Contains(got[0].Get("error.message").String(), "in flight") {
+		t.Errorf("first answer: got %s, want -32600 for the duplicate", got[0].Raw)
+	}
+	if got[1].Get("result.content.0.text").String() != "slept" {
+		t.Errorf("second answer: got %s, want the first request's result", got[1].Raw)
+	}
 }
