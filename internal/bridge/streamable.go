@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -238,6 +239,17 @@ func (c *httpConn) exchange(x *exchange) {
 	if err != nil {
 		if c.ctx.Err() != nil {
 			return // closed
+		}
+		var re *redirectError
+		if errors.As(err, &re) {
+			// Answered with a redirect the bridge will not follow: the
+			// answer to this message, not the end of the session.
+			if x.kind == jsonrpc.KindRequest {
+				c.deliverMsg(jsonrpc.ErrorReply(x.id, jsonrpc.CodeInternalError, c.red.String("remote MCP server "+c.d.target+": "+re.msg), map[string]any{"reason": "redirect-refused"}))
+			} else {
+				c.log.Warn("a message was not delivered", "method", x.method, "err", re.msg)
+			}
+			return
 		}
 		if !wrote.Load() || notSent(err) {
 			c.die("server unreachable: "+describeErr(err), c.refusable(x))
