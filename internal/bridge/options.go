@@ -111,7 +111,7 @@ func newClient() *http.Client {
 	t.MaxIdleConnsPerHost = 32
 	t.ResponseHeaderTimeout = 0
 	return &http.Client{
-		Transport: t,
+		Transport:     t,
 		CheckRedirect: checkRedirect,
 	}
 }
