@@ -128,6 +128,7 @@ type Shim struct {
 	childPID  int
 	childAt   time.Time
 	dialFails int
+	permanent bool // the last dial failed for a reason retrying will not fix soon
 	downSince time.Time
 	probing   bool
 	lastProbe time.Time

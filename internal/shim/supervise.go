@@ -118,6 +118,7 @@ func (s *Shim) install(c upstream.Conn) uint64 {
 	s.childAt = time.Now()
 	s.lastRecv = time.Now()
 	s.dialFails = 0
+	s.permanent = false
 	if s.gen > 1 {
 		s.phase = state.Restarting
 	}
@@ -331,13 +332,14 @@ func (s *Shim) dialFailed(err error, failures int) {
 	s.mu.Lock()
 	s.dialFails++
 	s.lastErr = oneLine(err.Error())
+	s.permanent = isPermanent(err)
 	// A remote that refuses connections is down, not crash-looping: its
 	// calls wait in the queue for QueueTimeout, so it is marked failed
 	// (and hooks deny calls to it) only once an outage has lasted that
 	// long. A stdio command that will not start is failed after
 	// MaxFailures quick tries.
-	if failures >= s.o.MaxFailures && !s.failed &&
-		(s.mode != state.ModeRemote || time.Since(s.downSince) >= s.o.QueueTimeout) {
+	if !s.failed && (s.permanent || failures >= s.o.MaxFailures &&
+		(s.mode != state.ModeRemote || time.Since(s.downSince) >= s.o.QueueTimeout)) {
 		s.failed = true
 	}
 	s.phase = state.Backoff
@@ -348,7 +350,7 @@ func (s *Shim) dialFailed(err error, failures int) {
 	if s.failFast() {
 		fail = s.takeQueue()
 	}
-	replies := s.failReplies(fail)
+	replies := append(s.failReplies(fail), s.answerQueueNow()...)
 	s.mu.Unlock()
 	s.event("start-failed", "err", err.Error(), "failures", failures)
 	for _, r := range replies {
