@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -97,8 +98,15 @@ func (b *base) dropped(tl *jsonrpc.TooLongError) []byte {
 	reply := jsonrpc.DroppedReply(tl)
 	m := jsonrpc.PeekHead(tl.Head)
 	b.log.Warn("dropped a message from the server over the size ceiling", "bytes", tl.Len, "limit", tl.Limit, "kind", m.Kind.String(), "id", string(m.ID), "method", m.Method)
+	freeMemory()
 	return reply
 }
+
+// freeMemory hands the memory of a dropped message back to the system at
+// once: the runtime would keep it for a while, and the next huge message
+// would stack its own on top (a rare event, so the forced collection is
+// cheap).
+func freeMemory() { debug.FreeOSMemory() }
 
 // die records why the connection ended (the first reason wins) and the
 // raw id of a request the server is known not to have processed, if any.

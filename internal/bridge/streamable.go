@@ -342,6 +342,8 @@ func (c *httpConn) answered(x *exchange, resp *http.Response) {
 		body, tl, err := readJSON(resp, c.d.o.MaxMessage)
 		if tl != nil {
 			c.log.Warn("dropped a response from the server over the size ceiling", "bytes", tl.Len, "limit", tl.Limit, "id", string(x.id))
+			resp.Body.Close()
+			freeMemory()
 			c.deliverMsg(jsonrpc.TooLongReply(x.id, tl))
 			return
 		}
@@ -374,11 +376,31 @@ func readJSON(resp *http.Response, max int) ([]byte, *jsonrpc.TooLongError, erro
 	if resp.ContentLength > int64(max) {
 		return nil, &jsonrpc.TooLongError{Len: resp.ContentLength, Limit: max}, nil
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(max)+1))
-	if len(body) > max {
-		return nil, &jsonrpc.TooLongError{Len: -1, Limit: max}, nil
+	// Not io.ReadAll: it grows by a quarter at a time, and its copies add
+	// up to several times the body before the collector runs.
+	size := 64 << 10
+	if resp.ContentLength >= 0 {
+		size = int(resp.ContentLength) + 1 // +1: see EOF without growing
 	}
-	return body, nil, err
+	buf := make([]byte, 0, size)
+	for {
+		if len(buf) == cap(buf) {
+			if len(buf) > max {
+				return nil, &jsonrpc.TooLongError{Len: -1, Limit: max}, nil
+			}
+			nb := make([]byte, len(buf), min(2*cap(buf), max+1))
+			copy(nb, buf)
+			buf = nb
+		}
+		n, err := resp.Body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil, nil
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+	}
 }
 
 // deliverMsg notes what the bridge must know about a server message, then
