@@ -10,37 +10,42 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
-	"github.com/adrg/xdg"
+	dirs "github.com/mcp-heal/mcp-heal/internal/paths"
 )
 
 // KeepBackups is how many backups of each config file Commit keeps.
 const KeepBackups = 20
 
-// BackupDir is where Commit keeps backups: $XDG_STATE_HOME/mcp-heal/backups.
-// Tests that change XDG_STATE_HOME in process must call xdg.Reload first.
-func BackupDir() string { return filepath.Join(xdg.StateHome, "mcp-heal", "backups") }
-
-// rename is os.Rename; tests replace it to make the last step fail.
-var rename = os.Rename
+// BackupDir is where Commit keeps backups: the state directory's backups.
+func BackupDir() string { return filepath.Join(dirs.Current().State, "backups") }
 
 // ErrChanged means the file changed between reading it and committing.
 var ErrChanged = errors.New("the file changed while mcp-heal was rewriting it; nothing was written, run the command again")
 
 // Commit replaces the contents of path, which held old when it was read,
-// with new: it resolves symlinks (the link stays a link and the target is
-// rewritten), saves a timestamped backup of old (0600), writes new to a
-// temporary file beside the target with the target's mode (and, when
-// permitted, owner), syncs it and renames it over the target. On any error
-// the target is untouched and no temporary file is left. It returns the
-// backup's path.
+// with new, as a compare-and-swap: a concurrent writer's update is never
+// lost and the file is never half-written.
+//
+// It resolves symlinks (the link stays a link and the target is
+// rewritten), takes Claude Code's own lock on the file (lock.go), checks
+// the file still holds old (else ErrChanged), saves a timestamped backup of
+// old (0600), writes new to a temporary file beside the target with the
+// target's mode (and, when permitted, owner) and syncs it, then swaps it in
+// (swap.go), which verifies what it replaced. On any error the target holds
+// what it held, or what a concurrent writer put there, and no temporary
+// file is left. It returns the backup's path.
 func Commit(path string, old, new []byte) (backup string, err error) {
 	target, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		return "", err
 	}
+	unlock, err := lockFile(target)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	defer unlock()
 	st, err := os.Stat(target)
 	if err != nil {
 		return "", err
@@ -55,48 +60,48 @@ func Commit(path string, old, new []byte) (backup string, err error) {
 	if backup, err = saveBackup(target, old); err != nil {
 		return "", fmt.Errorf("back up %s: %w", path, err)
 	}
-	if err := writeAtomic(target, new, st); err != nil {
+	tmp, err := writeTemp(target, new, st)
+	if err != nil {
 		return backup, fmt.Errorf("write %s: %w", path, err)
+	}
+	defer tmp.Close()
+	if err := swapIn(tmp, target, old); err != nil {
+		return backup, fmt.Errorf("write %s: %w", path, err)
+	}
+	if d, derr := os.Open(filepath.Dir(target)); derr == nil {
+		_ = d.Sync()
+		d.Close()
 	}
 	return backup, nil
 }
 
-func writeAtomic(target string, data []byte, st os.FileInfo) (err error) {
+// writeTemp writes data to a new temporary file beside target, with
+// target's mode and (best effort) owner, synced. The caller swaps it in
+// and closes it; the file stays open so that its inode cannot be reused
+// while swapIn compares identities.
+func writeTemp(target string, data []byte, st os.FileInfo) (f *os.File, err error) {
 	dir, base := filepath.Split(target)
-	f, err := os.CreateTemp(dir, "."+base+".mcp-heal-*")
+	f, err = os.CreateTemp(dir, "."+base+".mcp-heal-*")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	tmp := f.Name()
 	defer func() {
 		if err != nil {
 			f.Close()
-			os.Remove(tmp)
+			os.Remove(f.Name())
 		}
 	}()
 	if err = f.Chmod(st.Mode().Perm()); err != nil {
-		return err
+		return nil, err
 	}
-	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-		_ = f.Chown(int(sys.Uid), int(sys.Gid)) // works only for root or same owner; best effort
-	}
+	chownLike(f, st)
 	if _, err = f.Write(data); err != nil {
-		return err
+		return nil, err
 	}
 	if err = f.Sync(); err != nil {
-		return err
+		return nil, err
 	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = rename(tmp, target); err != nil {
-		return err
-	}
-	if d, derr := os.Open(dir); derr == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
+	return f, nil
 }
 
 // saveBackup writes data to BackupDir as <base>.<hash of path>.<time>.bak

@@ -90,8 +90,14 @@ func TestCommitFailureLeavesFileUntouched(t *testing.T) {
 	path := filepath.Join(dir, ".mcp.json")
 	old := []byte(`{"mcpServers":{"a":{"command":"x"}}}`)
 	os.WriteFile(path, old, 0o644)
-	rename = func(string, string) error { return errors.New("disk on fire") }
-	defer func() { rename = os.Rename }()
+	fail := func(string, string) error { return errors.New("disk on fire") }
+	rename, exchange = fail, fail
+	defer func() { rename, exchange = os.Rename, exchangeFiles }()
+	if _, err := Commit(path, old, []byte(`{}`)); err == nil || !strings.Contains(err.Error(), "disk on fire") {
+		t.Fatalf("got %v, want the exchange error", err)
+	}
+	// Where no atomic exchange exists, the checked rename fails the same.
+	exchange = func(string, string) error { return errNoExchange }
 	if _, err := Commit(path, old, []byte(`{}`)); err == nil || !strings.Contains(err.Error(), "disk on fire") {
 		t.Fatalf("got %v, want the rename error", err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/doctor"
+	"github.com/mcp-heal/mcp-heal/internal/procinfo"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
@@ -37,6 +38,18 @@ func fakeShim(t *testing.T) (int, func() int) {
 	return cmd.Process.Pid, func() int {
 		b, _ := os.ReadFile(f)
 		return bytes.Count(b, []byte("hup"))
+	}
+}
+
+// writeRecord writes r as the shim r.ShimPID would: with that process's
+// identity, which heal checks before it signals it.
+func writeRecord(t *testing.T, r state.Record) {
+	t.Helper()
+	if p, err := procinfo.Get(r.ShimPID); err == nil {
+		r.ShimStart, r.ShimExe = p.StartKey, p.Exe
+	}
+	if err := state.Write(&r); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -93,7 +106,7 @@ func TestHeal(t *testing.T) {
 	t.Run("failed shim, command works", func(t *testing.T) {
 		useState(t)
 		pid, hups := fakeShim(t)
-		state.Write(&state.Record{Server: "tiny", Session: "s1", ShimPID: pid, Mode: state.ModeStdio, State: state.Failed, LastExit: &state.Exit{Code: &code}})
+		writeRecord(t, state.Record{Server: "tiny", Session: "s1", ShimPID: pid, Mode: state.ModeStdio, State: state.Failed, LastExit: &state.Exit{Code: &code}})
 		d := doctor.New(t.TempDir(), 5*time.Second)
 		reports := d.Check(context.Background(), []claudecfg.Server{good})
 		d.Heal(context.Background(), reports)
@@ -111,7 +124,7 @@ func TestHeal(t *testing.T) {
 	t.Run("failed shim, command still fails", func(t *testing.T) {
 		useState(t)
 		pid, hups := fakeShim(t)
-		state.Write(&state.Record{Server: "tiny", Session: "s1", ShimPID: pid, Mode: state.ModeStdio, State: state.Failed, LastExit: &state.Exit{Code: &code}})
+		writeRecord(t, state.Record{Server: "tiny", Session: "s1", ShimPID: pid, Mode: state.ModeStdio, State: state.Failed, LastExit: &state.Exit{Code: &code}})
 		d := doctor.New(t.TempDir(), 5*time.Second)
 		reports := d.Check(context.Background(), []claudecfg.Server{bad})
 		d.Heal(context.Background(), reports)
@@ -143,4 +156,48 @@ func TestHeal(t *testing.T) {
 			t.Fatalf("after recovery: got next %q incidents %v", r.Next, r.Incidents)
 		}
 	})
+}
+
+// TestHealLeavesStrangersAlone: a failed shim was SIGKILLed and left its
+// record; its pid now names an unrelated process. heal must not SIGHUP it
+// (the process would exit with status 129) and must drop the record.
+func TestHealLeavesStrangersAlone(t *testing.T) {
+	bin := testenv.Binary(t)
+	good := claudecfg.Server{Name: "tiny", Scope: claudecfg.ScopeUser, Transport: "stdio", Command: bin, Args: []string{"example-server"}, Wrapped: true}
+	useState(t)
+	stranger := exec.Command("sleep", "1000")
+	if err := stranger.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- stranger.Wait() }()
+	t.Cleanup(func() { stranger.Process.Kill(); <-exited })
+	// The record as the dead shim wrote it: its own start time and
+	// executable, which the stranger does not have.
+	code := 1
+	if err := state.Write(&state.Record{Server: "tiny", Session: "s1", ShimPID: stranger.Process.Pid, ShimStart: "12345", ShimExe: bin,
+		Mode: state.ModeStdio, State: state.Failed, LastExit: &state.Exit{Code: &code}}); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := state.Read(stranger.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := doctor.New(t.TempDir(), 5*time.Second)
+	reports := d.Check(context.Background(), []claudecfg.Server{good})
+	// Check lists the records and already prunes this one; heal must also
+	// hold when it is handed a record read before the shim died.
+	reports[0].Shims = []*state.Record{rec}
+	d.Heal(context.Background(), reports)
+	select {
+	case err := <-exited:
+		t.Fatalf("the unrelated process was signalled: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if r := reports[0]; r.Healed() || len(r.Actions) != 1 || !strings.Contains(r.Actions[0], "is another process now") {
+		t.Fatalf("got actions %q next %q, want the shim left alone as another process", r.Actions, r.Next)
+	}
+	if _, err := state.Read(stranger.Process.Pid); !os.IsNotExist(err) {
+		t.Fatalf("stale record: got %v, want it deleted", err)
+	}
 }

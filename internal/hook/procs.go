@@ -1,57 +1,22 @@
 package hook
 
 import (
-	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
-	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/procinfo"
 )
 
 // Proc is one running process.
-type Proc struct {
-	PID, PPID int
-	Argv      []string
-}
+type Proc = procinfo.Info
 
-// listProcs reads /proc (Linux). Processes that vanish while it reads are
-// left out.
-func listProcs() ([]Proc, error) {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil, err
-	}
-	var out []Proc
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// "pid (comm) state ppid ...": comm may hold spaces and parens.
-		i := bytes.LastIndexByte(stat, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(stat[i+1:]))
-		if len(f) < 2 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		cl, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		argv := strings.Split(strings.TrimRight(string(cl), "\x00"), "\x00")
-		out = append(out, Proc{PID: pid, PPID: ppid, Argv: argv})
-	}
-	return out, nil
-}
+// listProcs lists every process (procinfo: /proc on Linux, sysctl on
+// macOS).
+func listProcs() ([]Proc, error) { return procinfo.List() }
 
 // runs reports whether argv is a process started from the configured
 // command and args: the args match exactly at the end, and the command (or
@@ -84,9 +49,10 @@ func runs(argv []string, command string, args []string) bool {
 var errAmbiguous = errors.New("more than one process matches")
 
 // findServer returns the one child of claude running command args, and
-// its descendants (an npx or uv wrapper's real server). It never matches
-// claude itself or this process.
-func (h *Handler) findServer(claude int, command string, args []string) ([]int, error) {
+// its descendants (an npx or uv wrapper's real server), each with the
+// identity stop verifies before signalling it. It never matches claude
+// itself or this process.
+func (h *Handler) findServer(claude int, command string, args []string) ([]Proc, error) {
 	if claude <= 1 {
 		return nil, errors.New("CLAUDE_PID is not set")
 	}
@@ -94,71 +60,69 @@ func (h *Handler) findServer(claude int, command string, args []string) ([]int, 
 	if err != nil {
 		return nil, err
 	}
-	found := 0
+	var found []Proc
 	for _, p := range procs {
-		if p.PPID != claude || p.PID == claude || p.PID == os.Getpid() || !runs(p.Argv, command, args) {
+		if p.PPID != claude || p.PID == claude || p.PID == os.Getpid() || !runs(p.Args, command, args) {
 			continue
 		}
-		if found != 0 {
+		if len(found) != 0 {
 			return nil, errAmbiguous
 		}
-		found = p.PID
+		found = append(found, p)
 	}
-	if found == 0 {
+	if len(found) == 0 {
 		return nil, errors.New("no such child of Claude Code")
 	}
-	tree := []int{found}
-	for i := 0; i < len(tree); i++ {
+	for _, pid := range procinfo.Descendants(procs, found[0].PID) {
 		for _, p := range procs {
-			if p.PPID == tree[i] && p.PID != os.Getpid() {
-				tree = append(tree, p.PID)
+			if p.PID == pid && pid != os.Getpid() {
+				found = append(found, p)
 			}
 		}
 	}
-	return tree, nil
+	return found, nil
 }
 
 // stop ends a server's process tree: SIGTERM to each, then SIGKILL to
 // what is still there after grace. Claude Code notices its child's exit and
-// spawns a fresh process on the next call.
-func (h *Handler) stop(pids []int, grace time.Duration) error {
-	if err := h.Signal(pids[0], syscall.SIGTERM); err != nil {
+// spawns a fresh process on the next call. Before each signal the process
+// is checked to be the one found (same start time and executable): during
+// the grace period a pid can be freed and handed to another process.
+func (h *Handler) stop(procs []Proc, grace time.Duration) error {
+	signal := func(p Proc, sig syscall.Signal) error {
+		if err := procinfo.Verify(p.PID, p.Identity()); err != nil {
+			return fmt.Errorf("not signalling pid %d: %w", p.PID, err)
+		}
+		return h.Signal(p.PID, sig)
+	}
+	if err := signal(procs[0], syscall.SIGTERM); err != nil {
 		return err
 	}
-	for _, pid := range pids[1:] {
-		_ = h.Signal(pid, syscall.SIGTERM)
+	for _, p := range procs[1:] {
+		_ = signal(p, syscall.SIGTERM)
 	}
 	deadline := h.Now().Add(grace)
-	for h.Now().Before(deadline) && anyAlive(pids) {
+	for h.Now().Before(deadline) && anyAlive(procs) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	for _, pid := range pids {
-		if running(pid) {
-			_ = h.Signal(pid, syscall.SIGKILL)
+	for _, p := range procs {
+		if running(p) {
+			_ = signal(p, syscall.SIGKILL)
 		}
 	}
 	return nil
 }
 
-func anyAlive(pids []int) bool {
-	for _, pid := range pids {
-		if running(pid) {
+func anyAlive(procs []Proc) bool {
+	for _, p := range procs {
+		if running(p) {
 			return true
 		}
 	}
 	return false
 }
 
-// running reports whether pid exists and is not a zombie: a stopped server
-// stays a zombie until Claude Code reaps it, and that is dead enough.
-func running(pid int) bool {
-	if !state.Alive(pid) {
-		return false
-	}
-	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return true
-	}
-	i := bytes.LastIndexByte(stat, ')')
-	return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
-}
+// running reports whether p is still that process and not a zombie: a
+// stopped server stays a zombie until Claude Code reaps it, and that is
+// dead enough.
+func running(p Proc) bool { return procinfo.Verify(p.PID, p.Identity()) == nil }

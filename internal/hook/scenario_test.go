@@ -16,6 +16,7 @@ import (
 	"github.com/adrg/xdg"
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/procinfo"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
@@ -58,8 +59,13 @@ func fakeShim(t *testing.T) (pid int, hups func() int) {
 	}
 }
 
+// writeRecord writes r as the shim r.ShimPID would: with that process's
+// identity, which the hooks check before they signal it.
 func writeRecord(t *testing.T, r state.Record) {
 	t.Helper()
+	if p, err := procinfo.Get(r.ShimPID); err == nil {
+		r.ShimStart, r.ShimExe = p.StartKey, p.Exe
+	}
 	if err := state.Write(&r); err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -69,18 +68,18 @@ func (s *Shim) badClientLine(line []byte, err error) {
 }
 
 func (s *Shim) clientRequest(line []byte, m jsonrpc.Msg) {
-	now := time.Now()
+	now := s.clk.Now()
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
 	s.mu.Lock()
-	if !s.up && m.Method == "ping" {
+	if !s.isUp() && m.Method == "ping" {
 		// While the server is down or being replayed, answer pings at once
 		// so the client does not conclude the connection is dead.
 		s.mu.Unlock()
 		s.writeOut(jsonrpc.ResultReply(m.ID, []byte("{}")))
 		return
 	}
-	if !s.up && s.permanent && !s.failFast() {
+	if !s.isUp() && s.permanent && !s.failFast() {
 		// A remote that cannot be used for a reason retrying will not
 		// fix soon (an untrusted certificate, refused credentials):
 		// answering at the deadline would come after Claude Code's own
@@ -92,7 +91,7 @@ func (s *Shim) clientRequest(line []byte, m jsonrpc.Msg) {
 		s.record()
 		return
 	}
-	if !s.up && s.failFast() {
+	if !s.isUp() && s.failFast() {
 		reply := s.failedReply(m.ID, m.Method)
 		s.failedN++
 		s.mu.Unlock()
@@ -128,7 +127,7 @@ func (s *Shim) clientRequest(line []byte, m jsonrpc.Msg) {
 	}
 	s.sess.noteRequest(e)
 	s.inflight[string(e.id)] = e
-	if !s.up {
+	if !s.isUp() {
 		s.queue = append(s.queue, qitem{e: e})
 		s.mu.Unlock()
 		return
@@ -156,7 +155,7 @@ func (s *Shim) answerQueueNow() [][]byte {
 	if !s.permanent || s.failFast() {
 		return nil
 	}
-	now := time.Now()
+	now := s.clk.Now()
 	var out [][]byte
 	keep := s.queue[:0]
 	for _, it := range s.queue {
@@ -217,7 +216,7 @@ func (s *Shim) forwardOrQueue(line []byte) {
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
 	s.mu.Lock()
-	if !s.up {
+	if !s.isUp() {
 		s.queue = append(s.queue, qitem{line: append([]byte(nil), line...)})
 		s.mu.Unlock()
 		return

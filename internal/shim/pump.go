@@ -39,7 +39,7 @@ func (s *Shim) fromUpstream(line []byte, gen uint64, more bool) {
 		// The stdio transport allows nothing but MCP messages on stdout;
 		// a stray print must never reach the client (a Go SDK client
 		// closes the session on a non-JSON line).
-		if n, ok := s.lim.junk.allow(time.Now()); ok {
+		if n, ok := s.lim.junk.allow(s.clk.Now()); ok {
 			attrs := []any{"err", err, "line", proc.Redact(snippet(line))}
 			if n > 0 {
 				attrs = append(attrs, "suppressed_since_last", n)
@@ -54,7 +54,7 @@ func (s *Shim) fromUpstream(line []byte, gen uint64, more bool) {
 	switch m.Kind {
 	case jsonrpc.KindResponse:
 		s.mu.Lock()
-		s.lastRecv = time.Now()
+		s.lastRecv = s.clk.Now()
 		key := string(m.ID)
 		e := s.inflight[key]
 		if e == nil || e.gen != gen {
@@ -89,7 +89,7 @@ func (s *Shim) fromUpstream(line []byte, gen uint64, more bool) {
 		// it an id unique for the client's whole session, since a new
 		// server numbers its requests from 0 again.
 		s.mu.Lock()
-		s.lastRecv = time.Now()
+		s.lastRecv = s.clk.Now()
 		if len(s.srvReqs) >= maxSrvReqs {
 			c := s.conn
 			s.mu.Unlock()
@@ -106,7 +106,7 @@ func (s *Shim) fromUpstream(line []byte, gen uint64, more bool) {
 		s.writeOutMore(replaceID(line, cid), more)
 	default:
 		s.mu.Lock()
-		s.lastRecv = time.Now()
+		s.lastRecv = s.clk.Now()
 		s.mu.Unlock()
 		s.writeOutMore(line, more)
 	}
@@ -129,7 +129,7 @@ const maxSrvReqs = 1024
 // with an error, so the server does not wait forever, and logs it (rate
 // limited like the junk warnings).
 func (s *Shim) refuseSrvReq(c upstream.Conn, gen uint64, m jsonrpc.Msg) {
-	if n, ok := s.lim.junk.allow(time.Now()); ok {
+	if n, ok := s.lim.junk.allow(s.clk.Now()); ok {
 		s.log.Warn("refused a server-to-client request: too many unanswered", "method", m.Method, "limit", maxSrvReqs, "suppressed_since_last", n)
 	}
 	// At most a few answers in flight at once: a server that floods

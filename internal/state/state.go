@@ -16,11 +16,14 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
-	"github.com/adrg/xdg"
 	"github.com/natefinch/atomic"
+
+	"github.com/mcp-heal/mcp-heal/internal/paths"
+	"github.com/mcp-heal/mcp-heal/internal/procinfo"
 )
 
 // Schema is the version of Record's layout.
@@ -58,6 +61,13 @@ type Record struct {
 	Session   string `json:"session,omitempty"` // CLAUDE_CODE_SESSION_ID
 	ClaudePID int    `json:"claude_pid"`        // the shim's parent
 	ShimPID   int    `json:"shim_pid"`
+	// ShimStart and ShimExe identify the shim process beyond its pid (the
+	// kernel's start time and the executable, from procinfo): a shim
+	// SIGKILLed by the OOM killer leaves its record, and its pid may since
+	// name another process. Nothing signals ShimPID unless they match
+	// (VerifyShim). Write fills them in for the calling process.
+	ShimStart string `json:"shim_start,omitempty"`
+	ShimExe   string `json:"shim_exe,omitempty"`
 	Mode      string `json:"mode"`   // ModeStdio or ModeRemote
 	Target    string `json:"target"` // command line or URL, secrets removed
 	State     string `json:"state"`
@@ -76,11 +86,16 @@ type Record struct {
 	Started         time.Time `json:"started"`
 	ChildStarted    time.Time `json:"child_started,omitempty"`
 	Updated         time.Time `json:"updated"`
+
+	// Failure says why State is Failed: "cannot-start" (the command is not
+	// found or not executable) or "shim-failed" (crash loop); see
+	// internal/health.
+	Failure string `json:"failure,omitempty"`
 }
 
-// Dir is the mcp-heal state directory. Tests that change XDG_STATE_HOME in
-// process must call xdg.Reload first.
-func Dir() string { return filepath.Join(xdg.StateHome, "mcp-heal") }
+// Dir is the mcp-heal state directory (internal/paths: the rule the
+// plugin's launcher mirrors).
+func Dir() string { return paths.Current().State }
 
 // ShimsDir holds one record per running shim.
 func ShimsDir() string { return filepath.Join(Dir(), "shims") }
@@ -142,6 +157,11 @@ func Write(r *Record) error {
 	}
 	r.Schema = Schema
 	r.Updated = time.Now().UTC()
+	if r.ShimStart == "" && r.ShimPID == os.Getpid() {
+		if id, err := self(); err == nil {
+			r.ShimStart, r.ShimExe = id.StartKey, id.Exe
+		}
+	}
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err
@@ -179,18 +199,9 @@ func readFile(path string) (*Record, error) {
 	return &r, nil
 }
 
-// Alive reports whether a process with pid exists.
-func Alive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}
-
 // List returns the records of live shims, oldest first. Records whose shim
-// is gone are stale: List deletes them and leaves them out. Unreadable
-// records are skipped.
+// is gone, or whose pid now names another process, are stale: List deletes
+// them and leaves them out. Unreadable records are skipped.
 func List() ([]*Record, error) {
 	ents, err := os.ReadDir(ShimsDir())
 	if errors.Is(err, os.ErrNotExist) {
@@ -209,14 +220,16 @@ func List() ([]*Record, error) {
 		if err != nil {
 			continue
 		}
-		path := filepath.Join(ShimsDir(), name)
 		if !Alive(pid) {
-			os.Remove(path)
-			_ = SetAttention(ShimAttention(pid), false)
+			prune(pid, nil)
 			continue
 		}
-		r, err := readFile(path)
+		r, err := Read(pid)
 		if err != nil || r.ShimPID != pid {
+			continue
+		}
+		if stale(r) {
+			prune(pid, r)
 			continue
 		}
 		out = append(out, r)
@@ -224,6 +237,59 @@ func List() ([]*Record, error) {
 	sort.Slice(out, func(i, j int) bool { return out[i].Started.Before(out[j].Started) })
 	return out, nil
 }
+
+// VerifyShim returns nil when r's shim is alive and is the process that
+// wrote r (same start time and executable). Callers check it immediately
+// before signalling r.ShimPID. A record without an identity (written by a
+// version before it was recorded) never verifies.
+func VerifyShim(r *Record) error {
+	err := procinfo.Verify(r.ShimPID, procinfo.Identity{StartKey: r.ShimStart, Exe: r.ShimExe})
+	if err != nil {
+		return fmt.Errorf("shim %d of %q: %w", r.ShimPID, r.Server, err)
+	}
+	return nil
+}
+
+// SignalShim sends sig to r's shim with send (syscall.Kill, or a test's
+// stand-in) after VerifyShim. A record that fails the check because its
+// shim is gone or its pid was reused is deleted.
+func SignalShim(r *Record, sig syscall.Signal, send func(int, syscall.Signal) error) error {
+	if err := VerifyShim(r); err != nil {
+		if stale(r) {
+			prune(r.ShimPID, r)
+		}
+		return err
+	}
+	return send(r.ShimPID, sig)
+}
+
+// stale reports whether r's shim is certainly not running: the process is
+// gone, or its pid names another process. A record without an identity is
+// judged by its pid alone (it is listed, but never signalled).
+func stale(r *Record) bool {
+	if r.ShimStart == "" {
+		return !Alive(r.ShimPID)
+	}
+	err := VerifyShim(r)
+	var mm *procinfo.MismatchError
+	return errors.Is(err, procinfo.ErrNotFound) || errors.As(err, &mm)
+}
+
+// prune deletes the record of pid and its attention marker. When r is the
+// record judged stale, the file is deleted only if it still holds that
+// record: a new shim that got the same pid may have written its own since.
+func prune(pid int, r *Record) {
+	if r != nil {
+		if now, err := Read(pid); err != nil || now.ShimStart != r.ShimStart || !now.Started.Equal(r.Started) {
+			return
+		}
+	}
+	_ = os.Remove(recordPath(pid))
+	_ = SetAttention(ShimAttention(pid), false)
+}
+
+// self is the identity of this process, looked up once.
+var self = sync.OnceValues(procinfo.Self)
 
 // Find returns the live shim records for server in one Claude Code session:
 // matched by session id when known, else by the Claude Code pid (hooks get

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -232,5 +233,39 @@ func TestAttentionMarkers(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(AttentionDir(), "server-plugin_x_y")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestListPrunesReusedPid: a record whose pid now names another process
+// (the shim was SIGKILLed and the pid reused) is stale: List deletes it.
+// A record written by the live shim itself carries its identity and stays.
+func TestListPrunesReusedPid(t *testing.T) {
+	useTempState(t)
+	stranger := exec.Command("sleep", "1000")
+	if err := stranger.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stranger.Process.Kill(); stranger.Wait() })
+	self, _ := os.Executable()
+	if err := Write(&Record{Server: "gone", ShimPID: stranger.Process.Pid, ShimStart: "12345", ShimExe: self, Mode: ModeStdio, State: Running}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(&Record{Server: "me", ShimPID: os.Getpid(), Mode: ModeStdio, State: Running}); err != nil {
+		t.Fatal(err)
+	}
+	all, err := List()
+	if err != nil || len(all) != 1 || all[0].Server != "me" {
+		t.Fatalf("List = %+v, %v; want only the live shim's record", all, err)
+	}
+	if err := VerifyShim(all[0]); err != nil {
+		t.Errorf("own record does not verify: %v", err)
+	}
+	if _, err := os.Stat(recordPath(stranger.Process.Pid)); !os.IsNotExist(err) {
+		t.Errorf("stale record: got %v, want it deleted", err)
+	}
+	signalled := false
+	err = SignalShim(&Record{ShimPID: stranger.Process.Pid, ShimStart: "12345", ShimExe: self}, 1, func(int, syscall.Signal) error { signalled = true; return nil })
+	if err == nil || signalled {
+		t.Errorf("SignalShim to a reused pid: got %v, signalled %v; want an error and no signal", err, signalled)
 	}
 }

@@ -1,0 +1,6 @@
+//go:build !linux && !darwin
+
+package claudecfg
+
+// exchangeFiles is not available: Commit falls back to a checked rename.
+func exchangeFiles(a, b string) error { return errNoExchange }

@@ -1,0 +1,76 @@
+package hook_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
+)
+
+// staleRecord writes, as raw JSON, the record a SIGKILLed shim left behind
+// whose pid now names pid, an unrelated process: either with the dead
+// shim's identity (start time and executable) or, as versions before the
+// identity was recorded wrote it, without one.
+func staleRecord(t *testing.T, dir string, pid int, session string, withIdentity bool) string {
+	t.Helper()
+	r := map[string]any{"schema": 1, "server": "tiny", "session": session, "shim_pid": pid, "mode": "stdio", "state": "running",
+		"started": time.Now().Add(-time.Hour), "updated": time.Now()}
+	if withIdentity {
+		r["shim_start"], r["shim_exe"] = "12345", testenv.Binary(t)
+	}
+	b, _ := json.Marshal(r)
+	shims := filepath.Join(dir, "mcp-heal", "shims")
+	if err := os.MkdirAll(shims, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(shims, strconv.Itoa(pid)+".json")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestNoSignalToStranger: a record whose shim died without removing it
+// (SIGKILL, OOM) names a pid the kernel has given to another process. The
+// idle-timeout hook, which SIGHUPs the shim of a wrapped server, must leave
+// that process alone, and prune the record when it knows it is stale.
+func TestNoSignalToStranger(t *testing.T) {
+	p := sharedPayload(t, "PostToolUseFailure.idle-timeout.json")
+	for _, tt := range []struct {
+		name         string
+		withIdentity bool
+		pruned       bool
+	}{
+		{"dead shim's identity", true, true},
+		{"no identity recorded", false, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.useState(t)
+			stranger := start(t, "sleep", "1000")
+			path := staleRecord(t, w.state, stranger.Process.Pid, p["session_id"].(string), tt.withIdentity)
+
+			w.hook(t, "PostToolUseFailure", marshal(p))
+
+			// start reaps the process: once killed, its pid is gone.
+			time.Sleep(300 * time.Millisecond)
+			if err := syscall.Kill(stranger.Process.Pid, 0); err != nil {
+				t.Fatalf("the unrelated process %d was signalled: %v", stranger.Process.Pid, err)
+			}
+			if _, err := os.Stat(path); tt.pruned != os.IsNotExist(err) {
+				t.Fatalf("record pruned: got %v, want %v", os.IsNotExist(err), tt.pruned)
+			}
+			if tt.pruned {
+				if recs, _ := state.Find("tiny", "", 0); len(recs) != 0 {
+					t.Fatalf("got records %+v, want none", recs)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,140 @@
+// Package procinfo answers what the supervisor, the hooks and the commands
+// need to know about other processes: a pid's parent, process group, start
+// time, executable and arguments, and the list of all processes.
+//
+// Its main use is identity. A pid alone names a process only while that
+// process lives: after it exits (a shim SIGKILLed by the OOM killer leaves
+// its state record behind) the kernel hands the number to the next process.
+// A pid plus its start time names one process for the life of the machine,
+// so every signal mcp-heal sends to a process it did not just spawn is
+// preceded by Verify against the start time and executable recorded when
+// the process was known to be ours.
+//
+// Linux reads /proc; macOS asks the kernel through sysctl (kern.proc.pid,
+// kern.procargs2), so neither needs cgo. Elsewhere every call returns
+// ErrUnsupported.
+package procinfo
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+// ErrNotFound is returned for a pid that names no process.
+var ErrNotFound = errors.New("no such process")
+
+// ErrUnsupported is returned on systems where processes cannot be inspected.
+var ErrUnsupported = errors.New("process inspection is not supported on this system")
+
+// Info describes one process.
+type Info struct {
+	PID  int
+	PPID int
+	PGID int // process group
+	// Start is when the process started (wall clock, for display).
+	Start time.Time
+	// StartKey is the kernel's own record of the start time, exact and
+	// stable for the life of the process (Linux: clock ticks since boot;
+	// macOS: seconds and microseconds). Compare it, not Start: Linux
+	// derives Start from the boot time, which moves when the clock is set.
+	StartKey string
+	// Exe is the executable's path; empty when the system does not tell
+	// (another user's process on Linux).
+	Exe    string
+	Args   []string
+	Zombie bool // exited, not yet reaped by its parent
+}
+
+// Identity is what is recorded about a process to recognise it later.
+type Identity struct {
+	StartKey string `json:"start,omitempty"`
+	Exe      string `json:"exe,omitempty"`
+}
+
+// Identity returns i's identity.
+func (i *Info) Identity() Identity { return Identity{StartKey: i.StartKey, Exe: i.Exe} }
+
+// Self returns the identity of the calling process.
+func Self() (Identity, error) {
+	i, err := Get(os.Getpid())
+	if err != nil {
+		return Identity{}, err
+	}
+	return i.Identity(), nil
+}
+
+// MismatchError says that pid is alive but is not the process recorded.
+type MismatchError struct {
+	PID       int
+	Want, Got Identity
+}
+
+func (e *MismatchError) Error() string {
+	return fmt.Sprintf("pid %d is another process now (started %s, %s; the recorded one started %s, %s)",
+		e.PID, e.Got.StartKey, orUnknown(e.Got.Exe), e.Want.StartKey, orUnknown(e.Want.Exe))
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "executable unknown"
+	}
+	return s
+}
+
+// Verify returns nil when pid is alive, not a zombie, and is the process
+// recorded as want. Otherwise the error says why: ErrNotFound (gone or a
+// zombie), *MismatchError (the pid was reused), or the lookup's error. An
+// identity with no start time never verifies: a record without one was
+// written by a version that did not record it, and cannot be trusted.
+func Verify(pid int, want Identity) error {
+	if pid <= 0 {
+		return ErrNotFound
+	}
+	got, err := Get(pid)
+	if err != nil {
+		return err
+	}
+	if got.Zombie {
+		return ErrNotFound
+	}
+	if want.StartKey == "" || got.StartKey != want.StartKey || !sameExe(got.Exe, want.Exe) {
+		return &MismatchError{PID: pid, Want: want, Got: got.Identity()}
+	}
+	return nil
+}
+
+// sameExe compares executables. Linux appends " (deleted)" to the path of an
+// executable replaced after the process started (a plugin update renames a
+// new binary over the old one while shims run): that is still the same
+// program. An empty recorded exe matches nothing: the start time alone
+// would do, but the recorded side always knows its own executable.
+func sameExe(got, want string) bool {
+	if want == "" || got == "" {
+		return false
+	}
+	return strings.TrimSuffix(got, " (deleted)") == strings.TrimSuffix(want, " (deleted)")
+}
+
+// Descendants returns the pids of the processes in procs whose parent is
+// pid, then their children, breadth first: a process tree as it is now. A
+// list read while processes come and go can hold a cycle; each pid is taken
+// once.
+func Descendants(procs []Info, pid int) []int {
+	seen := map[int]bool{pid: true}
+	var tree []int
+	for i, parent := -1, pid; ; i++ {
+		for _, p := range procs {
+			if p.PPID == parent && !seen[p.PID] {
+				seen[p.PID] = true
+				tree = append(tree, p.PID)
+			}
+		}
+		if i+1 >= len(tree) {
+			return tree
+		}
+		parent = tree[i+1]
+	}
+}

@@ -1,0 +1,104 @@
+package procinfo
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// clockTicks is USER_HZ, the unit of /proc/PID/stat's starttime: the kernel
+// reports 100 to user space on every architecture Go supports (proc(5)).
+const clockTicks = 100
+
+// Get returns what /proc says about pid.
+func Get(pid int) (*Info, error) {
+	if pid <= 0 {
+		return nil, ErrNotFound
+	}
+	dir := "/proc/" + strconv.Itoa(pid)
+	stat, err := os.ReadFile(dir + "/stat")
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	i, err := parseStat(pid, stat)
+	if err != nil {
+		return nil, err
+	}
+	if exe, err := os.Readlink(dir + "/exe"); err == nil {
+		i.Exe = exe
+	}
+	if cl, err := os.ReadFile(dir + "/cmdline"); err == nil && len(cl) > 0 {
+		i.Args = strings.Split(strings.TrimRight(string(cl), "\x00"), "\x00")
+	}
+	return i, nil
+}
+
+// parseStat reads "pid (comm) state ppid pgrp session tty tpgid flags
+// minflt cminflt majflt cmajflt utime stime cutime cstime priority nice
+// num_threads itrealvalue starttime ..." (proc(5)). comm may hold spaces
+// and parentheses, so the fields are counted from the last ')'.
+func parseStat(pid int, stat []byte) (*Info, error) {
+	j := bytes.LastIndexByte(stat, ')')
+	if j < 0 {
+		return nil, errors.New("procinfo: malformed /proc stat of pid " + strconv.Itoa(pid))
+	}
+	f := strings.Fields(string(stat[j+1:]))
+	if len(f) < 20 {
+		return nil, errors.New("procinfo: short /proc stat of pid " + strconv.Itoa(pid))
+	}
+	ppid, err1 := strconv.Atoi(f[1])
+	pgid, err2 := strconv.Atoi(f[2])
+	ticks, err3 := strconv.ParseUint(f[19], 10, 64)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return nil, errors.New("procinfo: malformed /proc stat of pid " + strconv.Itoa(pid) + ": " + err.Error())
+	}
+	i := &Info{PID: pid, PPID: ppid, PGID: pgid, StartKey: f[19], Zombie: f[0] == "Z" || f[0] == "X"}
+	if bt, err := bootTime(); err == nil {
+		i.Start = bt.Add(time.Duration(ticks) * time.Second / clockTicks)
+	}
+	return i, nil
+}
+
+// bootTime is the btime line of /proc/stat.
+func bootTime() (time.Time, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return time.Time{}, err
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "btime "); ok {
+			s, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				return time.Time{}, err
+			}
+			return time.Unix(s, 0), nil
+		}
+	}
+	return time.Time{}, errors.New("procinfo: no btime in /proc/stat")
+}
+
+// List returns every process /proc shows. Processes that exit while it
+// reads are left out.
+func List() ([]Info, error) {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Info, 0, len(ents))
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if i, err := Get(pid); err == nil {
+			out = append(out, *i)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,222 @@
+package procinfo
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// start runs argv in its own process group and stops it at cleanup.
+func start(t *testing.T, argv ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+	})
+	return cmd
+}
+
+func TestGetRealProcesses(t *testing.T) {
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Fatal("sleep not found: ", err)
+	}
+	sleep, _ = filepath.EvalSymlinks(sleep)
+	// comm of a program named like this reads "pid (x) (y z) S ...":
+	// the fields must be counted from the last parenthesis.
+	odd := filepath.Join(t.TempDir(), "x) (y z")
+	if err := os.Symlink(sleep, odd); err != nil {
+		t.Fatal(err)
+	}
+	self, _ := os.Executable()
+	before := time.Now()
+	plain := start(t, "sleep", "1000")
+	weird := start(t, odd, "999")
+
+	tests := []struct {
+		name                 string
+		pid, ppid, pgid      int
+		exe                  string
+		args                 []string
+		startedAfter, before time.Time
+	}{
+		{"self", os.Getpid(), os.Getppid(), syscall.Getpgrp(), self, os.Args, time.Now().Add(-time.Hour), time.Now()},
+		{"sleep", plain.Process.Pid, os.Getpid(), plain.Process.Pid, sleep, []string{"sleep", "1000"}, before, time.Now()},
+		{"odd name", weird.Process.Pid, os.Getpid(), weird.Process.Pid, sleep, []string{odd, "999"}, before, time.Now()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			i, err := Get(tt.pid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i.PID != tt.pid || i.PPID != tt.ppid || i.PGID != tt.pgid {
+				t.Errorf("got pid %d ppid %d pgid %d, want %d %d %d", i.PID, i.PPID, i.PGID, tt.pid, tt.ppid, tt.pgid)
+			}
+			if i.Exe != tt.exe {
+				t.Errorf("got exe %q, want %q", i.Exe, tt.exe)
+			}
+			if !slices.Equal(i.Args, tt.args) {
+				t.Errorf("got args %q, want %q", i.Args, tt.args)
+			}
+			// Start has the 10 ms resolution of USER_HZ and the boot time's
+			// one second: allow that much either side.
+			if i.Start.Before(tt.startedAfter.Add(-1100*time.Millisecond)) || i.Start.After(tt.before.Add(1100*time.Millisecond)) {
+				t.Errorf("got start %v, want between %v and %v", i.Start, tt.startedAfter, tt.before)
+			}
+			if i.Zombie {
+				t.Error("got zombie, want running")
+			}
+			again, err := Get(tt.pid)
+			if err != nil || again.StartKey != i.StartKey || i.StartKey == "" {
+				t.Errorf("start key %q then %q (%v): want the same, non-empty", i.StartKey, again.StartKey, err)
+			}
+			if err := Verify(tt.pid, i.Identity()); err != nil {
+				t.Errorf("verify own identity: %v", err)
+			}
+		})
+	}
+}
+
+func TestVerify(t *testing.T) {
+	sleep := start(t, "sleep", "1000")
+	pid := sleep.Process.Pid
+	me, err := Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := Get(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := info.Identity()
+
+	exited := exec.Command("true")
+	if err := exited.Run(); err != nil {
+		t.Fatal(err)
+	}
+	zombie := exec.Command("true")
+	if err := zombie.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = zombie.Wait() })
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		i, err := Get(zombie.Process.Pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i.Zombie {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("child of true never became a zombie")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	tests := []struct {
+		name     string
+		pid      int
+		want     Identity
+		notFound bool
+		mismatch bool
+	}{
+		{"same process", pid, id, false, false},
+		{"another start time (pid reused)", pid, Identity{StartKey: "1", Exe: id.Exe}, false, true},
+		{"another executable", pid, Identity{StartKey: id.StartKey, Exe: "/usr/bin/mcp-heal"}, false, true},
+		{"our own identity on another pid", pid, me, false, true},
+		{"no start recorded", pid, Identity{Exe: id.Exe}, false, true},
+		{"replaced executable", pid, Identity{StartKey: id.StartKey, Exe: id.Exe + " (deleted)"}, false, false},
+		{"exited and reaped", exited.Process.Pid, id, true, false},
+		{"zombie", zombie.Process.Pid, id, true, false},
+		{"pid 0", 0, id, true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := Verify(tt.pid, tt.want)
+			var mm *MismatchError
+			switch {
+			case tt.notFound && !errors.Is(err, ErrNotFound):
+				t.Errorf("got %v, want ErrNotFound", err)
+			case tt.mismatch && !errors.As(err, &mm):
+				t.Errorf("got %v, want a mismatch", err)
+			case !tt.notFound && !tt.mismatch && err != nil:
+				t.Errorf("got %v, want nil", err)
+			}
+		})
+	}
+}
+
+func TestListAndDescendants(t *testing.T) {
+	sh := start(t, "sh", "-c", "sleep 1001 & sleep 1002 & sh -c 'sleep 1003; :' & wait")
+	var procs []Info
+	var tree []int
+	for deadline := time.Now().Add(10 * time.Second); len(tree) < 4; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("got tree %v, want 4 descendants of sh", tree)
+		}
+		var err error
+		if procs, err = List(); err != nil {
+			t.Fatal(err)
+		}
+		tree = Descendants(procs, sh.Process.Pid)
+	}
+	var args [][]string
+	for _, p := range procs {
+		if slices.Contains(tree, p.PID) {
+			args = append(args, p.Args)
+			if p.PGID != sh.Process.Pid {
+				t.Errorf("pid %d: got pgid %d, want %d", p.PID, p.PGID, sh.Process.Pid)
+			}
+		}
+	}
+	for _, want := range []string{"1001", "1002", "1003"} {
+		if !slices.ContainsFunc(args, func(a []string) bool { return slices.Equal(a, []string{"sleep", want}) }) {
+			t.Errorf("got %q, want sleep %s among the descendants", args, want)
+		}
+	}
+	if !slices.ContainsFunc(procs, func(p Info) bool { return p.PID == os.Getpid() }) {
+		t.Error("List left out this process")
+	}
+	if got := Descendants([]Info{{PID: 2, PPID: 3}, {PID: 3, PPID: 2}}, 2); !slices.Equal(got, []int{3}) {
+		t.Errorf("cycle: got %v, want [3]", got)
+	}
+}
+
+func TestParseStat(t *testing.T) {
+	tests := []struct {
+		stat      string
+		ppid, pg  int
+		key       string
+		zombie    bool
+		wantError bool
+	}{
+		{"12 (sleep) S 1 12 12 0 -1 4194304 90 0 0 0 0 0 0 0 20 0 1 0 4242 8000 1 ", 1, 12, "4242", false, false},
+		{"12 (a) (b c)) Z 7 8 8 0 -1 4194304 90 0 0 0 0 0 0 0 20 0 1 0 99 8000 1 ", 7, 8, "99", true, false},
+		{"12 (sleep S 1", 0, 0, "", false, true},
+		{"12 (sleep) S 1 12", 0, 0, "", false, true},
+		{"12 (sleep) S x 12 12 0 -1 4194304 90 0 0 0 0 0 0 0 20 0 1 0 4242", 0, 0, "", false, true},
+	}
+	for _, tt := range tests {
+		i, err := parseStat(12, []byte(tt.stat))
+		if tt.wantError {
+			if err == nil {
+				t.Errorf("%q: got %+v, want an error", tt.stat, i)
+			}
+			continue
+		}
+		if err != nil || i.PPID != tt.ppid || i.PGID != tt.pg || i.StartKey != tt.key || i.Zombie != tt.zombie {
+			t.Errorf("%q: got %+v %v, want ppid %d pgid %d start %s zombie %v", tt.stat, i, err, tt.ppid, tt.pg, tt.key, tt.zombie)
+		}
+	}
+}
