@@ -142,7 +142,9 @@ func (s *Shim) refuseSrvReq(c upstream.Conn, gen uint64, m jsonrpc.Msg) {
 		fmt.Sprintf("mcp-heal: the client has %d requests from this server unanswered; this one was not forwarded", maxSrvReqs), nil)
 	go func() {
 		// Apart from the pump: Send may block on a server that is not
-		// reading, and the pump must keep draining its output.
+		// reading, and the pump must keep draining its output. It ends
+		// when Send returns, at the latest when the connection is closed
+		// (every connection is closed before Run returns).
 		defer s.lim.refusing.Add(-1)
 		s.sendMu.Lock()
 		defer s.sendMu.Unlock()
