@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/health"
@@ -43,7 +44,7 @@ func (f *cfgFlags) options(env *Env) (claudecfg.Options, error) {
 }
 
 func runRewrite(env *Env, args []string, unwrap bool) error {
-	name, synopsis, help := "wrap", "wrap [server...|--all] [--scope SCOPE] [--project-servers MODE] [--dry-run] [--shim PATH]", wrapHelp
+	name, synopsis, help := "wrap", "wrap [server...|--all] [--scope SCOPE] [--project-servers MODE] [--keep DURATION] [--dry-run] [--shim PATH]", wrapHelp
 	if unwrap {
 		name, synopsis, help = "unwrap", "unwrap [server...|--all] [--scope SCOPE] [--dry-run]", unwrapHelp
 	}
@@ -53,7 +54,9 @@ func runRewrite(env *Env, args []string, unwrap bool) error {
 	scope := fs.String("scope", "all", "`SCOPE` to rewrite: project, user, local or all")
 	dry := fs.Bool("dry-run", false, "print a diff of what would change, and every note, and write nothing")
 	var shim, mode *string
+	var keepFor *time.Duration
 	if !unwrap {
+		keepFor = fs.Duration("keep", 0, "stdio servers keep running this long after Claude Code lets go of them, and the next session or /mcp reconnect re-attaches (see docs/keeper.md)")
 		shim = fs.String("shim", "", "the mcp-heal binary the entries run (default: $XDG_DATA_HOME/mcp-heal/bin/mcp-heal if present, else this binary)")
 		mode = fs.String("project-servers", claudecfg.ProjectLocal, "what to do with project (.mcp.json) servers: `MODE` local (protect them with a local entry; .mcp.json unchanged), skip, or rewrite (.mcp.json itself, shared with your team)")
 	}
@@ -93,6 +96,9 @@ func runRewrite(env *Env, args []string, unwrap bool) error {
 		}
 		if req.Shim, err = filepath.Abs(req.Shim); err != nil {
 			return err
+		}
+		if *keepFor > 0 {
+			req.Flags = []string{"--keep", keepFor.String()}
 		}
 	}
 	plan, err := claudecfg.NewPlan(o, req)

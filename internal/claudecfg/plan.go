@@ -14,6 +14,8 @@ type Request struct {
 	Names  []string // the servers named; nil: every server
 	Scope  string   // "all", ScopeLocal, ScopeProject or ScopeUser
 	Shim   string   // wrap: absolute path of the mcp-heal binary entries run
+	// Flags are extra shim flags for stdio entries (e.g. --keep DURATION).
+	Flags []string
 	// Project is what wrap does with project (.mcp.json) servers:
 	// ProjectLocal (the default when empty), ProjectSkip or ProjectRewrite.
 	Project string
@@ -121,7 +123,7 @@ func NewPlan(o Options, r Request) (*Plan, error) {
 				p.files = append(p.files, ge)
 			}
 			if err == nil {
-				rows, err = protect(ge, local, fe, cf, sel, r.Shim, oauth, servers)
+				rows, err = protect(ge, local, fe, cf, sel, r, oauth, servers)
 			}
 		default:
 			var keep []string
@@ -138,7 +140,7 @@ func NewPlan(o Options, r Request) (*Plan, error) {
 			}
 			if len(keep) > 0 {
 				var more []Change
-				fe.new, more, err = Wrap(fe.new, cf.JSONPath, keep, r.Shim)
+				fe.new, more, err = Wrap(fe.new, cf.JSONPath, keep, r.Shim, r.Flags...)
 				rows = append(rows, more...)
 			}
 		}

@@ -54,8 +54,8 @@ func copyOf(e gjson.Result) (file, hash string) {
 
 // protectEntry is the local entry that stands in for project entry e of
 // file: e wrapped, on one line, its marker naming file and e's hash.
-func protectEntry(name string, e gjson.Result, shimPath, file string) (string, Change) {
-	text, ch := wrapEntry(name, e, shimPath)
+func protectEntry(name string, e gjson.Result, shimPath, file string, flags ...string) (string, Change) {
+	text, ch := wrapEntry(name, e, shimPath, flags...)
 	if ch.Action != ActWrapped {
 		if ch.Action != ActSkipped {
 			// Wrapped in .mcp.json itself (--project-servers rewrite
@@ -105,7 +105,7 @@ func isCopy(data []byte, cf ConfigFile, name string) bool {
 
 // protect makes or refreshes, in the local scope (ge, local), the copies
 // that protect the project servers sel of fe.
-func protect(ge *fileEdit, local ConfigFile, fe *fileEdit, cf ConfigFile, sel []string, shim string, oauth map[string]bool, servers []Server) ([]Change, error) {
+func protect(ge *fileEdit, local ConfigFile, fe *fileEdit, cf ConfigFile, sel []string, r Request, oauth map[string]bool, servers []Server) ([]Change, error) {
 	approval := map[string]string{}
 	for _, s := range servers {
 		if s.Scope == ScopeProject && s.File == cf.File {
@@ -134,13 +134,13 @@ func protect(ge *fileEdit, local ConfigFile, fe *fileEdit, cf ConfigFile, sel []
 			out = append(out, Change{Name: n, Action: ActSkipped, Detail: "not approved in Claude Code (" + approval[n] + "): approve it first, then wrap it"})
 			continue
 		}
-		text, ch := protectEntry(n, m.val, shim, cf.File)
+		text, ch := protectEntry(n, m.val, r.Shim, cf.File, r.Flags...)
 		if !ch.Changed() {
 			out = append(out, ch)
 			continue
 		}
 		if hasLocal {
-			if hash == entryHash(m.val.Raw) && lastVal(cur.val, "command").String() == shim {
+			if hash == entryHash(m.val.Raw) && entryHash(cur.val.Raw) == entryHash(text) {
 				out = append(out, Change{Name: n, Action: ActAlreadyWrapped, Detail: "by a local entry of the same name"})
 				continue
 			}

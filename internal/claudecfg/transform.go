@@ -89,9 +89,10 @@ func entries(data []byte, path []string, names []string) ([]member, error) {
 // `shimPath shim`. Everything outside those entries keeps its bytes. An
 // entry already wrapped is left alone (or only its shim path updated), so
 // wrapping twice equals wrapping once. Invalid JSON returns a *SyntaxError
-// and no data.
-func Wrap(data []byte, path []string, names []string, shimPath string) ([]byte, []Change, error) {
-	return rewrite(data, path, names, func(name string, e gjson.Result) (string, Change) { return wrapEntry(name, e, shimPath) })
+// and no data. flags are extra shim flags for stdio entries (e.g. --keep
+// DURATION).
+func Wrap(data []byte, path []string, names []string, shimPath string, flags ...string) ([]byte, []Change, error) {
+	return rewrite(data, path, names, func(name string, e gjson.Result) (string, Change) { return wrapEntry(name, e, shimPath, flags...) })
 }
 
 // Unwrap is the inverse of Wrap: a wrapped entry gets its original bytes
@@ -131,7 +132,7 @@ func hasDuplicateKeys(e gjson.Result) bool {
 	return false
 }
 
-func wrapEntry(name string, e gjson.Result, shimPath string) (string, Change) {
+func wrapEntry(name string, e gjson.Result, shimPath string, flags ...string) (string, Change) {
 	ch := Change{Name: name, Action: ActSkipped}
 	if !e.IsObject() {
 		ch.Detail = "not a JSON object"
@@ -176,7 +177,7 @@ func wrapEntry(name string, e gjson.Result, shimPath string) (string, Change) {
 			ch.Detail = "\"args\" is not an array of strings"
 			return "", ch
 		}
-		shimArgs := st.strings(StdioShimArgs(name, command.String(), args), st.inner)
+		shimArgs := st.strings(StdioShimArgs(name, command.String(), args, flags...), st.inner)
 		for _, m := range members(e) {
 			switch m.key {
 			case "command":

@@ -44,7 +44,9 @@ func Status(o claudecfg.Options, session string, now time.Time, only []string, a
 	}
 	var mine []*state.Record
 	for _, r := range recs {
-		if session == "" || r.Session == session {
+		// A kept server no client is attached to belongs to no session
+		// yet: show it (internal/keep).
+		if session == "" || r.Session == session || (r.Kept && !r.Attached) {
 			mine = append(mine, r)
 		}
 	}

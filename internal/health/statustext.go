@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/keep"
 	"github.com/mcp-heal/mcp-heal/internal/proc"
 )
 
@@ -58,6 +59,9 @@ func (rep Report) WriteText(w io.Writer, home string, now time.Time, a Audience)
 				notes = append(notes, fmt.Sprintf("  %s: %s", s.Name, d))
 			}
 			for _, r := range s.Shims {
+				if k := keep.Describe(r, now); k != "" {
+					notes = append(notes, fmt.Sprintf("  %s: %s", s.Name, k))
+				}
 				if r.LastError != "" && s.Health != "failed" {
 					notes = append(notes, fmt.Sprintf("  %s: last error: %s", s.Name, clip(r.LastError, 200)))
 				}

@@ -118,6 +118,7 @@ func (s *Shim) install(c upstream.Conn) uint64 {
 	s.lastRecv = s.clk.Now()
 	s.dialFails = 0
 	s.cantStart = false
+	s.permanent = false
 	switch {
 	case s.isFailed():
 		// Still failed until this one answers.
@@ -213,13 +214,14 @@ func (s *Shim) dialFailed(err error, failures int) {
 	if s.cantStart = cant; cant {
 		s.lastErr = why
 	}
+	s.permanent = isPermanent(err)
 	// A remote that refuses connections is down, not crash-looping: its
 	// calls wait in the queue for QueueTimeout, so it is marked failed
 	// (and hooks deny calls to it) only once an outage has lasted that
 	// long. A stdio command that will not start is failed after
 	// MaxFailures quick tries.
 	switch {
-	case cant || failures >= s.o.MaxFailures && (s.mode != state.ModeRemote || s.clk.Now().Sub(s.downSince) >= s.o.QueueTimeout):
+	case cant || s.permanent || failures >= s.o.MaxFailures && (s.mode != state.ModeRemote || s.clk.Now().Sub(s.downSince) >= s.o.QueueTimeout):
 		s.setPhase(state.Failed)
 	case !s.isFailed():
 		s.setPhase(state.Backoff)
@@ -228,7 +230,7 @@ func (s *Shim) dialFailed(err error, failures int) {
 	if s.failFast() {
 		fail = s.takeQueue()
 	}
-	replies := s.failReplies(fail)
+	replies := append(s.failReplies(fail), s.answerQueueNow()...)
 	s.mu.Unlock()
 	s.event("start-failed", "err", err.Error(), "failures", failures)
 	for _, r := range replies {
