@@ -65,7 +65,7 @@ func (s *Shim) supervise(ctx context.Context) {
 		case <-pumpDone:
 		case <-ctx.Done():
 			s.stop()
-			c.Close()
+			closeOrDetach(c)
 			<-pumpDone
 			s.connDied(gen, c.PID(), c.Exit(), false, "")
 			return
