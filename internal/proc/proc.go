@@ -10,6 +10,7 @@ package proc
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -47,6 +48,11 @@ type Config struct {
 	// Log receives dropped non-JSON lines and lifecycle details; nil
 	// discards.
 	Log *slog.Logger
+	// MaxMessage is the ceiling on one stdout message (default
+	// jsonrpc.DefaultMaxMessage): a longer line is discarded as it
+	// streams, and a response among them is replaced by an error reply
+	// to its id (jsonrpc.DroppedReply).
+	MaxMessage int
 	// Guardian, when set, is the command that runs a guardian (the
 	// mcp-heal binary and "guardian"): the child then runs under it, and
 	// nothing it starts outlives the shim, even one killed with SIGKILL.
@@ -54,6 +60,11 @@ type Config struct {
 	// not its descendants, when the shim dies).
 	Guardian []string
 }
+
+// MaxStderrLine is how much of one stderr line is kept and passed
+// through: a server writing megabytes without a newline must not make the
+// shim hold them (its tail keeps 512 bytes a line anyway).
+const MaxStderrLine = 4 << 10
 
 // stderrMu serialises writes of child stderr lines to shared writers.
 var stderrMu sync.Mutex
@@ -93,16 +104,8 @@ func Start(cfg Config) (*Process, error) { return start(cfg, nil) }
 
 // start starts the command, under g when given.
 func start(cfg Config, g *guardian.Guardian) (*Process, error) {
-	if cfg.TailLines <= 0 {
-		cfg.TailLines = 20
-	}
-	if cfg.StopStep <= 0 {
-		cfg.StopStep = 2 * time.Second
-	}
+	cfg = withDefaults(cfg)
 	log := cfg.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
 	path := cfg.Path
 	if !strings.Contains(path, "/") {
 		lp, err := exec.LookPath(path)
@@ -115,6 +118,11 @@ func start(cfg Config, g *guardian.Guardian) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newProcess(cfg, log, sp), nil
+}
+
+// newProcess starts serving a started child.
+func newProcess(cfg Config, log *slog.Logger, sp spawned) *Process {
 	p := &Process{
 		cfg:     cfg,
 		log:     log,
@@ -131,10 +139,24 @@ func start(cfg Config, g *guardian.Guardian) (*Process, error) {
 		tail:    tail{n: cfg.TailLines},
 	}
 	p.readers.Add(2)
-	go p.readStdout()
+	go p.readStdout(sp.prefix)
 	go p.readStderr()
 	go p.wait()
-	return p, nil
+	return p
+}
+
+// withDefaults fills in the defaults of cfg's optional fields.
+func withDefaults(cfg Config) Config {
+	if cfg.TailLines <= 0 {
+		cfg.TailLines = 20
+	}
+	if cfg.StopStep <= 0 {
+		cfg.StopStep = 2 * time.Second
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	return cfg
 }
 
 // stderrFile is where a guardian logs: the shim's stderr when it is a
@@ -151,6 +173,9 @@ type spawned struct {
 	pid                   int
 	started               time.Time
 	stdin, stdout, stderr *os.File
+	// prefix is read before stdout: the start of a line a kept server's
+	// guardian read while nobody was attached.
+	prefix []byte
 }
 
 // child is a started server, run directly or under a guardian.
@@ -218,11 +243,25 @@ func (p *Process) SendLater(msg []byte) error {
 // Flush writes what SendLater buffered.
 func (p *Process) Flush() error { return p.bw.Flush() }
 
-func (p *Process) readStdout() {
+func (p *Process) readStdout(prefix []byte) {
 	defer p.readers.Done()
-	r := jsonrpc.NewReader(p.stdout)
+	var in io.Reader = p.stdout
+	if len(prefix) > 0 {
+		in = io.MultiReader(bytes.NewReader(prefix), p.stdout)
+	}
+	max := p.cfg.MaxMessage
+	if max <= 0 {
+		max = jsonrpc.DefaultMaxMessage
+	}
+	r := jsonrpc.NewReaderMax(in, max)
 	for {
 		line, err := r.Next()
+		if tl, ok := err.(*jsonrpc.TooLongError); ok {
+			p.log.Warn("dropped a message from the server over the size ceiling", "pid", p.pid, "bytes", tl.Len, "limit", tl.Limit, "head", Redact(string(tl.Head[:min(len(tl.Head), 200)])))
+			if line, err = jsonrpc.DroppedReply(tl), nil; line == nil {
+				continue
+			}
+		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
 				p.log.Debug("read child stdout", "pid", p.pid, "err", err)
@@ -245,9 +284,12 @@ func (p *Process) readStdout() {
 
 func (p *Process) readStderr() {
 	defer p.readers.Done()
-	r := jsonrpc.NewReader(p.stderr)
+	r := jsonrpc.NewReaderMax(p.stderr, MaxStderrLine)
 	for {
 		line, err := r.Next()
+		if tl, ok := err.(*jsonrpc.TooLongError); ok {
+			line, err = fmt.Appendf(tl.Head, "… [%d more bytes of this line dropped]", tl.Len-int64(len(tl.Head))), nil
+		}
 		if err != nil {
 			return
 		}
@@ -350,11 +392,4 @@ func (p *Process) waitDone(d time.Duration) bool {
 	case <-t.C:
 		return false
 	}
-}
-
-func snippet(b []byte) string {
-	if len(b) > 200 {
-		return string(b[:200]) + "…"
-	}
-	return string(b)
 }
