@@ -418,3 +418,23 @@ func TestLauncherPostToolBatchRewake(t *testing.T) {
 		}
 	}
 }
+
+// TestLauncherGoRequirementIsGoMod: the Go version the launcher's messages
+// name is the one go.mod requires.
+func TestLauncherGoRequirementIsGoMod(t *testing.T) {
+	root := testenv.ModuleRoot(t)
+	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want string
+	for _, l := range strings.Split(string(mod), "\n") {
+		if v, ok := strings.CutPrefix(l, "go "); ok {
+			want = strings.TrimSpace(v)
+		}
+	}
+	sh, _ := os.ReadFile(filepath.Join(root, "plugin", "mcp-heal"))
+	if want == "" || !strings.Contains(string(sh), "\ngo_min="+want+"\n") {
+		t.Fatalf("go.mod requires go %q; the launcher's go_min differs", want)
+	}
+}
