@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -36,7 +37,22 @@ type costSetup struct {
 var costSetups = []costSetup{
 	{"no plugin", func(*testing.T, *session) {}},
 	{"floor plugin (one blocking PreToolUse running /bin/true)", func(t *testing.T, s *session) { s.plugin = floorPlugin(t) }},
-	{"mcp-heal plugin", func(t *testing.T, s *session) { s.withPlugin() }},
+	{"mcp-heal plugin", func(t *testing.T, s *session) { s.withPlugin(); s.plugin = pluginFiles(t) }},
+}
+
+// pluginFiles copies the plugin's own files (manifest, hooks, command,
+// launcher), as a release lays them out, out of the repository: Claude
+// Code is then measured loading the plugin users install, not a source
+// tree of thousands of files. The binary comes from MCP_HEAL_BIN.
+func pluginFiles(t *testing.T) string {
+	dir := t.TempDir()
+	root := testenv.ModuleRoot(t)
+	for _, d := range []string{".claude-plugin", "hooks", "commands", "plugin"} {
+		if out, err := exec.Command("cp", "-a", filepath.Join(root, d), dir).CombinedOutput(); err != nil {
+			t.Fatalf("cp %s: %v %s", d, err, out)
+		}
+	}
+	return dir
 }
 
 // floorPlugin is the cheapest plugin that checks MCP calls: one blocking
