@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // gitServer serves the bare repositories under root over HTTP (git's own
@@ -49,9 +51,7 @@ func git(t *testing.T, dir string, args ...string) {
 // marketplace add <git url>#dist` in a HOME without Go installs the
 // released plugin (binaries, no go.mod), and its first hook answers.
 func TestInstallFromDistBranch(t *testing.T) {
-	if testing.Short() {
-		t.Skip("full suite only: runs the release step and Claude Code")
-	}
+	testenv.NeedsFull(t, "the release step and Claude Code")
 	dir := releaseMarketplace(t)
 	repos := t.TempDir()
 	work := filepath.Join(repos, "work")
