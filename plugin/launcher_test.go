@@ -2,6 +2,7 @@ package plugin_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -137,7 +138,7 @@ func TestLauncherFailsOpen(t *testing.T) {
 	if !strings.Contains(out, `"systemMessage":"mcp-heal: this copy of the plugin has no binary for linux/amd64 and Go was not found, so mcp-heal's hooks are off.`) {
 		t.Fatalf("first hook: got %q, want a systemMessage saying how to install", out)
 	}
-	if out, _ := l.run(t, payload, "hook", "PostToolUse"); out != "" {
+	if out, _ := l.run(t, payload, "hook", "PostToolUseFailure"); out != "" {
 		t.Fatalf("second hook: got %q, want nothing (told once)", out)
 	}
 	_, errOut := l.run(t, nil, "command", "status")
@@ -203,13 +204,30 @@ func TestLauncherPreToolUseHealthyPath(t *testing.T) {
 	if _, err := os.Stat(trace); err != nil {
 		t.Fatal("with a marker the binary did not run")
 	}
-	// Other hooks always reach the binary.
+	// PostToolUse only closes open incidents: without an incident log it
+	// is answered without the binary, with one the binary decides.
 	os.Remove(filepath.Join(att, "shim-12345"))
 	os.Remove(trace)
-	cmd := exec.Command(filepath.Join(l.root, "plugin", "mcp-heal"), "hook", "PostToolUse")
-	cmd.Env = append(claudeEnv(l.home), "CLAUDE_PLUGIN_ROOT="+l.root, "CLAUDE_PLUGIN_DATA="+l.data, "MCP_HEAL_BIN="+fake)
-	if out, err := cmd.Output(); err != nil || !strings.Contains(string(out), "decided") {
-		t.Fatalf("PostToolUse: %v %q, want the binary's reply", err, out)
+	post := func() string {
+		cmd := exec.Command(filepath.Join(l.root, "plugin", "mcp-heal"), "hook", "PostToolUse")
+		cmd.Env = append(claudeEnv(l.home), "CLAUDE_PLUGIN_ROOT="+l.root, "CLAUDE_PLUGIN_DATA="+l.data, "MCP_HEAL_BIN="+fake)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("PostToolUse: %v (want exit 0)", err)
+		}
+		return string(out)
+	}
+	if out := post(); out != "" {
+		t.Fatalf("PostToolUse without incidents: got %q, want nothing", out)
+	}
+	if _, err := os.Stat(trace); err == nil {
+		t.Fatal("PostToolUse without incidents started the binary")
+	}
+	if err := os.WriteFile(filepath.Join(l.home, ".local", "state", "mcp-heal", "incidents.jsonl"), []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out := post(); !strings.Contains(out, "decided") {
+		t.Fatalf("PostToolUse with an incident log: got %q, want the binary's reply", out)
 	}
 }
 
@@ -277,7 +295,7 @@ func TestLauncherHookBuildsInBackground(t *testing.T) {
 	if !strings.Contains(out, `"systemMessage":"mcp-heal: building its binary from source with the local Go (needs Go 1.26.8 or newer`) {
 		t.Fatalf("first hook: got %q, want one line saying it builds", out)
 	}
-	if out, _ := l.run(t, []byte(`{}`), "hook", "PostToolUse"); out != "" {
+	if out, _ := l.run(t, []byte(`{}`), "hook", "PostToolUseFailure"); out != "" {
 		t.Fatalf("a hook during the build: got %q, want nothing (pass through)", out)
 	}
 	bin := filepath.Join(l.data, "bin", "mcp-heal-"+pluginVersion(t))
@@ -325,12 +343,98 @@ func TestLauncherGoTooOld(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	out, _ = l.run(t, []byte(`{}`), "hook", "PostToolUse")
+	out, _ = l.run(t, []byte(`{}`), "hook", "PostToolUseFailure")
 	if !strings.Contains(out, "needs Go 1.26.8 or newer, found go1.25.1") {
 		t.Fatalf("next hook: got %q, want the real requirement and the Go found", out)
 	}
 	ran, _ := os.ReadFile(trace)
 	if strings.Contains(string(ran), "build") || !strings.HasPrefix(string(ran), "local env GOVERSION") {
 		t.Fatalf("go was run as %q, want only `GOTOOLCHAIN=local go env GOVERSION`", ran)
+	}
+}
+
+// TestLauncherPostToolBatchRewake: PostToolBatch runs with asyncRewake
+// (hooks/hooks.json), so Claude Code does not wait for it and wakes the
+// model only when it exits 2, showing its stderr. Through the launcher and
+// the real binary: a batch with a call refused because its server is in
+// cool-down exits 2 with the advice on stderr and nothing on stdout; a
+// healthy batch exits 0 without output.
+func TestLauncherPostToolBatchRewake(t *testing.T) {
+	l := newLauncherEnv(t)
+	bin := testenv.Binary(t)
+	run := func(file string) (int, string, string) {
+		payload, err := os.ReadFile(filepath.Join(testenv.HookPayloadDir(t), file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(filepath.Join(l.root, "plugin", "mcp-heal"), "hook", "PostToolBatch", "--rewake")
+		cmd.Env = append(claudeEnv(l.home), "CLAUDE_PLUGIN_ROOT="+l.root, "CLAUDE_PLUGIN_DATA="+l.data, "MCP_HEAL_BIN="+bin)
+		cmd.Stdin = bytes.NewReader(payload)
+		var o, e bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &o, &e
+		err = cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return code, o.String(), e.String()
+	}
+	code, out, errOut := run("PostToolBatch.http-server-in-cooldown.json")
+	if code != 2 || out != "" || !strings.Contains(errOut, `MCP server "everything" is unreachable`) {
+		t.Fatalf("refused call: exit %d stdout %q stderr %q; want exit 2 with the advice on stderr", code, out, errOut)
+	}
+	if code, out, errOut := run("PostToolBatch.success.json"); code != 0 || out != "" || errOut != "" {
+		t.Fatalf("healthy batch: exit %d stdout %q stderr %q; want exit 0, nothing", code, out, errOut)
+	}
+	b, _ := os.ReadFile(filepath.Join(l.root, "hooks", "hooks.json"))
+	var hooks struct {
+		Hooks map[string][]struct {
+			Hooks []struct {
+				Args        []string `json:"args"`
+				Async       bool     `json:"async"`
+				AsyncRewake bool     `json:"asyncRewake"`
+			} `json:"hooks"`
+		} `json:"hooks"`
+	}
+	if err := json.Unmarshal(b, &hooks); err != nil {
+		t.Fatal(err)
+	}
+	for event, want := range map[string]string{"PreToolUse": "blocking", "PostToolUse": "async", "PostToolUseFailure": "blocking", "PostToolBatch": "asyncRewake", "SessionStart": "blocking"} {
+		h := hooks.Hooks[event][0].Hooks[0]
+		got := "blocking"
+		if h.Async {
+			got = "async"
+		}
+		if h.AsyncRewake {
+			got = "asyncRewake"
+		}
+		if got != want {
+			t.Errorf("%s hook is %s, want %s", event, got, want)
+		}
+		if h.AsyncRewake && !strings.Contains(strings.Join(h.Args, " "), "--rewake") {
+			t.Errorf("%s is asyncRewake but its args %v lack --rewake", event, h.Args)
+		}
+	}
+}
+
+// TestLauncherGoRequirementIsGoMod: the Go version the launcher's messages
+// name is the one go.mod requires.
+func TestLauncherGoRequirementIsGoMod(t *testing.T) {
+	root := testenv.ModuleRoot(t)
+	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want string
+	for _, l := range strings.Split(string(mod), "\n") {
+		if v, ok := strings.CutPrefix(l, "go "); ok {
+			want = strings.TrimSpace(v)
+		}
+	}
+	sh, _ := os.ReadFile(filepath.Join(root, "plugin", "mcp-heal"))
+	if want == "" || !strings.Contains(string(sh), "\ngo_min="+want+"\n") {
+		t.Fatalf("go.mod requires go %q; the launcher's go_min differs", want)
 	}
 }

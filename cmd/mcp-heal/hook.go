@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/hook"
 )
@@ -15,18 +12,16 @@ reply (one JSON object, or nothing) is written to stdout. Events:
 PreToolUse, PostToolUse, PostToolUseFailure, PostToolBatch, SessionStart.
 
 A hook never fails: whatever goes wrong is logged to the state directory
-(hook.log) and the hook exits 0 without output, so the tool call goes on.`
+(hook.log) and the hook exits 0 without output, so the tool call goes on.
 
-// maxHookPayload bounds what a hook reads: PostToolBatch carries tool
-// results, which can be large, but not unbounded.
-const maxHookPayload = 64 << 20
-
-// hookStdinTimeout bounds the wait for stdin, so a hook never blocks a
-// session if its stdin is never closed.
-const hookStdinTimeout = 10 * time.Second
+--rewake is for hooks Claude Code runs with asyncRewake (in the background,
+waking the model only when the hook exits 2): the reply's context is
+written to stderr as plain text and the hook exits 2; nothing to say is
+exit 0.`
 
 func runHook(ctx context.Context, env *Env, args []string) error {
 	fs := newFlags("hook")
+	rewake := fs.Bool("rewake", false, "say the reply's context on stderr and exit 2 (asyncRewake hooks)")
 	if err := parseFlags(env, fs, "hook <event>", hookHelp, args); err != nil {
 		return err
 	}
@@ -34,38 +29,25 @@ func runHook(ctx context.Context, env *Env, args []string) error {
 		return &usageError{msg: "hook needs exactly one event name", hint: "run 'mcp-heal hook --help'"}
 	}
 	log := hook.NewLogger()
-	payload, err := readStdin(env.Stdin, maxHookPayload, hookStdinTimeout)
+	payload, err := hook.ReadPayload(env.Stdin)
 	if err != nil {
 		log.Warn("reading hook stdin", "event", fs.Arg(0), "err", err)
 		return nil
 	}
-	if reply := hook.New(env.Getenv, log).Handle(ctx, fs.Arg(0), payload); reply != nil {
+	reply := hook.New(env.Getenv, log).Handle(ctx, fs.Arg(0), payload)
+	if *rewake {
+		// Claude Code 2.1.328 wakes the model when an asyncRewake hook
+		// exits 2 and shows it the hook's stderr in a system reminder.
+		if text := hook.ContextOf(reply); text != "" {
+			fmt.Fprintln(env.Stderr, text)
+			return &exitError{code: 2}
+		}
+		return nil
+	}
+	if reply != nil {
 		if _, err := env.Stdout.Write(reply); err != nil {
 			log.Warn("writing hook reply", "err", err)
 		}
 	}
 	return nil
-}
-
-// readStdin reads all of r, at most limit bytes, within timeout. On a
-// timeout the reading goroutine is abandoned; the process exits soon after.
-func readStdin(r io.Reader, limit int64, timeout time.Duration) ([]byte, error) {
-	type result struct {
-		b   []byte
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		b, err := io.ReadAll(io.LimitReader(r, limit+1))
-		ch <- result{b, err}
-	}()
-	select {
-	case res := <-ch:
-		if res.err == nil && int64(len(res.b)) > limit {
-			return nil, fmt.Errorf("payload larger than %d bytes", limit)
-		}
-		return res.b, res.err
-	case <-time.After(timeout):
-		return nil, errors.New("timed out reading stdin")
-	}
 }

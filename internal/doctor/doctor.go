@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/health"
+	"github.com/mcp-heal/mcp-heal/internal/keep"
 	"github.com/mcp-heal/mcp-heal/internal/probe"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 )
@@ -81,7 +82,7 @@ type Doctor struct {
 
 // New returns a Doctor for the project in dir.
 func New(dir string, timeout time.Duration) *Doctor {
-	d := &Doctor{Signal: syscall.Kill, Now: time.Now, Timeout: timeout, Dir: dir, Parallel: 4}
+	d := &Doctor{Signal: kill, Now: time.Now, Timeout: timeout, Dir: dir, Parallel: 4}
 	d.Probe = func(ctx context.Context, s claudecfg.Server, dir string) probe.Result {
 		return probe.Run(ctx, probe.FromServer(s, dir), d.Timeout)
 	}
@@ -174,6 +175,9 @@ func (d *Doctor) judge(r *Report) {
 	if !s.Wrapped && s.Scope != claudecfg.ScopePlugin {
 		add(Warn, "not protected: Claude Code runs it directly, so a crash or hang breaks it for the rest of the session", d.Say.Cmd("wrap "+s.Name))
 	}
+	if hint := health.DriftHint(s, d.Say); hint != "" {
+		add(Warn, "the local entry that protects this project server is out of date", hint)
+	}
 	for _, rec := range r.Shims {
 		switch {
 		case rec.State == state.Failed:
@@ -182,6 +186,9 @@ func (d *Doctor) judge(r *Report) {
 		case rec.State == state.Restarting, rec.State == state.Backoff:
 			add(Warn, fmt.Sprintf("shim %d (session %s): %s after %d restarts (%s)", rec.ShimPID, short(rec.Session), rec.State, rec.Restarts, health.ExitSummary(rec)), "")
 		}
+	}
+	if why := keep.Explain(s.Name); why != "" {
+		add(Warn, why, "") // shim --keep (docs/keeper.md)
 	}
 	for _, in := range r.Incidents {
 		msg := fmt.Sprintf("%s: Claude Code reported %s", in.Time.Local().Format("Jan 2 15:04:05"), in.Class)

@@ -20,8 +20,9 @@ type Guardian struct {
 	c   *ctrl
 	cmd *exec.Cmd
 
-	mu      sync.Mutex
-	nextID  int
+	mu       sync.Mutex
+	detached bool // Detach closed the connection: its runs go on
+	nextID   int
 	pending map[int]chan startReply
 	runs    map[int]*Child
 	dead    chan struct{}
@@ -75,8 +76,13 @@ func Start(argv []string, stderr *os.File) (*Guardian, error) {
 	return g, nil
 }
 
-// PID is the guardian's pid.
-func (g *Guardian) PID() int { return g.cmd.Process.Pid }
+// PID is the guardian's pid (0 for a kept guardian reached by Dial).
+func (g *Guardian) PID() int {
+	if g.cmd == nil {
+		return 0
+	}
+	return g.cmd.Process.Pid
+}
 
 // Dead is closed once the guardian is gone.
 func (g *Guardian) Dead() <-chan struct{} { return g.dead }
@@ -84,6 +90,15 @@ func (g *Guardian) Dead() <-chan struct{} { return g.dead }
 // Close lets the guardian go: it stops whatever still runs with the ladder
 // and exits.
 func (g *Guardian) Close() { g.c.c.Close() }
+
+// Detach lets a kept guardian go while its server runs on: the runs end
+// here as detached, and the guardian keeps the server for the next shim.
+func (g *Guardian) Detach() {
+	g.mu.Lock()
+	g.detached = true
+	g.mu.Unlock()
+	g.c.c.Close()
+}
 
 // read dispatches the guardian's events. When the guardian dies, every
 // server it ran is killed here: the kernel killed the leaders on Linux
@@ -125,8 +140,15 @@ func (g *Guardian) read() {
 		delete(g.pending, id)
 	}
 	close(g.dead)
+	detached := g.detached
 	g.mu.Unlock()
 	for _, r := range runs {
+		if detached {
+			// Left running on purpose (a kept server): not ours to kill.
+			r.status = Status{Detached: true}
+			close(r.done)
+			continue
+		}
 		if r.PID <= 0 {
 			// Never started: Run's reply channel is closed.
 			continue

@@ -10,6 +10,7 @@ package proc
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -47,6 +48,11 @@ type Config struct {
 	// Log receives dropped non-JSON lines and lifecycle details; nil
 	// discards.
 	Log *slog.Logger
+	// MaxMessage is the ceiling on one stdout message (default
+	// jsonrpc.DefaultMaxMessage): a longer line is discarded as it
+	// streams, and a response among them is replaced by an error reply
+	// to its id (jsonrpc.DroppedReply).
+	MaxMessage int
 	// Guardian, when set, is the command that runs a guardian (the
 	// mcp-heal binary and "guardian"): the child then runs under it, and
 	// nothing it starts outlives the shim, even one killed with SIGKILL.
@@ -54,6 +60,11 @@ type Config struct {
 	// not its descendants, when the shim dies).
 	Guardian []string
 }
+
+// MaxStderrLine is how much of one stderr line is kept and passed
+// through: a server writing megabytes without a newline must not make the
+// shim hold them (its tail keeps 512 bytes a line anyway).
+const MaxStderrLine = 4 << 10
 
 // stderrMu serialises writes of child stderr lines to shared writers.
 var stderrMu sync.Mutex
@@ -93,16 +104,8 @@ func Start(cfg Config) (*Process, error) { return start(cfg, nil) }
 
 // start starts the command, under g when given.
 func start(cfg Config, g *guardian.Guardian) (*Process, error) {
-	if cfg.TailLines <= 0 {
-		cfg.TailLines = 20
-	}
-	if cfg.StopStep <= 0 {
-		cfg.StopStep = 2 * time.Second
-	}
+	cfg = withDefaults(cfg)
 	log := cfg.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
 	path := cfg.Path
 	if !strings.Contains(path, "/") {
 		lp, err := exec.LookPath(path)
@@ -115,6 +118,11 @@ func start(cfg Config, g *guardian.Guardian) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newProcess(cfg, log, sp), nil
+}
+
+// newProcess starts serving a started child.
+func newProcess(cfg Config, log *slog.Logger, sp spawned) *Process {
 	p := &Process{
 		cfg:     cfg,
 		log:     log,
@@ -131,10 +139,24 @@ func start(cfg Config, g *guardian.Guardian) (*Process, error) {
 		tail:    tail{n: cfg.TailLines},
 	}
 	p.readers.Add(2)
-	go p.readStdout()
+	go p.readStdout(sp.prefix)
 	go p.readStderr()
 	go p.wait()
-	return p, nil
+	return p
+}
+
+// withDefaults fills in the defaults of cfg's optional fields.
+func withDefaults(cfg Config) Config {
+	if cfg.TailLines <= 0 {
+		cfg.TailLines = 20
+	}
+	if cfg.StopStep <= 0 {
+		cfg.StopStep = 2 * time.Second
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	return cfg
 }
 
 // stderrFile is where a guardian logs: the shim's stderr when it is a
@@ -151,6 +173,9 @@ type spawned struct {
 	pid                   int
 	started               time.Time
 	stdin, stdout, stderr *os.File
+	// prefix is read before stdout: the start of a line a kept server's
+	// guardian read while nobody was attached.
+	prefix []byte
 }
 
 // child is a started server, run directly or under a guardian.
@@ -171,6 +196,8 @@ type status struct {
 	sig    syscall.Signal
 	err    error
 	note   string // added to the reason (e.g. it daemonized)
+	// detached: the child runs on under a kept guardian (Detach).
+	detached bool
 }
 
 // PID is the child's pid (and process group id).
@@ -218,11 +245,25 @@ func (p *Process) SendLater(msg []byte) error {
 // Flush writes what SendLater buffered.
 func (p *Process) Flush() error { return p.bw.Flush() }
 
-func (p *Process) readStdout() {
+func (p *Process) readStdout(prefix []byte) {
 	defer p.readers.Done()
-	r := jsonrpc.NewReader(p.stdout)
+	var in io.Reader = p.stdout
+	if len(prefix) > 0 {
+		in = io.MultiReader(bytes.NewReader(prefix), p.stdout)
+	}
+	max := p.cfg.MaxMessage
+	if max <= 0 {
+		max = jsonrpc.DefaultMaxMessage
+	}
+	r := jsonrpc.NewReaderMax(in, max)
 	for {
 		line, err := r.Next()
+		if tl, ok := err.(*jsonrpc.TooLongError); ok {
+			p.log.Warn("dropped a message from the server over the size ceiling", "pid", p.pid, "bytes", tl.Len, "limit", tl.Limit, "head", Redact(string(tl.Head[:min(len(tl.Head), 200)])))
+			if line, err = jsonrpc.DroppedReply(tl), nil; line == nil {
+				continue
+			}
+		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
 				p.log.Debug("read child stdout", "pid", p.pid, "err", err)
@@ -245,9 +286,12 @@ func (p *Process) readStdout() {
 
 func (p *Process) readStderr() {
 	defer p.readers.Done()
-	r := jsonrpc.NewReader(p.stderr)
+	r := jsonrpc.NewReaderMax(p.stderr, MaxStderrLine)
 	for {
 		line, err := r.Next()
+		if tl, ok := err.(*jsonrpc.TooLongError); ok {
+			line, err = fmt.Appendf(tl.Head, "… [%d more bytes of this line dropped]", tl.Len-int64(len(tl.Head))), nil
+		}
 		if err != nil {
 			return
 		}
@@ -290,6 +334,8 @@ func (p *Process) wait() {
 func exitOf(st status, at, started time.Time) state.Exit {
 	e := state.Exit{At: at.UTC(), UptimeMS: at.Sub(started).Milliseconds()}
 	switch {
+	case st.detached:
+		e.Reason = "left running for the next client (kept)"
 	case st.err != nil:
 		e.Reason = fmt.Sprintf("wait failed: %v", st.err)
 	case st.sig != 0:
@@ -341,6 +387,20 @@ func (p *Process) Close() error {
 	return nil
 }
 
+// Detach lets go of a child that runs on under a kept guardian (whose
+// connection the caller has let go of first): our ends of its pipes are
+// closed, nothing is signalled, and Detach returns once the Process has
+// ended.
+func (p *Process) Detach() {
+	p.closeOnce.Do(func() {
+		p.stdin.Close()
+		p.stdout.Close()
+		p.stderr.Close()
+		<-p.done
+	})
+	p.quitOnce.Do(func() { close(p.quit) })
+}
+
 func (p *Process) waitDone(d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -350,11 +410,4 @@ func (p *Process) waitDone(d time.Duration) bool {
 	case <-t.C:
 		return false
 	}
-}
-
-func snippet(b []byte) string {
-	if len(b) > 200 {
-		return string(b[:200]) + "…"
-	}
-	return string(b)
 }

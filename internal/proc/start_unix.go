@@ -136,6 +136,9 @@ func (g guarded) wait() status {
 	if st.Err != "" {
 		out.err = errors.New(st.Err)
 	}
+	if st.Detached {
+		out.detached = true
+	}
 	if st.Lost {
 		out.note = joinNote("its guardian died, so its process group and tree were killed", out.note)
 	}
@@ -155,4 +158,14 @@ func (g guarded) release() {
 	if g.own != nil {
 		g.own.Close()
 	}
+}
+
+// StartUnder starts the command under the guardian g (a kept server's).
+func StartUnder(cfg Config, g *guardian.Guardian) (*Process, error) { return start(cfg, g) }
+
+// Adopt serves a server already running under a guardian: the kept
+// server a shim attached to. prefix is read before its stdout.
+func Adopt(cfg Config, c *guardian.Child, prefix []byte) *Process {
+	cfg = withDefaults(cfg)
+	return newProcess(cfg, cfg.Log, spawned{ch: guarded{c: c}, pid: c.PID, started: c.Started, stdin: c.Stdin, stdout: c.Stdout, stderr: c.Stderr, prefix: prefix})
 }
