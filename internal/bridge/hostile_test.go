@@ -106,9 +106,9 @@ func TestHostileRemoteMemory(t *testing.T) {
 		t.Skip("moves gigabytes through the bridge: full suite only")
 	}
 	srv := hostileRemote(t)
-	// A 16 MiB ceiling: an endless message is held up to the ceiling
+	// An 8 MiB ceiling: an endless message is held up to the ceiling
 	// before it can be told from a legitimate one.
-	sh := startShim(t, "--name", "hostile", "--max-message", "16MiB", "--url", srv.URL+"/mcp")
+	sh := startShim(t, "--name", "hostile", "--max-message", "8MiB", "--url", srv.URL+"/mcp")
 	if _, err := sh.ok("initialize", initParams, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -123,15 +123,21 @@ func TestHostileRemoteMemory(t *testing.T) {
 		{"bigjson", 1024, false},
 		{"bigsse", 1024, false},
 		{"bigfield", 300, true},
+		{"bigjson", 4, true}, // within the ceiling: passes whole
+		{"bigsse", 4, true},
 	} {
-		t.Run(tc.tool, func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s %d MB", tc.tool, tc.mb), func(t *testing.T) {
 			r, err := sh.call("tools/call", fmt.Sprintf(`{"name":%q,"arguments":{"mb":%d}}`, tc.tool, tc.mb), 120*time.Second)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if tc.ok {
-				if gjson.GetBytes(r, "result.content.0.text").Str != "ok" {
-					t.Errorf("got %.300s, want ok", r)
+				want := "ok"
+				if tc.tool != "bigfield" {
+					want = strings.Repeat("x", tc.mb<<20)
+				}
+				if gjson.GetBytes(r, "result.content.0.text").Str != want {
+					t.Errorf("got %.300s, want %.20s... (%d bytes)", r, want, len(want))
 				}
 			} else if gjson.GetBytes(r, "error.data.reason").Str != "message-too-large" {
 				t.Errorf("got %.300s, want a message-too-large error", r)
