@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
@@ -35,6 +36,8 @@ type base struct {
 	recv   chan []byte
 	done   chan struct{}
 	closed chan struct{} // Close was called: drop what nobody will read
+
+	junk atomic.Int64 // SSE events dropped for not being JSON
 
 	mu          sync.Mutex
 	dying       bool
@@ -88,6 +91,15 @@ func (b *base) deliver(msg []byte) {
 	select {
 	case b.recv <- msg:
 	case <-b.closed:
+	}
+}
+
+// junkEvent logs an SSE event dropped for not being JSON: the first ten,
+// then one in a thousand, so that a server cannot flood the log (which
+// Claude Code keeps) at will.
+func (b *base) junkEvent(size int) {
+	if n := b.junk.Add(1); n <= 10 || n%1000 == 0 {
+		b.log.Warn("dropped an SSE event that is not JSON", "bytes", size, "dropped_so_far", n)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -148,4 +149,32 @@ func TestHostileRemoteMemory(t *testing.T) {
 		})
 	}
 	t.Logf("peak RSS of the shim: %d MiB", peakRSS(t, sh.cmd.Process.Pid))
+}
+
+// A server that sends thousands of SSE events that are not JSON gets a
+// few log lines, not one each (the shim's log goes to Claude Code's).
+func TestJunkEventsRateLimited(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		m, _ := jsonrpc.Peek(body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		for range 5000 {
+			fmt.Fprint(w, "data: not json\n\n")
+		}
+		fmt.Fprintf(w, "data: %s\n\n", jsonrpc.ResultReply(m.ID, []byte(`{}`)))
+	}))
+	defer srv.Close()
+	var logs lockedBuffer
+	d := newDialer(t, Options{URL: srv.URL + "/mcp", NoServerStream: true, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	cl := dialClient(t, d)
+	if _, err := cl.callID([]byte("1"), "initialize", initParams, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(logs.String(), "not JSON"); n == 0 || n > 15 {
+		t.Errorf("%d log lines for 5000 junk events, want 1 to 15", n)
+	}
 }

@@ -76,7 +76,7 @@ func (c *sseConn) read(r *sseReader) {
 		}
 		msg := oneLine(ev.Data)
 		if !gjson.ValidBytes(msg) {
-			c.log.Warn("dropped an SSE event that is not JSON", "bytes", len(msg))
+			c.junkEvent(len(msg))
 			continue
 		}
 		c.deliver(msg)

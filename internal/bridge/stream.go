@@ -80,7 +80,7 @@ func (c *httpConn) readStream(body io.Reader, want []byte, lastID *string, retry
 		}
 		msg := oneLine(ev.Data)
 		if !gjson.ValidBytes(msg) {
-			c.log.Warn("dropped an SSE event that is not JSON", "bytes", len(msg))
+			c.junkEvent(len(msg))
 			continue
 		}
 		c.deliverMsg(msg)
