@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+
+	"github.com/mcp-heal/mcp-heal/internal/doctor"
 )
 
 const healHelp = `Fix what can be fixed now and say what you must do in Claude Code. Every
@@ -26,21 +28,8 @@ func runHeal(ctx context.Context, env *Env, args []string) error {
 	if f.json {
 		writeJSON(env.Stdout, reports)
 	} else {
-		printReports(env.Stdout, reports)
-		var todo []string
-		for _, r := range reports {
-			if r.Next != "" && !r.Healed() {
-				todo = append(todo, fmt.Sprintf("  %s: %s", r.Server.Name, r.Next))
-			}
-		}
-		if len(todo) > 0 {
-			fmt.Fprintln(env.Stdout, "\nStill to do:")
-			for _, t := range todo {
-				fmt.Fprintln(env.Stdout, t)
-			}
-		} else {
-			fmt.Fprintln(env.Stdout, "\nNothing left to do.")
-		}
+		doctor.WriteText(env.Stdout, reports)
+		doctor.WriteTodo(env.Stdout, reports)
 	}
 	for _, r := range reports {
 		if r.Probe != nil && !r.Probe.OK {

@@ -5,9 +5,14 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/tidwall/gjson"
+
+	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
 
@@ -33,6 +38,8 @@ type base struct {
 	recv   chan []byte
 	done   chan struct{}
 	closed chan struct{} // Close was called: drop what nobody will read
+
+	junk atomic.Int64 // SSE events dropped for not being JSON
 
 	mu          sync.Mutex
 	dying       bool
@@ -88,6 +95,52 @@ func (b *base) deliver(msg []byte) {
 	case <-b.closed:
 	}
 }
+
+// junkEvent logs an SSE event dropped for not being JSON: the first ten,
+// then one in a thousand, so that a server cannot flood the log (which
+// Claude Code keeps) at will.
+func (b *base) junkEvent(size int) {
+	if n := b.junk.Add(1); n <= 10 || n%1000 == 0 {
+		b.log.Warn("dropped an SSE event that is not JSON", "bytes", size, "dropped_so_far", n)
+	}
+}
+
+// dropped logs a server message discarded for its size and returns what
+// to deliver in its place (jsonrpc.DroppedReply: an error to the request
+// it answered, when the head shows one), or nil.
+func (b *base) dropped(tl *jsonrpc.TooLongError) []byte {
+	reply := jsonrpc.DroppedReply(tl)
+	m := jsonrpc.PeekHead(tl.Head)
+	b.log.Warn("dropped a message from the server over the size ceiling", "bytes", tl.Len, "limit", tl.Limit, "kind", m.Kind.String(), "id", string(m.ID), "method", m.Method)
+	freeMemory()
+	return reply
+}
+
+// message is what one SSE event gives the client: the JSON-RPC message of
+// a "message" event (named so or unnamed), the reply standing for one
+// dropped for its size, or nil (another event type, a priming or keep-alive
+// event, data that is not JSON, which is logged). Both transports' streams
+// go through it.
+func (b *base) message(ev event) []byte {
+	if ev.Dropped != nil {
+		return b.dropped(ev.Dropped)
+	}
+	if len(ev.Data) == 0 || (ev.Name != "" && ev.Name != "message") {
+		return nil
+	}
+	msg := oneLine(ev.Data)
+	if !gjson.ValidBytes(msg) {
+		b.junkEvent(len(msg))
+		return nil
+	}
+	return msg
+}
+
+// freeMemory hands the memory of a dropped message back to the system at
+// once: the runtime would keep it for a while, and the next huge message
+// would stack its own on top (a rare event, so the forced collection is
+// cheap).
+func freeMemory() { debug.FreeOSMemory() }
 
 // die records why the connection ended (the first reason wins) and the
 // raw id of a request the server is known not to have processed, if any.

@@ -3,12 +3,11 @@ package bridge
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
-
-	"github.com/tidwall/gjson"
 
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 )
@@ -36,7 +35,7 @@ func (d *Dialer) openLegacy(ctx context.Context, cancel context.CancelFunc, resp
 	}
 	// 2024-11-05: the endpoint must be on the same origin; anything else
 	// would send our headers to a host the user did not name.
-	if ep.Scheme != d.u.Scheme || ep.Host != d.u.Host {
+	if origin(ep) != origin(d.u) {
 		return nil, fmt.Errorf("legacy SSE server %s named an endpoint on another origin (%s://%s)", d.target, ep.Scheme, ep.Host)
 	}
 	c := &sseConn{d: d, endpoint: ep.String()}
@@ -64,15 +63,9 @@ func (c *sseConn) read(r *sseReader) {
 			c.die("session lost: SSE stream closed ("+why+"); the server restarted or dropped the session", nil)
 			return
 		}
-		if len(ev.Data) == 0 || (ev.Name != "" && ev.Name != "message") {
-			continue
+		if msg := c.message(ev); msg != nil {
+			c.deliver(msg)
 		}
-		msg := oneLine(ev.Data)
-		if !gjson.ValidBytes(msg) {
-			c.log.Warn("dropped an SSE event that is not JSON", "bytes", len(msg))
-			continue
-		}
-		c.deliver(msg)
 	}
 }
 
@@ -106,8 +99,13 @@ func (c *sseConn) Send(msg []byte) error {
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := c.d.o.Client.Do(req)
 	if err != nil {
+		var re *redirectError
 		switch {
 		case c.ctx.Err() != nil:
+		case errors.As(err, &re):
+			if m.Kind == jsonrpc.KindRequest {
+				c.deliver(jsonrpc.ErrorReply(m.ID, jsonrpc.CodeInternalError, c.red.String("remote MCP server "+c.d.target+": "+re.msg), map[string]any{"reason": "redirect-refused"}))
+			}
 		case notSent(err):
 			c.die("server unreachable: "+describeErr(err), refusable)
 		case ctx.Err() != nil:

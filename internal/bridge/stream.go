@@ -8,8 +8,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/tidwall/gjson"
-
+	"github.com/mcp-heal/mcp-heal/internal/backoff"
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 )
 
@@ -54,7 +53,7 @@ func (c *httpConn) readPostStream(x *exchange, resp *http.Response) {
 // readStream delivers the messages of one SSE stream until the response
 // to want (nil: until the end) and reports whether it came.
 func (c *httpConn) readStream(body io.Reader, want []byte, lastID *string, retry *time.Duration) (bool, error) {
-	r := newSSEReader(body)
+	r := newSSEReader(body, c.d.o.MaxMessage)
 	for {
 		ev, err := r.Next()
 		if err != nil {
@@ -66,12 +65,8 @@ func (c *httpConn) readStream(body io.Reader, want []byte, lastID *string, retry
 		if ev.Retry > 0 {
 			*retry = ev.Retry
 		}
-		if len(ev.Data) == 0 || (ev.Name != "" && ev.Name != "message") {
-			continue
-		}
-		msg := oneLine(ev.Data)
-		if !gjson.ValidBytes(msg) {
-			c.log.Warn("dropped an SSE event that is not JSON", "bytes", len(msg))
+		msg := c.message(ev)
+		if msg == nil {
 			continue
 		}
 		c.deliverMsg(msg)
@@ -87,7 +82,7 @@ func (c *httpConn) reopen(lastID string, retry time.Duration) (*http.Response, b
 	if retry <= 0 {
 		retry = c.d.o.ReconnectDelay
 	}
-	if !sleep(c.ctx, retry) {
+	if !backoff.Sleep(c.ctx, nil, retry, nil) {
 		return nil, false
 	}
 	c.log.Debug("resuming a response stream", "last_event_id", lastID, "after", retry)
@@ -188,7 +183,7 @@ func (c *httpConn) listen() {
 		if d <= 0 {
 			d = c.d.o.ReconnectDelay
 		}
-		if !sleep(c.listenCtx, d) {
+		if !backoff.Sleep(c.listenCtx, nil, d, nil) {
 			return
 		}
 	}

@@ -24,6 +24,7 @@ type killer interface{ Kill(reason string) }
 func (s *Shim) supervise(ctx context.Context) {
 	bo := &backoff.Backoff{Min: s.o.BackoffMin, Max: s.o.BackoffMax, Clock: s.clk}
 	for ctx.Err() == nil {
+		s.noteCommand()
 		c, err := s.o.Dialer.Dial(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -31,6 +32,11 @@ func (s *Shim) supervise(ctx context.Context) {
 			}
 			d := bo.Fail()
 			s.dialFailed(err, bo.Failures())
+			if s.waitStartable(ctx) {
+				bo.Reset()
+				s.restartFresh()
+				continue
+			}
 			if !bo.Wait(ctx, d, s.restartCh) && ctx.Err() == nil {
 				bo.Reset()
 				s.restartFresh()
@@ -111,6 +117,8 @@ func (s *Shim) install(c upstream.Conn) uint64 {
 	s.childAt = time.Now()
 	s.lastRecv = s.clk.Now()
 	s.dialFails = 0
+	s.cantStart = false
+	s.permanent = false
 	switch {
 	case s.isFailed():
 		// Still failed until this one answers.
@@ -199,16 +207,21 @@ func (s *Shim) exitOf(c upstream.Conn) upstream.Exit {
 
 // dialFailed records a failed start.
 func (s *Shim) dialFailed(err error, failures int) {
+	why, cant := s.startFailure(err)
 	s.mu.Lock()
 	s.dialFails++
 	s.lastErr = oneLine(err.Error())
+	if s.cantStart = cant; cant {
+		s.lastErr = why
+	}
+	s.permanent = isPermanent(err)
 	// A remote that refuses connections is down, not crash-looping: its
 	// calls wait in the queue for QueueTimeout, so it is marked failed
 	// (and hooks deny calls to it) only once an outage has lasted that
 	// long. A stdio command that will not start is failed after
 	// MaxFailures quick tries.
 	switch {
-	case failures >= s.o.MaxFailures && (s.mode != state.ModeRemote || s.clk.Now().Sub(s.downSince) >= s.o.QueueTimeout):
+	case cant || s.permanent || failures >= s.o.MaxFailures && (s.mode != state.ModeRemote || s.clk.Now().Sub(s.downSince) >= s.o.QueueTimeout):
 		s.setPhase(state.Failed)
 	case !s.isFailed():
 		s.setPhase(state.Backoff)
@@ -217,7 +230,7 @@ func (s *Shim) dialFailed(err error, failures int) {
 	if s.failFast() {
 		fail = s.takeQueue()
 	}
-	replies := s.failReplies(fail)
+	replies := append(s.failReplies(fail), s.answerQueueNow()...)
 	s.mu.Unlock()
 	s.event("start-failed", "err", err.Error(), "failures", failures)
 	for _, r := range replies {
