@@ -111,7 +111,7 @@ func (c *conn) outbound(msg []byte) ([]byte, bool) {
 			// guardian cancels it (nobody else knows its id).
 			_ = c.g.NoteListen(c.upID(m.ID), true)
 		}
-		return replaceID(msg, c.upID(m.ID)), true
+		return jsonrpc.ReplaceID(msg, c.upID(m.ID)), true
 	case jsonrpc.KindNotification:
 		switch m.Method {
 		case "notifications/initialized":
@@ -253,7 +253,7 @@ func (c *conn) inbound(line []byte) ([]byte, bool) {
 			sess := &guardian.Session{Init: json.RawMessage(res.Raw), Version: res.Get("protocolVersion").String()}
 			_ = c.g.Note(sess, nil, false)
 		}
-		return replaceID(line, []byte(raw)), true
+		return jsonrpc.ReplaceID(line, []byte(raw)), true
 	case jsonrpc.KindRequest:
 		// Open until the client answers; if the shim dies first, the
 		// guardian answers it.
@@ -279,16 +279,3 @@ func (c *conn) inbound(line []byte) ([]byte, bool) {
 // subIDPath is where a 2026-07-28 notification names the
 // subscriptions/listen request it belongs to.
 const subIDPath = `params._meta.io\.modelcontextprotocol/subscriptionId`
-
-// replaceID returns a copy of line with its top-level id replaced by id
-// (raw JSON).
-func replaceID(line, id []byte) []byte {
-	r := gjson.GetBytes(line, "id")
-	if !r.Exists() || r.Index <= 0 || r.Index+len(r.Raw) > len(line) {
-		return line
-	}
-	out := make([]byte, 0, len(line)-len(r.Raw)+len(id))
-	out = append(out, line[:r.Index]...)
-	out = append(out, id...)
-	return append(out, line[r.Index+len(r.Raw):]...)
-}

@@ -88,24 +88,6 @@ func (c *keptClient) call(id int, method, params string) string {
 	}
 }
 
-func pidAlive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true // not Linux: kill(0) is all we have
-	}
-	s := string(b)
-	return !strings.HasPrefix(strings.TrimSpace(s[strings.LastIndexByte(s, ')')+1:]), "Z")
-}
-
-func parentOf(pid int) int {
-	out, _ := exec.Command("ps", "-o", "ppid=", "-p", strconv.Itoa(pid)).Output()
-	n, _ := strconv.Atoi(strings.TrimSpace(string(out)))
-	return n
-}
-
 // TestChaosKept streams calls through `mcp-heal shim --keep` while the
 // shim, the kept guardian and the server are SIGKILLed at random. A dead
 // shim is replaced the way Claude Code does (a new process, a new
@@ -153,7 +135,7 @@ func TestChaosKept(t *testing.T) {
 		}
 		mu.Lock()
 		seen[pid] = true
-		if g := parentOf(pid); g > 1 {
+		if g := testenv.ParentPID(pid); g > 1 {
 			seen[g] = true
 		}
 		mu.Unlock()
@@ -188,7 +170,7 @@ func TestChaosKept(t *testing.T) {
 				syscall.Kill(c.cmd.Process.Pid, syscall.SIGKILL)
 				kills[0]++
 			case n == 1 && srv > 0:
-				if g := parentOf(srv); g > 1 && g != c.cmd.Process.Pid {
+				if g := testenv.ParentPID(srv); g > 1 && g != c.cmd.Process.Pid {
 					syscall.Kill(g, syscall.SIGKILL)
 					kills[1]++
 				}
@@ -273,10 +255,10 @@ func TestChaosKept(t *testing.T) {
 	// No process of any server tree or guardian is left.
 	deadlineGone := time.Now().Add(15 * time.Second)
 	for pid := range seen {
-		for pidAlive(pid) && time.Now().Before(deadlineGone) {
+		for testenv.Alive(pid) && time.Now().Before(deadlineGone) {
 			time.Sleep(50 * time.Millisecond)
 		}
-		if pidAlive(pid) {
+		if testenv.Alive(pid) {
 			t.Errorf("pid %d (a server or guardian of the run) outlived it", pid)
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
