@@ -42,8 +42,18 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(rt) })
-	return &env{bin: testenv.Binary(t), state: t.TempDir(), runtime: rt}
+	e := &env{bin: testenv.Binary(t), state: t.TempDir(), runtime: rt}
+	t.Cleanup(func() {
+		// Runs after every shim of the test was killed (cleanups run last
+		// registered first): a kept server the test left must not wait out
+		// its window. Each guardian's socket is in e.runtime.
+		socks, _ := filepath.Glob(filepath.Join(rt, "mcp-heal", "*.sock"))
+		for _, s := range socks {
+			_ = keep.Stop(s)
+		}
+		os.RemoveAll(rt)
+	})
+	return e
 }
 
 func (e *env) shim(t *testing.T, window string, extra ...string) *client {
@@ -51,7 +61,7 @@ func (e *env) shim(t *testing.T, window string, extra ...string) *client {
 	args := append([]string{"shim", "--keep", window, "--name", "kept", "--"}, e.bin, "example-server")
 	args = append(args, extra...)
 	cmd := exec.Command(e.bin, args...)
-	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+e.state, "XDG_RUNTIME_DIR="+e.runtime, "CLAUDE_CODE_SESSION_ID="+strconv.Itoa(time.Now().Nanosecond()), "MCP_HEAL_DEBUG=1")
+	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+e.state, "XDG_RUNTIME_DIR="+e.runtime, "CLAUDE_CODE_SESSION_ID="+strconv.Itoa(time.Now().Nanosecond()))
 	in, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
 	cmd.Stderr = os.Stderr
@@ -159,6 +169,7 @@ func (e *env) keptRecord(t *testing.T) map[string]any {
 // the same process with the same state; the new client's initialize is
 // answered without the server seeing a second one; stop ends it all.
 func TestReattach(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	a := e.shim(t, "1m")
 	initA := a.handshake()
@@ -205,6 +216,7 @@ func TestReattach(t *testing.T) {
 // TestWindowExpires: nobody re-attaches within the window: the server and
 // its guardian are gone after it, and nothing is left behind.
 func TestWindowExpires(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	a := e.shim(t, "1s")
 	a.handshake()
@@ -226,6 +238,7 @@ func TestWindowExpires(t *testing.T) {
 // the same server gets a server of its own; neither sees the other's
 // answers.
 func TestSecondClientGetsItsOwn(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	a := e.shim(t, "1m")
 	a.handshake()
@@ -323,6 +336,7 @@ func (e *env) stop(t *testing.T) {
 // a new shim attached and reused its id; the new client gets only its own
 // answer, never the dead one's.
 func TestDeadShimsResponsesDropped(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	a := e.shim(t, "1m")
 	a.handshake()
@@ -351,6 +365,7 @@ func TestDeadShimsResponsesDropped(t *testing.T) {
 // TestVersionChangeRestarts: a client asking for another protocol version
 // than the kept server negotiated gets a fresh server (the log says why).
 func TestVersionChangeRestarts(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	a := e.shim(t, "1m")
 	a.handshake()
@@ -375,6 +390,7 @@ func TestVersionChangeRestarts(t *testing.T) {
 // (and closes their stdin); a kept server outlives both, and the shim
 // exits at once instead of running the stop ladder.
 func TestSIGTERMAndEOFKeep(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	a := e.shim(t, "1m")
 	a.handshake()
@@ -412,6 +428,7 @@ func TestSIGTERMAndEOFKeep(t *testing.T) {
 // respawned under the same guardian (the shim's healing holds), and the
 // next session re-attaches to the new one.
 func TestKeptServerCrashRespawns(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	a := e.shim(t, "1m")
 	a.handshake()
