@@ -87,9 +87,9 @@ func runDoctor(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	if f.json {
-		writeJSON(env.Stdout, reports)
+		writeJSON(env.Stdout, doctor.Redacted(reports))
 	} else {
-		printReports(env.Stdout, reports)
+		printReports(env.Stdout, doctor.Redacted(reports))
 	}
 	for _, r := range reports {
 		if r.Worst() == doctor.Error {

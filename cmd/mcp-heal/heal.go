@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+
+	"github.com/mcp-heal/mcp-heal/internal/doctor"
 )
 
 const healHelp = `Fix what can be fixed now and say what you must do in Claude Code. Every
@@ -18,12 +20,13 @@ func runHeal(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	d.Heal(ctx, reports)
+	printed := doctor.Redacted(reports)
 	if f.json {
-		writeJSON(env.Stdout, reports)
+		writeJSON(env.Stdout, printed)
 	} else {
-		printReports(env.Stdout, reports)
+		printReports(env.Stdout, printed)
 		var todo []string
-		for _, r := range reports {
+		for _, r := range printed {
 			if r.Next != "" && !r.Healed() {
 				todo = append(todo, fmt.Sprintf("  %s: %s", r.Server.Name, r.Next))
 			}

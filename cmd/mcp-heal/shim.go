@@ -49,7 +49,7 @@ func runShim(ctx context.Context, env *Env, args []string) error {
 	backoffMax := fs.Duration("backoff-max", 30*time.Second, "longest wait between restarts of a crash-looping server")
 	trafficLog := fs.Bool("traffic-log", false, "log every message (secrets redacted) to the server's traffic log")
 	queueTimeout := fs.Duration("queue-timeout", 0, "fail calls that waited this long for a server that is down (0: wait until it is up or marked failed)")
-	ro := addRemoteFlags(fs)
+	ro := addRemoteFlags(fs, env)
 	if err := parseFlags(env, fs, shimSynopsis, shimDescription, args); err != nil {
 		return err
 	}

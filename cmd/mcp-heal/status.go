@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
-	"github.com/mcp-heal/mcp-heal/internal/proc"
+	"github.com/mcp-heal/mcp-heal/internal/redact"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 )
 
@@ -260,7 +260,7 @@ func printStatus(env *Env, rep statusReport, home string, now time.Time) {
 		tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "TIME\tSERVER\tEVENT\tCLASS\tACTION\tERROR")
 		for _, in := range rep.Incidents {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", in.Time.Local().Format("15:04:05"), in.Server, in.Event, in.Class, dash(in.Action), clip(dash(proc.Redact(in.Error)), 60))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", in.Time.Local().Format("15:04:05"), in.Server, in.Event, in.Class, dash(in.Action), clip(dash(redact.String(in.Error)), 60))
 		}
 		tw.Flush()
 	}
@@ -269,17 +269,7 @@ func printStatus(env *Env, rep statusReport, home string, now time.Time) {
 // redacted drops what looks like a secret from a server's command line and
 // URL (tokens in arguments or query strings); env and header values are
 // never serialised at all.
-func redacted(s claudecfg.Server) claudecfg.Server {
-	s.Command, s.URL = proc.Redact(s.Command), proc.Redact(s.URL)
-	args := make([]string, len(s.Args))
-	for i, a := range s.Args {
-		args[i] = proc.Redact(a)
-	}
-	if len(args) > 0 {
-		s.Args = args
-	}
-	return s
-}
+func redacted(s claudecfg.Server) claudecfg.Server { return s.Redacted() }
 
 // target shows what a server runs, without env or header values.
 func target(s claudecfg.Server, home string) string {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/redact"
 )
 
 const wrapHelp = `
@@ -244,7 +245,9 @@ func runRewrite(env *Env, args []string, unwrap bool) error {
 			continue
 		}
 		if *dry {
-			fmt.Fprint(env.Stdout, claudecfg.Diff(tildePath(w.path, home), w.old, w.new))
+			// Env and header values and URL tokens never reach the
+			// output: through /mcp-heal it lands in the model's context.
+			fmt.Fprint(env.Stdout, claudecfg.Diff(tildePath(w.path, home), redact.JSON(w.old), redact.JSON(w.new)))
 			continue
 		}
 		backup, err := claudecfg.Commit(w.path, w.old, w.new)

@@ -5,6 +5,8 @@
 // functions on the file's bytes plus one atomic commit with a backup.
 package claudecfg
 
+import "github.com/mcp-heal/mcp-heal/internal/redact"
+
 // Scopes a server entry can come from.
 const (
 	ScopeProject = "project" // <project>/.mcp.json
@@ -51,4 +53,13 @@ type Options struct {
 	// ConfigDir is Claude Code's config directory (CLAUDE_CONFIG_DIR);
 	// empty means Home/.claude, with the global config at Home/.claude.json.
 	ConfigDir string
+}
+
+// Redacted returns s fit to print: its command, arguments and URL through
+// the one rule (redact); Env and Headers are dropped.
+func (s Server) Redacted() Server {
+	s.Command, s.URL = redact.String(s.Command), redact.URL(s.URL)
+	s.Args = redact.Strings(s.Args)
+	s.Env, s.Headers = nil, nil
+	return s
 }

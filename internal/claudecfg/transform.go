@@ -231,7 +231,13 @@ func wrapEntry(name string, e gjson.Result, shimPath string) (string, Change) {
 			envKeys = append(envKeys, v)
 			headers = append(headers, k+": ${"+v+"}")
 		}
-		shimArgs := st.strings(RemoteShimArgs(name, url.String(), transport, headers), st.inner)
+		shimURL, movedURL := url.String(), urlHasSecret(url.String())
+		if movedURL {
+			v := envName(URLEnvName, taken)
+			env[v], shimURL = url.String(), "${"+v+"}"
+			envKeys = append(envKeys, v)
+		}
+		shimArgs := st.strings(RemoteShimArgs(name, shimURL, transport, headers), st.inner)
 		envRaw := st.stringObject(envKeys, env, st.inner)
 		if !typ.Exists() {
 			fields = append(fields, field{`"type"`, `"stdio"`})
@@ -242,7 +248,7 @@ func wrapEntry(name string, e gjson.Result, shimPath string) (string, Change) {
 				fields = append(fields, field{m.kraw.Raw, `"stdio"`})
 			case "url":
 				fields = append(fields, field{`"command"`, jsonString(shimPath)}, field{`"args"`, shimArgs})
-				if len(headers) > 0 && !lastVal(e, "env").Exists() {
+				if (len(headers) > 0 || movedURL) && !lastVal(e, "env").Exists() {
 					fields = append(fields, field{`"env"`, envRaw})
 				}
 			case "env":
@@ -346,6 +352,10 @@ func rebuild(name string, e gjson.Result, inv ShimInvocation) (string, Change) {
 	hm := map[string]string{}
 	var hkeys []string
 	used := map[string]bool{}
+	realURL := inv.URL
+	if v, name, ok := fromEnv(realURL, env, URLEnvName); ok {
+		realURL, used[name] = v, true
+	}
 	for _, h := range inv.Headers {
 		k, v := splitHeader(h)
 		if m := envRef().FindStringSubmatch(v); m != nil && strings.HasPrefix(m[1], HeaderEnvPrefix) {
@@ -373,7 +383,7 @@ func rebuild(name string, e gjson.Result, inv ShimInvocation) (string, Change) {
 		case "type":
 			fields = append(fields, field{m.kraw.Raw, jsonString(transport)})
 		case "command":
-			fields = append(fields, field{`"url"`, jsonString(inv.URL)})
+			fields = append(fields, field{`"url"`, jsonString(realURL)})
 			if len(hkeys) > 0 {
 				fields = append(fields, field{`"headers"`, st.stringObject(hkeys, hm, st.inner)})
 			}

@@ -18,7 +18,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
-	"github.com/mcp-heal/mcp-heal/internal/proc"
+	"github.com/mcp-heal/mcp-heal/internal/redact"
 )
 
 // stdioTransport talks to one spawned server. One reader goroutine owns
@@ -110,7 +110,7 @@ func (t *stderrTail) add(line string) {
 	if len(line) > 300 {
 		line = line[:300] + "…"
 	}
-	t.lines = append(t.lines, proc.Redact(line))
+	t.lines = append(t.lines, redact.String(line))
 	if len(t.lines) > 10 {
 		t.lines = t.lines[len(t.lines)-10:]
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/mcp-heal/mcp-heal/internal/redact"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
@@ -35,7 +36,7 @@ func (d *Dialer) Target() string {
 	for _, a := range append([]string{d.Config.Path}, d.Config.Args...) {
 		parts = append(parts, quote(a))
 	}
-	return Redact(strings.Join(parts, " "))
+	return redact.String(strings.Join(parts, " "))
 }
 
 // Mode is state.ModeStdio.

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
-	"github.com/mcp-heal/mcp-heal/internal/proc"
+	"github.com/mcp-heal/mcp-heal/internal/redact"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
 
@@ -36,7 +36,7 @@ func (s *Shim) fromUpstream(line []byte, gen uint64, more bool) {
 		// The stdio transport allows nothing but MCP messages on stdout;
 		// a stray print must never reach the client (a Go SDK client
 		// closes the session on a non-JSON line).
-		s.log.Warn("dropped a line from the server that is not JSON-RPC", "err", err, "line", proc.Redact(snippet(line)))
+		s.log.Warn("dropped a line from the server that is not JSON-RPC", "err", err, "line", redact.String(snippet(line)))
 		if !more {
 			s.out.flush()
 		}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/natefinch/atomic"
+
+	"github.com/mcp-heal/mcp-heal/internal/redact"
 )
 
 // MaxIncidentBytes is the size past which the incident log is trimmed to its
@@ -36,6 +38,9 @@ func AppendIncident(in Incident) error {
 	if in.Time.IsZero() {
 		in.Time = time.Now().UTC()
 	}
+	// The error text comes from Claude Code's hook input, which quotes what
+	// a server answered.
+	in.Error = redact.String(in.Error)
 	b, err := json.Marshal(in)
 	if err != nil {
 		return err

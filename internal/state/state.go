@@ -24,6 +24,7 @@ import (
 	"github.com/natefinch/atomic"
 
 	"github.com/mcp-heal/mcp-heal/internal/procinfo"
+	"github.com/mcp-heal/mcp-heal/internal/redact"
 )
 
 // Schema is the version of Record's layout.
@@ -152,6 +153,15 @@ func Write(r *Record) error {
 	}
 	r.Schema = Schema
 	r.Updated = time.Now().UTC()
+	// Hooks show records to the model: whatever the writer redacted, the
+	// free text goes through the one rule again (it changes nothing twice).
+	r.Target, r.LastError = redact.String(r.Target), redact.String(r.LastError)
+	r.StderrTail = redact.Strings(r.StderrTail)
+	if r.LastExit != nil {
+		e := *r.LastExit
+		e.Reason = redact.String(e.Reason)
+		r.LastExit = &e
+	}
 	if r.ShimStart == "" && r.ShimPID == os.Getpid() {
 		if id, err := self(); err == nil {
 			r.ShimStart, r.ShimExe = id.StartKey, id.Exe
