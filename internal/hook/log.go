@@ -33,7 +33,8 @@ func (l *lazyFile) Write(p []byte) (int, error) {
 		if st, err := os.Stat(path); err == nil && st.Size() > maxLogBytes {
 			_ = os.Rename(path, path+".1")
 		}
-		l.f, _ = os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		// Never through a link planted in the state dir (state.OpenFile).
+		l.f, _ = state.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE)
 	})
 	if l.f == nil {
 		return len(p), nil

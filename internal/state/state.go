@@ -131,15 +131,6 @@ func SafeName(server string) string {
 	return s
 }
 
-// EnsureDir creates dir (and parents) with mode 0700 and tightens an
-// existing dir to 0700.
-func EnsureDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	return os.Chmod(dir, 0o700)
-}
-
 func recordPath(pid int) string { return filepath.Join(ShimsDir(), strconv.Itoa(pid)+".json") }
 
 // Write replaces the record of r.ShimPID atomically, stamping Schema and
@@ -202,15 +193,6 @@ func readFile(path string) (*Record, error) {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	return &r, nil
-}
-
-// Alive reports whether a process with pid exists.
-func Alive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // List returns the records of live shims, oldest first. Records whose shim
