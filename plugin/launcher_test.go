@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
@@ -127,20 +128,20 @@ func TestLauncherBuildsOnceConcurrently(t *testing.T) {
 // how to install.
 func TestLauncherFailsOpen(t *testing.T) {
 	l := newLauncherEnv(t)
-	l.path = "/usr/bin:/bin"
+	l.path = stubUname(t, "Linux", "x86_64") + ":/usr/bin:/bin"
 	if _, err := exec.LookPath("/usr/bin/go"); err == nil {
 		t.Fatalf("this test needs a PATH without go, but /usr/bin/go exists")
 	}
 	payload := []byte(`{"hook_event_name":"SessionStart"}`)
 	out, _ := l.run(t, payload, "hook", "SessionStart")
-	if !strings.Contains(out, `"systemMessage":"mcp-heal: the mcp-heal binary is missing and Go was not found, so its hooks are off.`) {
+	if !strings.Contains(out, `"systemMessage":"mcp-heal: this copy of the plugin has no binary for linux/amd64 and Go was not found, so mcp-heal's hooks are off.`) {
 		t.Fatalf("first hook: got %q, want a systemMessage saying how to install", out)
 	}
 	if out, _ := l.run(t, payload, "hook", "PostToolUse"); out != "" {
 		t.Fatalf("second hook: got %q, want nothing (told once)", out)
 	}
 	_, errOut := l.run(t, nil, "command", "status")
-	if !strings.Contains(errOut, "go install github.com/mcp-heal/mcp-heal/cmd/mcp-heal@latest") {
+	if !strings.Contains(errOut, "Go 1.26.8 or newer") {
 		t.Fatalf("command: got stderr %q, want the install line", errOut)
 	}
 }
@@ -257,5 +258,79 @@ func TestLauncherPostToolBatchFastPath(t *testing.T) {
 	}
 	if strings.TrimSpace(string(passed)) != strings.TrimSpace(string(refused)) {
 		t.Fatalf("the binary got a different payload:\n%s\nwant:\n%s", passed, refused)
+	}
+}
+
+// TestLauncherHookBuildsInBackground: in a source checkout with Go and no
+// binary yet, the first hook starts the build in the background, says so
+// in one line (with the real Go requirement) and returns at once, so Claude
+// Code is not held while Go compiles; hooks pass through until the binary
+// is there, then use it.
+func TestLauncherHookBuildsInBackground(t *testing.T) {
+	l := newLauncherEnv(t)
+	payload := []byte(`{"hook_event_name":"SessionStart","session_id":"s","source":"startup"}`)
+	start := time.Now()
+	out, _ := l.run(t, payload, "hook", "SessionStart")
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("the first hook took %v: it waited for the build", took)
+	}
+	if !strings.Contains(out, `"systemMessage":"mcp-heal: building its binary from source with the local Go (needs Go 1.26.8 or newer`) {
+		t.Fatalf("first hook: got %q, want one line saying it builds", out)
+	}
+	if out, _ := l.run(t, []byte(`{}`), "hook", "PostToolUse"); out != "" {
+		t.Fatalf("a hook during the build: got %q, want nothing (pass through)", out)
+	}
+	bin := filepath.Join(l.data, "bin", "mcp-heal-"+pluginVersion(t))
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		if _, err := os.Stat(bin); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(filepath.Join(l.data, "bin", "build.log"))
+			t.Fatalf("the background build never finished; build.log:\n%s", log)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if out, _ := l.run(t, nil, "version"); !strings.HasPrefix(out, "mcp-heal "+pluginVersion(t)) {
+		t.Fatalf("after the build: got %q", out)
+	}
+}
+
+// TestLauncherGoTooOld: a Go older than go.mod's requirement is never
+// asked to build (with GOTOOLCHAIN=auto it would download a toolchain
+// inside the hook); the user is told the real requirement and what was
+// found, once.
+func TestLauncherGoTooOld(t *testing.T) {
+	l := newLauncherEnv(t)
+	dir := t.TempDir()
+	trace := filepath.Join(l.home, "go-ran")
+	stub := "#!/bin/sh\necho \"$GOTOOLCHAIN $*\" >> '" + trace + "'\n[ \"$1 $2\" = 'env GOVERSION' ] && echo go1.25.1\nexit 0\n"
+	if err := os.WriteFile(filepath.Join(dir, "go"), []byte(stub), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	l.path = dir + ":" + stubUname(t, "Linux", "x86_64") + ":/usr/bin:/bin"
+	out, _ := l.run(t, []byte(`{}`), "hook", "SessionStart")
+	if !strings.Contains(out, "building its binary") {
+		t.Fatalf("first hook: got %q", out)
+	}
+	fail := filepath.Join(l.data, "bin", ".build-failed-"+pluginVersion(t))
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(fail); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the build with an old Go did not record its failure")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	out, _ = l.run(t, []byte(`{}`), "hook", "PostToolUse")
+	if !strings.Contains(out, "needs Go 1.26.8 or newer, found go1.25.1") {
+		t.Fatalf("next hook: got %q, want the real requirement and the Go found", out)
+	}
+	ran, _ := os.ReadFile(trace)
+	if strings.Contains(string(ran), "build") || !strings.HasPrefix(string(ran), "local env GOVERSION") {
+		t.Fatalf("go was run as %q, want only `GOTOOLCHAIN=local go env GOVERSION`", ran)
 	}
 }

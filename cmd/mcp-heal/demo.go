@@ -26,6 +26,9 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 	if err := parseFlags(env, fs, "demo [flags]", demoHelp, args); err != nil {
 		return err
 	}
+	if *calls <= 0 || *workers <= 0 {
+		return &usageError{msg: fmt.Sprintf("--calls and --workers must be 1 or more (got %d and %d)", *calls, *workers), hint: "run 'mcp-heal demo --help'"}
+	}
 	if fs.NArg() > 0 {
 		return &usageError{msg: fmt.Sprintf("unexpected argument %q", fs.Arg(0)), hint: "run 'mcp-heal demo --help'"}
 	}

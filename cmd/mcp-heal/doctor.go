@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/doctor"
+	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/probe"
 )
 
@@ -26,9 +27,8 @@ type checkFlags struct {
 	timeout time.Duration
 }
 
-// check parses doctor's or heal's command line, finds the servers and
-// probes them.
-func check(ctx context.Context, env *Env, name string, args []string, synopsis, help string) (*checkFlags, *doctor.Doctor, []*doctor.Report, error) {
+// check parses doctor's or heal's command line and finds the servers.
+func check(env *Env, name string, args []string, synopsis, help string) (*checkFlags, *doctor.Doctor, []claudecfg.Server, error) {
 	f := &checkFlags{}
 	fs := newFlags(name)
 	fs.BoolVar(&f.json, "json", false, "print JSON instead of the report")
@@ -40,6 +40,9 @@ func check(ctx context.Context, env *Env, name string, args []string, synopsis, 
 	if fs.NArg() > 1 {
 		return nil, nil, nil, &usageError{msg: "give at most one server name", hint: "run 'mcp-heal " + name + " --help'"}
 	}
+	if f.timeout <= 0 {
+		return nil, nil, nil, &usageError{msg: fmt.Sprintf("--timeout must be positive, not %s", f.timeout)}
+	}
 	o, err := f.options(env)
 	if err != nil {
 		return nil, nil, nil, err
@@ -49,12 +52,14 @@ func check(ctx context.Context, env *Env, name string, args []string, synopsis, 
 		return nil, nil, nil, err
 	}
 	d := doctor.New(o.ProjectDir, f.timeout)
-	return f, d, d.Check(ctx, servers), nil
+	d.Say = health.FromEnv(env.Getenv)
+	return f, d, servers, nil
 }
 
 // pickServers returns the servers to check: the one named, or all that
-// Claude Code loads (not shadowed). A config file that cannot be read is
-// reported on stderr; the other files' servers are still checked.
+// Claude Code loads (not shadowed; none is not an error). A config file
+// that cannot be read is reported on stderr; the other files' servers are
+// still checked.
 func pickServers(env *Env, o claudecfg.Options, names []string) ([]claudecfg.Server, error) {
 	all, err := claudecfg.Discover(o)
 	if err != nil {
@@ -62,34 +67,54 @@ func pickServers(env *Env, o claudecfg.Options, names []string) ([]claudecfg.Ser
 	}
 	servers := doctor.Sorted(all)
 	if len(names) == 0 {
-		if len(servers) == 0 {
-			return nil, &usageError{msg: "no MCP servers are configured for " + o.ProjectDir, hint: "add one with 'claude mcp add', or pass --project DIR"}
-		}
 		return servers, nil
 	}
-	var known []string
 	for _, s := range servers {
 		if s.Name == names[0] || s.Key == names[0] {
 			return []claudecfg.Server{s}, nil
 		}
+	}
+	return nil, noServer(o, names, servers)
+}
+
+// noServer is the error for server names that are not configured: it
+// names the ones that are.
+func noServer(o claudecfg.Options, names []string, servers []claudecfg.Server) error {
+	var known []string
+	for _, s := range servers {
 		known = append(known, s.Name)
 	}
-	hint := "this project has no MCP servers"
+	hint := "this project has no MCP servers: add one with 'claude mcp add', or pass --project DIR"
 	if len(known) > 0 {
 		hint = "known servers: " + strings.Join(known, ", ")
 	}
-	return nil, &usageError{msg: fmt.Sprintf("no MCP server named %q for %s", names[0], o.ProjectDir), hint: hint}
+	return &usageError{msg: fmt.Sprintf("no MCP server named %s for %s", quoteList(names), o.ProjectDir), hint: hint}
 }
 
 func runDoctor(ctx context.Context, env *Env, args []string) error {
-	f, _, reports, err := check(ctx, env, "doctor", args, "doctor [flags] [server]", doctorHelp)
+	f, d, servers, err := check(env, "doctor", args, "doctor [flags] [server]", doctorHelp)
 	if err != nil {
 		return err
 	}
+	if !f.json {
+		if len(servers) == 0 {
+			fmt.Fprintf(env.Stdout, "No MCP servers configured for %s.\n", d.Dir)
+			return nil
+		}
+		// Each verdict as soon as its probe ends: a slow server does not
+		// hold back the others.
+		first := true
+		d.Done = func(r *doctor.Report) {
+			if !first {
+				fmt.Fprintln(env.Stdout)
+			}
+			first = false
+			printReport(env.Stdout, doctor.Redacted([]*doctor.Report{r})[0])
+		}
+	}
+	reports := d.Check(ctx, servers)
 	if f.json {
 		writeJSON(env.Stdout, doctor.Redacted(reports))
-	} else {
-		printReports(env.Stdout, doctor.Redacted(reports))
 	}
 	for _, r := range reports {
 		if r.Worst() == doctor.Error {
@@ -106,37 +131,42 @@ func writeJSON(w io.Writer, v any) {
 
 var marks = map[doctor.Severity]string{doctor.OK: "ok   ", doctor.Warn: "warn ", doctor.Error: "ERROR"}
 
-// printReports prints one block per server: a heading, then one line per
-// finding with its hint and detail indented below.
+// printReports prints one block per server.
 func printReports(w io.Writer, reports []*doctor.Report) {
 	for i, r := range reports {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		s := r.Server
-		wrapped := "not wrapped"
-		if s.Wrapped {
-			wrapped = "wrapped"
+		printReport(w, r)
+	}
+}
+
+// printReport prints a heading, then one line per finding with its hint
+// and detail indented below.
+func printReport(w io.Writer, r *doctor.Report) {
+	s := r.Server
+	wrapped := "not wrapped"
+	if s.Wrapped {
+		wrapped = "wrapped"
+	}
+	what := s.URL
+	if what == "" {
+		what = strings.TrimSpace(s.Command + " " + strings.Join(s.Args, " "))
+	}
+	fmt.Fprintf(w, "%s  (%s scope, %s, %s)\n  %s\n", s.Name, s.Scope, s.Transport, wrapped, what)
+	for _, f := range r.Findings {
+		fmt.Fprintf(w, "  %s %s\n", marks[f.Severity], f.Message)
+		for _, d := range f.Detail {
+			fmt.Fprintf(w, "          | %s\n", d)
 		}
-		what := s.URL
-		if what == "" {
-			what = strings.TrimSpace(s.Command + " " + strings.Join(s.Args, " "))
+		if f.Hint != "" {
+			fmt.Fprintf(w, "          hint: %s\n", f.Hint)
 		}
-		fmt.Fprintf(w, "%s  (%s scope, %s, %s)\n  %s\n", s.Name, s.Scope, s.Transport, wrapped, what)
-		for _, f := range r.Findings {
-			fmt.Fprintf(w, "  %s %s\n", marks[f.Severity], f.Message)
-			for _, d := range f.Detail {
-				fmt.Fprintf(w, "          | %s\n", d)
-			}
-			if f.Hint != "" {
-				fmt.Fprintf(w, "          hint: %s\n", f.Hint)
-			}
-		}
-		for _, a := range r.Actions {
-			fmt.Fprintf(w, "  done  %s\n", a)
-		}
-		if r.Next != "" {
-			fmt.Fprintf(w, "  next  %s\n", r.Next)
-		}
+	}
+	for _, a := range r.Actions {
+		fmt.Fprintf(w, "  done  %s\n", a)
+	}
+	if r.Next != "" {
+		fmt.Fprintf(w, "  next  %s\n", r.Next)
 	}
 }

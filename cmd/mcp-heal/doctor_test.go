@@ -12,6 +12,7 @@ import (
 
 	"github.com/adrg/xdg"
 
+	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
@@ -68,8 +69,15 @@ func TestDoctorHealCommands(t *testing.T) {
 	}
 	state.AppendIncident(state.Incident{Server: "gone", Class: "not-connected"})
 	code, out, _ = c.run("", "heal", "gone")
-	if code != 1 || !strings.Contains(out, "gone: fix gone first: install mcp-heal-no-such-server") || !strings.Contains(out, "then, in Claude Code: /mcp reconnect gone") {
+	if code != 1 || !strings.Contains(out, "gone: fix gone first: install mcp-heal-no-such-server") || !strings.Contains(out, "then run /mcp reconnect gone in Claude Code") ||
+		!strings.Contains(out, "hint: mcp-heal wrap gone") {
 		t.Fatalf("heal gone: exit %d, output:\n%s", code, out)
+	}
+	// Run by the plugin's /mcp-heal, the same advice names slash commands.
+	c.vars[health.EnvContext] = health.ContextClaude
+	code, out, _ = c.run("", "heal", "gone")
+	if code != 1 || !strings.Contains(out, "then run /mcp reconnect gone\n") || !strings.Contains(out, "hint: /mcp-heal wrap gone") {
+		t.Fatalf("heal gone from /mcp-heal: exit %d, output:\n%s", code, out)
 	}
 }
 
@@ -86,13 +94,8 @@ func TestLogsCommand(t *testing.T) {
 	if code, out, _ := c.run("", "logs", "tiny", "-n", "2"); code != 0 || out != "line 4\nline 5\n" {
 		t.Fatalf("logs -n 2: exit %d, got %q", code, out)
 	}
-	code, out, _ := c.run("", "logs", "tiny", "--json", "-n", "0")
-	var got struct {
-		Server string
-		Lines  []string
-	}
-	if code != 0 || json.Unmarshal([]byte(out), &got) != nil || got.Server != "tiny" || len(got.Lines) != 5 {
-		t.Fatalf("logs --json: exit %d, got %q", code, out)
+	if code, out, _ := c.run("", "logs", "tiny", "--json", "-n", "0"); code != 0 || out != "line 1\nline 2\nline 3\nline 4\nline 5\n" {
+		t.Fatalf("logs --json -n 0: exit %d, got %q", code, out)
 	}
 	if code, _, errOut := c.run("", "logs", "tiny", "--traffic"); code != 2 || !strings.Contains(errOut, "traffic logging is opt-in") {
 		t.Fatalf("logs --traffic without a traffic log: exit %d, stderr %q", code, errOut)

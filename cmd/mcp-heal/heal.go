@@ -15,10 +15,15 @@ command to run in Claude Code: /mcp reconnect <name>.
 Exits 1 when a server is still broken.`
 
 func runHeal(ctx context.Context, env *Env, args []string) error {
-	f, d, reports, err := check(ctx, env, "heal", args, "heal [flags] [server]", healHelp)
+	f, d, servers, err := check(env, "heal", args, "heal [flags] [server]", healHelp)
 	if err != nil {
 		return err
 	}
+	if len(servers) == 0 && !f.json {
+		fmt.Fprintf(env.Stdout, "No MCP servers configured for %s.\n", d.Dir)
+		return nil
+	}
+	reports := d.Check(ctx, servers)
 	d.Heal(ctx, reports)
 	printed := doctor.Redacted(reports)
 	if f.json {

@@ -51,6 +51,7 @@ var commands = []command{
 	{"logs", "print a server's lifecycle (and traffic) log", runLogs},
 	{"demo", "show the shim healing a server that crashes, hangs and crash-loops", runDemo},
 	{"example-server", "run the built-in example MCP server on stdio", runExampleServer},
+	{"paths", "print where mcp-heal keeps its files", runPaths},
 	{"version", "print the version", runVersion},
 }
 
@@ -72,20 +73,71 @@ func run(ctx context.Context, env *Env, args []string) int {
 		usage(env.Stderr)
 		return 2
 	}
-	name := args[0]
+	name, rest := args[0], args[1:]
 	switch name {
-	case "-h", "--help", "help":
+	case "-h", "--help":
 		usage(env.Stdout)
 		return 0
+	case "help":
+		if len(args) == 1 {
+			usage(env.Stdout)
+			return 0
+		}
+		// `help wrap` is `wrap --help`.
+		name, rest = args[1], []string{"--help"}
 	case "-v", "--version":
 		name = "version"
+	case "guardian":
+		// Hidden: only the shim runs it.
+		return report(env, runGuardian(ctx, env, args[1:]))
 	}
 	for _, c := range commands {
 		if c.name == name {
-			return report(env, c.run(ctx, env, args[1:]))
+			return report(env, c.run(ctx, env, rest))
 		}
 	}
-	return report(env, &usageError{msg: fmt.Sprintf("unknown command %q", name), hint: "run 'mcp-heal --help' for the list"})
+	hint := "run 'mcp-heal --help' for the list"
+	if near := closest(name); near != "" {
+		hint = fmt.Sprintf("did you mean 'mcp-heal %s'?", near)
+	}
+	return report(env, &usageError{msg: fmt.Sprintf("unknown command %q", name), hint: hint})
+}
+
+// closest is the command name nearest to a mistyped one (at most two
+// edits away, or a prefix of it), "" if none is close.
+func closest(name string) string {
+	best, bestD := "", 3
+	for _, c := range commands {
+		d := editDistance(name, c.name)
+		if len(name) >= 3 && strings.HasPrefix(c.name, name) {
+			d = 1
+		}
+		if d < bestD {
+			best, bestD = c.name, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // report prints err the house way and returns the exit code.

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcp-heal/mcp-heal/internal/guardian"
 	"github.com/mcp-heal/mcp-heal/internal/proc"
 	"github.com/mcp-heal/mcp-heal/internal/shim"
 	"github.com/mcp-heal/mcp-heal/internal/state"
@@ -94,7 +95,7 @@ func runShim(ctx context.Context, env *Env, args []string) error {
 			*backoffMax = time.Second
 		}
 	} else {
-		dialer = &proc.Dialer{Config: proc.Config{Path: cmdArgs[0], Args: cmdArgs[1:], Stderr: env.Stderr, Log: log}}
+		dialer = &proc.Dialer{Config: proc.Config{Path: cmdArgs[0], Args: cmdArgs[1:], Stderr: env.Stderr, Log: log, Guardian: guardian.SelfCommand()}}
 	}
 
 	o := shim.Options{

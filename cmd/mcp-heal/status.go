@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	hv "github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/redact"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 )
@@ -21,16 +22,6 @@ mcp-heal, its health, the live shims of this Claude Code session
 ($CLAUDE_CODE_SESSION_ID; all sessions when unset) and the recent incidents
 the hooks recorded. Env and header values are never shown.
 `
-
-// incidentWindow is how far back an incident still colours a server's
-// health.
-const incidentWindow = time.Hour
-
-// deadClasses are incident classes after which Claude Code does not use the
-// server again in that session until the user reconnects it (see
-// docs/claude-code-behaviour.md, "What Claude Code does on its
-// own").
-var deadClasses = map[string]bool{"not-connected": true, "disconnected": true, "session-lost": true, "shim-failed": true, "reconnect-gave-up": true}
 
 type statusServer struct {
 	claudecfg.Server
@@ -60,17 +51,26 @@ func runStatus(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	rep := buildStatus(o, env.Getenv("CLAUDE_CODE_SESSION_ID"), time.Now(), fs.Args())
+	a := hv.FromEnv(env.Getenv)
+	rep := buildStatus(o, env.Getenv("CLAUDE_CODE_SESSION_ID"), time.Now(), fs.Args(), a)
+	if missing := rep.missing(fs.Args()); len(missing) > 0 {
+		all := buildStatus(o, rep.Session, time.Now(), nil, a)
+		var servers []claudecfg.Server
+		for _, s := range all.Servers {
+			servers = append(servers, s.Server)
+		}
+		return noServer(o, missing, servers)
+	}
 	if *asJSON {
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	}
-	printStatus(env, rep, o.Home, time.Now())
+	printStatus(env, rep, o.Home, time.Now(), a)
 	return nil
 }
 
-func buildStatus(o claudecfg.Options, session string, now time.Time, only []string) statusReport {
+func buildStatus(o claudecfg.Options, session string, now time.Time, only []string, a hv.Audience) statusReport {
 	rep := statusReport{Project: o.ProjectDir, Session: session, Servers: []statusServer{}, Incidents: []state.Incident{}}
 	servers, err := claudecfg.Discover(o)
 	if err != nil {
@@ -107,7 +107,7 @@ func buildStatus(o claudecfg.Options, session string, now time.Time, only []stri
 		if len(want) > 0 && !want[s.Name] {
 			continue
 		}
-		rep.Servers = append(rep.Servers, health(statusServer{Server: redacted(s)}, mine, recent, now))
+		rep.Servers = append(rep.Servers, judged(statusServer{Server: redacted(s)}, mine, recent, now, a))
 	}
 	// Shims of servers no config file here names (e.g. --mcp-config).
 	for _, r := range mine {
@@ -121,7 +121,7 @@ func buildStatus(o claudecfg.Options, session string, now time.Time, only []stri
 		} else {
 			s.Command = r.Target
 		}
-		rep.Servers = append(rep.Servers, health(statusServer{Server: s}, mine, recent, now))
+		rep.Servers = append(rep.Servers, judged(statusServer{Server: s}, mine, recent, now, a))
 	}
 	for _, in := range recent {
 		if len(want) == 0 || want[in.Server] {
@@ -134,10 +134,24 @@ func buildStatus(o claudecfg.Options, session string, now time.Time, only []stri
 	return rep
 }
 
-// health decides what to say about one server: shadowed, then the latest
-// incident the hooks recorded in the last hour, then its shim's own state,
-// then what the config says (pending approval, rejected).
-func health(s statusServer, recs []*state.Record, incidents []state.Incident, now time.Time) statusServer {
+// missing returns the names asked for that the report has no server of.
+func (rep statusReport) missing(names []string) []string {
+	var out []string
+	for _, n := range names {
+		found := false
+		for _, s := range rep.Servers {
+			found = found || s.Name == n
+		}
+		if !found {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// judged fills in what status says about one server: its shims, its
+// latest incident and the verdict (health.Judge).
+func judged(s statusServer, recs []*state.Record, incidents []state.Incident, now time.Time, a hv.Audience) statusServer {
 	for _, r := range recs {
 		if r.Server == s.Name {
 			s.Shims = append(s.Shims, r)
@@ -154,47 +168,12 @@ func health(s statusServer, recs []*state.Record, incidents []state.Incident, no
 	if len(s.Shims) > 0 {
 		shim = s.Shims[len(s.Shims)-1]
 	}
-	in := s.LastIncident
-	if in != nil && (in.Class == "ok" || now.Sub(in.Time) > incidentWindow) {
-		in = nil
-	}
-	switch {
-	case s.Shadowed:
-		s.Health, s.HealthDetail = "shadowed", "a higher-precedence scope defines the same name"
-	case in != nil && deadClasses[in.Class]:
-		s.Health = "failed"
-		s.HealthDetail = fmt.Sprintf("%s at %s; Claude Code will not use it again this session: run /mcp reconnect %s", in.Class, in.Time.Local().Format("15:04:05"), s.Name)
-	case shim != nil && shim.State == state.Failed:
-		s.Health, s.HealthDetail = "failed", "crash loop: "+firstNonEmpty(shim.LastError, exitText(shim.LastExit))
-	case in != nil && (shim == nil || shim.Updated.Before(in.Time)):
-		s.Health = "failed"
-		s.HealthDetail = fmt.Sprintf("%s at %s", in.Class, in.Time.Local().Format("15:04:05"))
-		if in.Action != "" {
-			s.HealthDetail += " (" + in.Action + ")"
-		}
-	case shim != nil:
-		s.Health = shim.State
-		if shim.State == state.Running {
-			s.Health = "ok"
-		}
-	case s.LastIncident != nil && s.LastIncident.Class == "ok":
-		s.Health = "ok"
-	// What the config says comes after what was seen: a server with
-	// incidents was loaded, whatever the approval lists say.
-	case s.Approval == "pending":
-		s.Health, s.HealthDetail = "pending", "not approved yet: Claude Code asks before loading project servers"
-	case s.Approval == "rejected":
-		s.Health, s.HealthDetail = "disabled", "rejected in this project (disabledMcpjsonServers)"
-	default:
-		s.Health = "unknown"
-		if !s.Wrapped {
-			s.HealthDetail = "not wrapped: no shim reports on it"
-		}
-	}
+	v := hv.Judge(s.Server, shim, s.LastIncident, now, a)
+	s.Health, s.HealthDetail = v.Health, v.Detail
 	return s
 }
 
-func printStatus(env *Env, rep statusReport, home string, now time.Time) {
+func printStatus(env *Env, rep statusReport, home string, now time.Time, a hv.Audience) {
 	for _, e := range rep.Errors {
 		fmt.Fprintf(env.Stderr, "mcp-heal: warning: %s\n", e)
 	}
@@ -219,7 +198,7 @@ func printStatus(env *Env, rep statusReport, home string, now time.Time) {
 				}
 				restarts = strconv.Itoa(r.Restarts)
 				if r.LastExit != nil {
-					exit = exitText(r.LastExit)
+					exit = hv.ExitText(r.LastExit)
 				}
 			}
 			wrapped := "no"
@@ -252,7 +231,7 @@ func printStatus(env *Env, rep statusReport, home string, now time.Time) {
 			}
 		}
 		if unwrapped > 0 {
-			fmt.Fprintf(env.Stdout, "\n%d server(s) not protected by mcp-heal: run 'mcp-heal wrap --all' (then restart Claude Code).\n", unwrapped)
+			fmt.Fprintf(env.Stdout, "\n%d server(s) not protected by mcp-heal: run '%s' (then restart Claude Code).\n", unwrapped, a.Cmd("wrap --all"))
 		}
 	}
 	if len(rep.Incidents) > 0 {
@@ -279,22 +258,6 @@ func target(s claudecfg.Server, home string) string {
 	return strings.TrimSpace(tildePath(s.Command, home) + " " + strings.Join(s.Args, " "))
 }
 
-func exitText(e *state.Exit) string {
-	if e == nil {
-		return ""
-	}
-	if e.Reason != "" {
-		return e.Reason
-	}
-	if e.Signal != "" {
-		return "signal " + e.Signal
-	}
-	if e.Code != nil {
-		return "code " + strconv.Itoa(*e.Code)
-	}
-	return ""
-}
-
 func clip(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if r := []rune(s); len(r) > n {
@@ -308,13 +271,4 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, x := range s {
-		if x != "" {
-			return x
-		}
-	}
-	return ""
 }

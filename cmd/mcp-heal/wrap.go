@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/paths"
 	"github.com/mcp-heal/mcp-heal/internal/redact"
 )
 
@@ -65,14 +67,10 @@ func (f *cfgFlags) options(env *Env) (claudecfg.Options, error) {
 	return claudecfg.Options{Home: home, ProjectDir: abs, ConfigDir: env.Getenv("CLAUDE_CONFIG_DIR")}, nil
 }
 
-// defaultShim is the stable copy the plugin installs
-// ($XDG_DATA_HOME/mcp-heal/bin/mcp-heal) when present, else this binary.
-func defaultShim(env *Env, home string) (string, error) {
-	data := env.Getenv("XDG_DATA_HOME")
-	if data == "" {
-		data = filepath.Join(home, ".local", "share")
-	}
-	stable := filepath.Join(data, "mcp-heal", "bin", "mcp-heal")
+// defaultShim is the stable copy the plugin installs (paths.StableBinary)
+// when present, else this binary.
+func defaultShim(env *Env) (string, error) {
+	stable := paths.For(runtime.GOOS, env.Getenv).StableBinary
 	if st, err := os.Stat(stable); err == nil && !st.IsDir() {
 		return stable, nil
 	}
@@ -144,7 +142,7 @@ func runRewrite(env *Env, args []string, unwrap bool) error {
 	if !unwrap {
 		shimPath = *shim
 		if shimPath == "" {
-			if shimPath, err = defaultShim(env, o.Home); err != nil {
+			if shimPath, err = defaultShim(env); err != nil {
 				return err
 			}
 		}

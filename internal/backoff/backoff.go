@@ -11,6 +11,8 @@ import (
 	"context"
 	"math/rand/v2"
 	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/clock"
 )
 
 // Backoff is not safe for concurrent use; its owner (the shim's supervisor)
@@ -25,8 +27,9 @@ type Backoff struct {
 	Max time.Duration
 	// Rand returns a number in [0,1); nil uses math/rand/v2.
 	Rand func() float64
-	// After waits for d; nil uses time.After. Tests inject a fake.
-	After func(d time.Duration) <-chan time.Time
+	// Clock times the waits; nil is the wall clock. Tests inject a
+	// clock.Fake.
+	Clock clock.Clock
 
 	n int
 }
@@ -67,21 +70,10 @@ func (b *Backoff) Wait(ctx context.Context, d time.Duration, wake <-chan struct{
 	if d <= 0 {
 		return true
 	}
-	after := b.After
-	if after == nil {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			return true
-		case <-ctx.Done():
-			return false
-		case <-wake:
-			return false
-		}
-	}
+	t := clock.Or(b.Clock).NewTimer(d)
+	defer t.Stop()
 	select {
-	case <-after(d):
+	case <-t.C():
 		return true
 	case <-ctx.Done():
 		return false

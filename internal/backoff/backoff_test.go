@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/clock"
 )
 
 func TestFail(t *testing.T) {
@@ -36,15 +38,16 @@ func TestFail(t *testing.T) {
 }
 
 func TestWait(t *testing.T) {
-	fired := make(chan time.Time, 1)
-	var asked time.Duration
-	b := &Backoff{After: func(d time.Duration) <-chan time.Time { asked = d; return fired }}
-	fired <- time.Now()
-	if !b.Wait(context.Background(), 5*time.Second, nil) {
-		t.Fatal("Wait returned false when the timer fired")
+	clk := clock.NewFake()
+	b := &Backoff{Clock: clk}
+	done := make(chan bool)
+	go func() { done <- b.Wait(context.Background(), 5*time.Second, nil) }()
+	if _, ok := clk.WaitTimer(10*time.Second, func(d time.Duration) bool { return d == 5*time.Second }); !ok {
+		t.Fatal("Wait set no 5s timer")
 	}
-	if asked != 5*time.Second {
-		t.Errorf("asked for %v, want 5s", asked)
+	clk.Advance(5 * time.Second)
+	if !<-done {
+		t.Fatal("Wait returned false when the timer fired")
 	}
 	wake := make(chan struct{})
 	close(wake)

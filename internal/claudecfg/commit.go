@@ -12,15 +12,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/adrg/xdg"
+	dirs "github.com/mcp-heal/mcp-heal/internal/paths"
 )
 
 // KeepBackups is how many backups of each config file Commit keeps.
 const KeepBackups = 20
 
-// BackupDir is where Commit keeps backups: $XDG_STATE_HOME/mcp-heal/backups.
-// Tests that change XDG_STATE_HOME in process must call xdg.Reload first.
-func BackupDir() string { return filepath.Join(xdg.StateHome, "mcp-heal", "backups") }
+// BackupDir is where Commit keeps backups: the state directory's backups.
+func BackupDir() string { return filepath.Join(dirs.Current().State, "backups") }
 
 // ErrChanged means the file changed between reading it and committing.
 var ErrChanged = errors.New("the file changed while mcp-heal was rewriting it; nothing was written, run the command again")

@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/example"
@@ -165,15 +164,15 @@ type failure struct {
 }
 
 var failures = []failure{
-	{"SIGKILL", func(pid int, _ string) error { return syscall.Kill(pid, syscall.SIGKILL) }},
-	{"hang (SIGSTOP)", func(pid int, _ string) error { return syscall.Kill(pid, syscall.SIGSTOP) }},
+	{"SIGKILL", func(pid int, _ string) error { return kill(pid) }},
+	{"hang (SIGSTOP)", func(pid int, _ string) error { return freeze(pid) }},
 	{fmt.Sprintf("crash loop (%d failed starts)", failingStarts), func(pid int, failFile string) error {
 		// The server fails a start while its start count is at most
 		// --fail-starts: rewind the count so the next starts fail.
 		if err := os.WriteFile(failFile, []byte(strconv.Itoa(failStartsFlag-failingStarts)), 0o644); err != nil {
 			return err
 		}
-		return syscall.Kill(pid, syscall.SIGKILL)
+		return kill(pid)
 	}},
 }
 

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/example"
@@ -37,7 +36,7 @@ type target struct {
 // its stdio.
 func startTarget(bin string, args []string, viaShim bool, stateDir string) (*target, error) {
 	cmd := exec.Command(bin, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = ownGroup()
 	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+stateDir)
 	t := &target{viaShim: viaShim, cmd: cmd, stateDir: stateDir, stderr: &tailBuffer{max: 40}, pids: map[int]bool{}}
 	cmd.Stderr = t.stderr
@@ -138,14 +137,14 @@ func (t *target) stop() {
 	select {
 	case <-done:
 	case <-time.After(6 * time.Second):
-		syscall.Kill(-t.cmd.Process.Pid, syscall.SIGKILL)
+		kill(-t.cmd.Process.Pid)
 		<-done
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for pid := range t.pids {
 		if state.Alive(pid) {
-			syscall.Kill(pid, syscall.SIGKILL)
+			kill(pid)
 		}
 	}
 }

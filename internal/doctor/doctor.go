@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
-	"github.com/mcp-heal/mcp-heal/internal/hook"
+	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/probe"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 )
@@ -71,6 +71,12 @@ type Doctor struct {
 	Dir     string        // the project directory servers start in
 	// Parallel bounds concurrent probes (each may spawn a server).
 	Parallel int
+	// Say is who reads the hints: they name commands it can run.
+	Say health.Audience
+	// Done, when set, is called with each report as soon as it is
+	// judged (in the order the probes finish, one call at a time), so a
+	// long run can show each verdict as it comes.
+	Done func(*Report)
 }
 
 // New returns a Doctor for the project in dir.
@@ -93,6 +99,7 @@ func (d *Doctor) Check(ctx context.Context, servers []claudecfg.Server) []*Repor
 	out := make([]*Report, len(servers))
 	sem := make(chan struct{}, max(1, d.Parallel))
 	var wg sync.WaitGroup
+	var mu sync.Mutex
 	for i, s := range servers {
 		r := &Report{Server: s}
 		out[i] = r
@@ -109,12 +116,15 @@ func (d *Doctor) Check(ctx context.Context, servers []claudecfg.Server) []*Repor
 			defer func() { <-sem }()
 			res := d.Probe(ctx, s, d.Dir)
 			r.Probe = &res
+			d.judge(r)
+			if d.Done != nil {
+				mu.Lock()
+				defer mu.Unlock()
+				d.Done(r)
+			}
 		}()
 	}
 	wg.Wait()
-	for _, r := range out {
-		d.judge(r)
-	}
 	return out
 }
 
@@ -125,7 +135,7 @@ func (d *Doctor) open(all []state.Incident, server string) []state.Incident {
 		if in.Server != server {
 			continue
 		}
-		if in.Class == string(hook.OK) {
+		if in.Class == string(health.OK) {
 			out = nil
 			continue
 		}
@@ -162,41 +172,24 @@ func (d *Doctor) judge(r *Report) {
 		add(Warn, fmt.Sprintf("this project server is %s in Claude Code, which loads only approved .mcp.json servers", s.Approval), "approve it when Claude Code asks, or with /mcp")
 	}
 	if !s.Wrapped && s.Scope != claudecfg.ScopePlugin {
-		add(Warn, "not protected: Claude Code runs it directly, so a crash or hang breaks it for the rest of the session", "mcp-heal wrap "+s.Name)
+		add(Warn, "not protected: Claude Code runs it directly, so a crash or hang breaks it for the rest of the session", d.Say.Cmd("wrap "+s.Name))
 	}
 	for _, rec := range r.Shims {
-		switch rec.State {
-		case state.Failed:
-			add(Error, fmt.Sprintf("shim %d (session %s): crash loop, calls fail until it starts (%s)", rec.ShimPID, short(rec.Session), hook.ExitSummary(rec)), "fix the cause above, then: mcp-heal heal "+s.Name)
-		case state.Restarting, state.Backoff:
-			add(Warn, fmt.Sprintf("shim %d (session %s): %s after %d restarts (%s)", rec.ShimPID, short(rec.Session), rec.State, rec.Restarts, hook.ExitSummary(rec)), "")
+		switch {
+		case rec.State == state.Failed:
+			what, todo := health.FailedShim(rec, s.Name, d.Say)
+			add(Error, fmt.Sprintf("shim %d (session %s): %s; calls fail until it starts", rec.ShimPID, short(rec.Session), what), todo)
+		case rec.State == state.Restarting, rec.State == state.Backoff:
+			add(Warn, fmt.Sprintf("shim %d (session %s): %s after %d restarts (%s)", rec.ShimPID, short(rec.Session), rec.State, rec.Restarts, health.ExitSummary(rec)), "")
 		}
 	}
 	for _, in := range r.Incidents {
 		msg := fmt.Sprintf("%s: Claude Code reported %s", in.Time.Local().Format("Jan 2 15:04:05"), in.Class)
-		if in.Action != "" && in.Action != "none" {
-			msg += "; the hook " + actionWords(in.Action)
+		if in.Action != "" && in.Action != health.ActNone {
+			msg += "; the hook " + health.ActionWords(in.Action)
 		}
-		hint := ""
-		if hook.NeedsReconnect(in.Class) {
-			hint = "in Claude Code: /mcp reconnect " + s.Name
-		}
-		add(Warn, msg, hint)
+		add(Warn, msg, health.IncidentHint(in.Class, s.Name, d.Say))
 	}
-}
-
-func actionWords(a string) string {
-	switch a {
-	case hook.ActSighup:
-		return "restarted it through its shim"
-	case hook.ActKilledHung:
-		return "stopped the hung process"
-	case hook.ActProbedOK:
-		return "found its command working"
-	case hook.ActProbedFail:
-		return "found its command failing"
-	}
-	return a
 }
 
 func short(session string) string {

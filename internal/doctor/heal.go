@@ -6,7 +6,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mcp-heal/mcp-heal/internal/hook"
+	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 )
 
@@ -43,11 +43,11 @@ func (d *Doctor) heal(r *Report) {
 		}
 		healed = true
 		r.Actions = append(r.Actions, fmt.Sprintf("restarted the server under shim %d (session %s)", rec.ShimPID, short(rec.Session)))
-		_ = state.AppendIncident(state.Incident{Session: rec.Session, Server: name, Event: "heal", Class: string(hook.ShimFailed), Error: hook.ExitSummary(rec), Action: hook.ActSighup})
+		_ = state.AppendIncident(state.Incident{Session: rec.Session, Server: name, Event: "heal", Class: string(health.ShimFailed), Error: health.ExitSummary(rec), Action: health.ActSighup})
 	}
 	reconnect := false
 	for _, in := range r.Incidents {
-		if hook.NeedsReconnect(in.Class) {
+		if health.NeedsReconnect(in.Class) {
 			reconnect = true
 		}
 	}
@@ -55,10 +55,10 @@ func (d *Doctor) heal(r *Report) {
 	case !works && r.Probe != nil && r.Probe.Problem != nil:
 		r.Next = fmt.Sprintf("fix %s first: %s", name, r.Probe.Problem.Hint)
 		if reconnect || !r.Server.Wrapped {
-			r.Next += fmt.Sprintf("; then, in Claude Code: /mcp reconnect %s", name)
+			r.Next += "; then run " + d.Say.Reconnect(name)
 		}
 	case reconnect && !healed:
-		r.Next = fmt.Sprintf("in Claude Code, run /mcp reconnect %s: Claude Code gave up on it for this session and will not retry by itself", name)
+		r.Next = fmt.Sprintf("run %s: Claude Code gave up on it for this session and will not retry by itself", d.Say.Reconnect(name))
 	case healed:
 		r.Next = nextNothing
 	}

@@ -82,7 +82,7 @@ func (h *Handler) record(in state.Incident) {
 	// The PreToolUse hook warns about servers found dead (pretool.go); the
 	// marker sends it there instead of the launcher's healthy path.
 	switch {
-	case deadForSession(Class(in.Class)):
+	case Class(in.Class).Dead():
 		h.attention(in.Server, true)
 	case in.Class == string(OK):
 		h.attention(in.Server, false)

@@ -1,10 +1,9 @@
 package hook
 
 import (
-	"fmt"
-	"strings"
 	"time"
 
+	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 )
 
@@ -27,9 +26,12 @@ func (h *Handler) preToolUse(in *Input) []byte {
 		r := latest(recs)
 		switch r.State {
 		case state.Failed:
-			reason := fmt.Sprintf("mcp-heal: MCP server %q is crash-looping (%s), so this call was not sent; mcp-heal keeps restarting it in the background. Continue without this server and ask the user to fix it (`/mcp-heal doctor %s`); `/mcp-heal heal %s` then restarts it at once.",
-				in.Server, ExitSummary(r), in.Server, in.Server)
-			h.record(state.Incident{Session: in.Session, Server: in.Server, Tool: in.ToolName, Event: PreToolUse, Class: string(ShimFailed), Error: ExitSummary(r), Action: "denied", Advice: reason})
+			c, why := health.ShimClass(r), health.ExitSummary(r)
+			if c == CannotStart {
+				why = r.LastError
+			}
+			reason := health.Deny(in.Server, c, why)
+			h.record(state.Incident{Session: in.Session, Server: in.Server, Tool: in.ToolName, Event: PreToolUse, Class: string(c), Error: why, Action: health.ActDenied, Advice: reason})
 			return encode(output{HookSpecificOutput: &specific{HookEventName: PreToolUse, PermissionDecision: "deny", PermissionDecisionReason: reason}})
 		default:
 			// Restarting, backoff, starting: the shim queues the call
@@ -38,7 +40,7 @@ func (h *Handler) preToolUse(in *Input) []byte {
 		}
 	}
 	inc := h.openIncident(in.Server, in.Session, deadWindow)
-	if inc == nil || !deadForSession(Class(inc.Class)) {
+	if inc == nil || !Class(inc.Class).Dead() {
 		// Nothing to say about this server in any session any more:
 		// back to the launcher's healthy path for it.
 		if h.openIncident(in.Server, "", deadWindow) == nil {
@@ -46,9 +48,7 @@ func (h *Handler) preToolUse(in *Input) []byte {
 		}
 		return nil
 	}
-	text := fmt.Sprintf("mcp-heal: MCP server %q was found disconnected at %s (%s) and Claude Code does not reconnect it by itself; if this call fails, continue without it and ask the user to run `/mcp reconnect %s`.",
-		in.Server, inc.Time.Local().Format("15:04:05"), inc.Class, in.Server)
-	return contextReply(PreToolUse, text)
+	return contextReply(PreToolUse, health.DeadNotice(in.Server, Class(inc.Class), inc.Time))
 }
 
 // latest returns the most recently updated record.
@@ -60,39 +60,6 @@ func latest(recs []*state.Record) *state.Record {
 		}
 	}
 	return r
-}
-
-// ExitSummary says in a few words how a shim's child last ended: exit
-// status, last error, last stderr line, restarts.
-func ExitSummary(r *state.Record) string {
-	var parts []string
-	if r.LastExit != nil {
-		switch {
-		case r.LastExit.Reason != "":
-			parts = append(parts, r.LastExit.Reason)
-		case r.LastExit.Code != nil:
-			parts = append(parts, fmt.Sprintf("exited with code %d", *r.LastExit.Code))
-		case r.LastExit.Signal != "":
-			parts = append(parts, "killed by signal "+r.LastExit.Signal)
-		}
-	}
-	if r.LastError != "" && (len(parts) == 0 || !strings.Contains(parts[0], r.LastError)) {
-		parts = append(parts, r.LastError)
-	}
-	if n := len(r.StderrTail); n > 0 {
-		parts = append(parts, "stderr: "+r.StderrTail[n-1])
-	}
-	if r.Restarts > 0 {
-		parts = append(parts, fmt.Sprintf("%d restarts", r.Restarts))
-	}
-	if len(parts) == 0 {
-		return "no exit status recorded"
-	}
-	s := strings.Join(parts, "; ")
-	if len(s) > 240 {
-		s = s[:240] + "…"
-	}
-	return s
 }
 
 // postToolUse closes an open incident of the server: it answered again.

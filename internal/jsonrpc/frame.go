@@ -4,65 +4,149 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 )
 
-// Reader reads newline-delimited messages of any length.
+// DefaultMaxMessage is the default ceiling on one forwarded message
+// (256 MiB): far above any real tool result (base64 images and files of a
+// few MiB), yet it bounds what a broken or hostile server can make a relay
+// hold. The shim's --max-message changes it.
+const DefaultMaxMessage = 256 << 20
+
+// headSize is how much of an overlong line a TooLongError keeps: enough to
+// read the members every SDK writes first (jsonrpc, id, method).
+const headSize = 4 << 10
+
+// Reader reads newline-delimited messages.
 //
 // The MCP stdio transport says messages are delimited by newlines and MUST
 // NOT contain embedded newlines; it sets no size limit, and real tool results
 // (base64 images) exceed bufio.Scanner's 64 KiB default, so Reader grows its
-// buffer as needed instead of capping lines.
+// buffer as needed, up to a ceiling: a longer line is read and discarded as
+// it streams (never held whole) and Next returns a *TooLongError for it; the
+// Reader stays usable for the lines that follow.
 type Reader struct {
 	br  *bufio.Reader
 	buf []byte
+	max int
 }
 
-// NewReader returns a Reader that reads from r.
+// NewReader returns a Reader that reads from r with no ceiling on line
+// length. Use NewReaderMax for anything that reads another process's output.
 func NewReader(r io.Reader) *Reader {
-	return &Reader{br: bufio.NewReaderSize(r, 64<<10)}
+	return NewReaderMax(r, 0)
+}
+
+// NewReaderMax returns a Reader whose lines may be at most max bytes (not
+// counting the line end); max <= 0 means no ceiling.
+func NewReaderMax(r io.Reader, max int) *Reader {
+	return &Reader{br: bufio.NewReaderSize(r, 64<<10), max: max}
+}
+
+// TooLongError reports a line longer than the Reader's ceiling. The line
+// was consumed and discarded.
+type TooLongError struct {
+	Len   int64  // the line's length in bytes (without its line end)
+	Limit int    // the ceiling it exceeded
+	Head  []byte // its first bytes (at most 4 KiB), for a peek at id and method
+}
+
+func (e *TooLongError) Error() string {
+	return fmt.Sprintf("a line of %d bytes exceeds the ceiling of %d bytes; it was discarded", e.Len, e.Limit)
 }
 
 // Next returns the next line without its trailing "\n" or "\r\n". The slice
 // is only valid until the next call to Next. A final line without a newline
 // is returned before io.EOF. Empty lines are returned as empty slices;
-// callers decide whether to skip them.
+// callers decide whether to skip them. A line over the ceiling yields a
+// *TooLongError (and no line); the next call reads the line after it.
 func (r *Reader) Next() ([]byte, error) {
+	return r.NextMax(nil)
+}
+
+// NextMax is Next with a ceiling chosen per line: limit, when non-nil, gets
+// the line's first bytes (up to 64 KiB, or the whole line when shorter;
+// always including a short field name such as an SSE "data:") and returns
+// the ceiling for that line (<= 0: no ceiling). A nil limit uses the
+// Reader's own ceiling.
+func (r *Reader) NextMax(limit func(first []byte) int) ([]byte, error) {
 	line, err := r.br.ReadSlice('\n')
-	if err == nil {
-		return trimEOL(line), nil
+	max := r.max
+	if limit != nil {
+		max = limit(line)
+	}
+	if err == nil || (len(line) > 0 && errors.Is(err, io.EOF)) {
+		out := trimEOL(line)
+		if max > 0 && len(out) > max {
+			return nil, &TooLongError{Len: int64(len(out)), Limit: max, Head: bytes.Clone(out[:min(len(out), headSize, max)])}
+		}
+		return out, nil
 	}
 	if !errors.Is(err, bufio.ErrBufferFull) {
-		if len(line) > 0 && errors.Is(err, io.EOF) {
-			return trimEOL(line), nil
-		}
 		return nil, err
 	}
-	// Long line: accumulate into our own buffer.
+	// Long line: accumulate into our own buffer, up to the ceiling; past
+	// it keep only the head and discard the rest as it arrives.
 	r.buf = append(r.buf[:0], line...)
+	total := int64(len(line))
+	over := false
+	prev := line[len(line)-1] // the byte before this chunk, for "\r\n"
+	cr := false
 	for {
 		line, err = r.br.ReadSlice('\n')
-		r.buf = append(r.buf, line...)
+		total += int64(len(line))
+		cr = len(line) >= 2 && line[len(line)-2] == '\r' || len(line) == 1 && prev == '\r'
+		if len(line) > 0 {
+			prev = line[len(line)-1]
+		}
+		if !over {
+			// +2: the line end is not content.
+			if max > 0 && total > int64(max)+2 {
+				over = true
+				r.buf = r.buf[:min(len(r.buf), headSize, max)]
+			} else {
+				r.buf = append(r.buf, line...)
+			}
+		}
 		if err == nil {
 			break
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
-		if errors.Is(err, io.EOF) && len(r.buf) > 0 {
+		if errors.Is(err, io.EOF) && total > 0 {
 			break
 		}
+		r.release()
 		return nil, err
+	}
+	n := total
+	if err == nil { // ended with "\n" (and maybe "\r\n")
+		n--
+		if cr {
+			n--
+		}
+	}
+	if over || (max > 0 && n > int64(max)) {
+		head := r.buf[:min(len(r.buf), headSize, max)]
+		e := &TooLongError{Len: n, Limit: max, Head: bytes.Clone(trimEOL(head))}
+		r.release()
+		return nil, e
 	}
 	out := trimEOL(r.buf)
 	// Do not pin a huge buffer forever after one huge message.
 	if cap(r.buf) > 4<<20 {
-		cp := out
 		r.buf = nil
-		return cp, nil
 	}
 	return out, nil
+}
+
+func (r *Reader) release() {
+	if cap(r.buf) > 4<<20 {
+		r.buf = nil
+	}
 }
 
 // Buffered is the number of bytes read from the underlying reader but not

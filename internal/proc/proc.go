@@ -1,5 +1,6 @@
-// Package proc runs one MCP server child process: in its own process group,
-// with pipes for the JSON-RPC lines, its stderr passed through (and a
+// Package proc runs one MCP server child process: in its own process group
+// (under a guardian, internal/guardian, when Config.Guardian is set), with
+// pipes for the JSON-RPC lines, its stderr passed through (and a
 // redacted tail kept), its exit status decoded, and the stop ladder the MCP
 // stdio transport describes (close stdin, SIGTERM, SIGKILL).
 //
@@ -21,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcp-heal/mcp-heal/internal/guardian"
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
@@ -45,6 +47,12 @@ type Config struct {
 	// Log receives dropped non-JSON lines and lifecycle details; nil
 	// discards.
 	Log *slog.Logger
+	// Guardian, when set, is the command that runs a guardian (the
+	// mcp-heal binary and "guardian"): the child then runs under it, and
+	// nothing it starts outlives the shim, even one killed with SIGKILL.
+	// Empty: the child is started directly (on Linux the kernel kills it,
+	// not its descendants, when the shim dies).
+	Guardian []string
 }
 
 // stderrMu serialises writes of child stderr lines to shared writers.
@@ -55,7 +63,7 @@ var stderrMu sync.Mutex
 type Process struct {
 	cfg     Config
 	log     *slog.Logger
-	cmd     *exec.Cmd
+	ch      child
 	pid     int
 	started time.Time
 
@@ -78,9 +86,13 @@ type Process struct {
 
 var _ upstream.Conn = (*Process)(nil)
 
-// Start starts the command in its own process group. The caller must
-// eventually call Close (or wait for Done) so the goroutines end.
-func Start(cfg Config) (*Process, error) {
+// Start starts the command in its own process group, under a guardian
+// when cfg.Guardian is set. The caller must eventually call Close (or wait
+// for Done) so the goroutines end.
+func Start(cfg Config) (*Process, error) { return start(cfg, nil) }
+
+// start starts the command, under g when given.
+func start(cfg Config, g *guardian.Guardian) (*Process, error) {
 	if cfg.TailLines <= 0 {
 		cfg.TailLines = 20
 	}
@@ -99,55 +111,20 @@ func Start(cfg Config) (*Process, error) {
 		}
 		path = lp
 	}
-	// Our own pipes (not cmd.StdoutPipe) so that cmd.Wait returns when the
-	// child exits even if a grandchild still holds the write ends, and so
-	// that closing the read ends unblocks the readers.
-	inR, inW, err := os.Pipe()
+	sp, err := startChild(cfg, path, log, g)
 	if err != nil {
 		return nil, err
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
-		return nil, err
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
-		outR.Close()
-		outW.Close()
-		return nil, err
-	}
-	cmd := exec.Command(path, cfg.Args...)
-	cmd.Args[0] = cfg.Path
-	cmd.Env = cfg.Env
-	cmd.Dir = cfg.Dir
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	// Own process group: the stop ladder and crash clean-up signal the
-	// whole group, so npx/uv wrapper trees leave no orphans.
-	cmd.SysProcAttr = sysProcAttr()
-	err = cmd.Start()
-	inR.Close()
-	outW.Close()
-	errW.Close()
-	if err != nil {
-		inW.Close()
-		outR.Close()
-		errR.Close()
-		return nil, fmt.Errorf("start %q: %w", cfg.Path, err)
 	}
 	p := &Process{
 		cfg:     cfg,
 		log:     log,
-		cmd:     cmd,
-		pid:     cmd.Process.Pid,
-		started: time.Now(),
-		stdin:   inW,
-		bw:      bufio.NewWriterSize(inW, 64<<10),
-		stdout:  outR,
-		stderr:  errR,
+		ch:      sp.ch,
+		pid:     sp.pid,
+		started: sp.started,
+		stdin:   sp.stdin,
+		bw:      bufio.NewWriterSize(sp.stdin, 64<<10),
+		stdout:  sp.stdout,
+		stderr:  sp.stderr,
 		recv:    make(chan []byte, 64),
 		done:    make(chan struct{}),
 		quit:    make(chan struct{}),
@@ -158,6 +135,42 @@ func Start(cfg Config) (*Process, error) {
 	go p.readStderr()
 	go p.wait()
 	return p, nil
+}
+
+// stderrFile is where a guardian logs: the shim's stderr when it is a
+// file (Claude Code's MCP log), else nowhere.
+func stderrFile(cfg Config) *os.File {
+	f, _ := cfg.Stderr.(*os.File)
+	return f
+}
+
+// spawned is a started child: how to wait for and signal it, and the
+// parent's ends of its pipes.
+type spawned struct {
+	ch                    child
+	pid                   int
+	started               time.Time
+	stdin, stdout, stderr *os.File
+}
+
+// child is a started server, run directly or under a guardian.
+type child interface {
+	// wait blocks until the leader has exited and what was left of its
+	// group is killed.
+	wait() status
+	// signal signals the child's process group.
+	signal(sig syscall.Signal) error
+	// release lets go of the child once it is done.
+	release()
+}
+
+// status is how a child ended.
+type status struct {
+	exited bool
+	code   int
+	sig    syscall.Signal
+	err    error
+	note   string // added to the reason (e.g. it daemonized)
 }
 
 // PID is the child's pid (and process group id).
@@ -247,14 +260,11 @@ func (p *Process) readStderr() {
 	}
 }
 
-// wait reaps the child, kills what is left of its group, drains its output
-// and then closes done and recv.
+// wait reaps the child (what is left of its group is killed with it),
+// drains its output and then closes done and recv.
 func (p *Process) wait() {
-	err := p.cmd.Wait()
+	st := p.ch.wait()
 	at := time.Now()
-	// Whatever the child left behind (an npx wrapper's server, a shell's
-	// background job) goes with it.
-	_ = syscall.Kill(-p.pid, syscall.SIGKILL)
 	drained := make(chan struct{})
 	go func() { p.readers.Wait(); close(drained) }()
 	select {
@@ -269,7 +279,7 @@ func (p *Process) wait() {
 	p.stdout.Close()
 	p.stderr.Close()
 	p.stdin.Close()
-	p.exit = upstream.Exit{Exit: exitOf(p.cmd, err, at, p.started), StderrTail: p.tail.get()}
+	p.exit = upstream.Exit{Exit: exitOf(st, at, p.started), StderrTail: p.tail.get()}
 	if r := p.killReason.Load(); r != nil {
 		p.exit.Reason = *r + " (" + p.exit.Reason + ")"
 	}
@@ -277,23 +287,21 @@ func (p *Process) wait() {
 	close(p.recv)
 }
 
-func exitOf(cmd *exec.Cmd, err error, at, started time.Time) state.Exit {
+func exitOf(st status, at, started time.Time) state.Exit {
 	e := state.Exit{At: at.UTC(), UptimeMS: at.Sub(started).Milliseconds()}
-	ps := cmd.ProcessState
-	if ps == nil {
-		e.Reason = fmt.Sprintf("wait failed: %v", err)
-		return e
-	}
-	ws, ok := ps.Sys().(syscall.WaitStatus)
 	switch {
-	case ok && ws.Signaled():
-		sig := ws.Signal()
-		e.Signal = sig.String()
-		e.Reason = fmt.Sprintf("killed by signal %d (%s)", int(sig), sig)
+	case st.err != nil:
+		e.Reason = fmt.Sprintf("wait failed: %v", st.err)
+	case st.sig != 0:
+		e.Signal = st.sig.String()
+		e.Reason = fmt.Sprintf("killed by signal %d (%s)", int(st.sig), st.sig)
 	default:
-		c := ps.ExitCode()
+		c := st.code
 		e.Code = &c
 		e.Reason = fmt.Sprintf("exited with code %d", c)
+	}
+	if st.note != "" {
+		e.Reason += "; " + st.note
 	}
 	return e
 }
@@ -304,11 +312,11 @@ func (p *Process) Kill(reason string) {
 	if reason != "" {
 		p.killReason.CompareAndSwap(nil, &reason)
 	}
-	_ = syscall.Kill(-p.pid, syscall.SIGKILL)
+	_ = p.ch.signal(syscall.SIGKILL)
 }
 
 // Signal sends sig to the child's process group.
-func (p *Process) Signal(sig syscall.Signal) error { return syscall.Kill(-p.pid, sig) }
+func (p *Process) Signal(sig syscall.Signal) error { return p.ch.signal(sig) }
 
 // Close stops the child with the ladder: close its stdin and wait StopStep,
 // SIGTERM its group and wait StopStep, then SIGKILL its group; it returns
@@ -319,16 +327,17 @@ func (p *Process) Close() error {
 		step := p.cfg.StopStep
 		if !p.waitDone(step) {
 			p.log.Debug("child ignored stdin close; sending SIGTERM", "pid", p.pid)
-			_ = syscall.Kill(-p.pid, syscall.SIGTERM)
+			_ = p.ch.signal(syscall.SIGTERM)
 			if !p.waitDone(step) {
 				p.log.Debug("child ignored SIGTERM; sending SIGKILL", "pid", p.pid)
-				_ = syscall.Kill(-p.pid, syscall.SIGKILL)
+				_ = p.ch.signal(syscall.SIGKILL)
 				<-p.done
 			}
 		}
 	})
 	// Readers of Recv may be gone: let the stdout reader finish.
 	p.quitOnce.Do(func() { close(p.quit) })
+	p.ch.release()
 	return nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -69,18 +68,18 @@ func (s *Shim) badClientLine(line []byte, err error) {
 }
 
 func (s *Shim) clientRequest(line []byte, m jsonrpc.Msg) {
-	now := time.Now()
+	now := s.clk.Now()
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
 	s.mu.Lock()
-	if !s.up && m.Method == "ping" {
+	if !s.isUp() && m.Method == "ping" {
 		// While the server is down or being replayed, answer pings at once
 		// so the client does not conclude the connection is dead.
 		s.mu.Unlock()
 		s.writeOut(jsonrpc.ResultReply(m.ID, []byte("{}")))
 		return
 	}
-	if !s.up && s.failFast() {
+	if !s.isUp() && s.failFast() {
 		reply := s.failedReply(m.ID, m.Method)
 		s.failedN++
 		s.mu.Unlock()
@@ -106,7 +105,7 @@ func (s *Shim) clientRequest(line []byte, m jsonrpc.Msg) {
 	}
 	s.sess.noteRequest(e)
 	s.inflight[string(e.id)] = e
-	if !s.up {
+	if !s.isUp() {
 		s.queue = append(s.queue, qitem{e: e})
 		s.mu.Unlock()
 		return
@@ -164,7 +163,7 @@ func (s *Shim) forwardOrQueue(line []byte) {
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
 	s.mu.Lock()
-	if !s.up {
+	if !s.isUp() {
 		s.queue = append(s.queue, qitem{line: append([]byte(nil), line...)})
 		s.mu.Unlock()
 		return

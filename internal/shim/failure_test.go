@@ -18,10 +18,12 @@ func (h *harness) phase() string {
 }
 
 // Rule 5: crash loop -> backoff -> failed (clear errors) -> recovers by
-// itself when the command works again.
+// itself when the command works again. The backoff runs on a fake clock:
+// the test fires each delay as the supervisor sets it.
 func TestCrashLoopFailsThenRecovers(t *testing.T) {
 	h := newHarness(t, hopt{
-		env: []string{"FAKE_FAIL_FILE=$DIR/fail"},
+		fakeClock: true,
+		env:       []string{"FAKE_FAIL_FILE=$DIR/fail"},
 		opts: func(o *Options) {
 			o.MaxFailures = 3
 			o.BackoffMin = 20 * time.Millisecond
@@ -34,7 +36,21 @@ func TestCrashLoopFailsThenRecovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.killChild()
-	waitFor(t, 10*time.Second, "the failed state", func() bool { return h.phase() == state.Failed })
+	h.advanceUntil("failed state", func() bool { return h.phase() == state.Failed })
+	// Quick failures in a row: respawned at once, then after delays that
+	// double (jittered down by at most a quarter) up to the cap.
+	// It keeps being restarted, and stays failed (calls are answered at
+	// once) while each attempt is under way.
+	h.advanceUntil("five backoff delays", func() bool { return len(h.advanced) >= 5 })
+	if h.phase() != state.Failed {
+		t.Errorf("phase while still crash-looping: %s", h.phase())
+	}
+	for i, d := range h.advanced {
+		want := min(20*time.Millisecond<<i, 150*time.Millisecond)
+		if d > want || d < want*3/4 {
+			t.Errorf("backoff delay %d: %v, want %v less at most a quarter (all: %v)", i+1, d, want, h.advanced)
+		}
+	}
 
 	start := time.Now()
 	r := h.tool("echo", `{"text":"x"}`)
@@ -59,7 +75,7 @@ func TestCrashLoopFailsThenRecovers(t *testing.T) {
 
 	// The command works again: the shim notices by itself.
 	os.Remove(h.path("fail"))
-	h.waitUp(old)
+	h.advanceUntil("recovered server", func() bool { pid := h.childPID(); return pid != 0 && pid != old })
 	waitFor(t, 10*time.Second, "recovery", func() bool {
 		return h.tool("echo", `{"text":"back"}`).Get("result.content.0.text").String() == "back"
 	})
@@ -88,8 +104,9 @@ func TestHangDetection(t *testing.T) {
 	for _, era := range []string{"handshake", "stateless"} {
 		t.Run(era, func(t *testing.T) {
 			h := newHarness(t, hopt{
-				env:  []string{"FAKE_ERA=" + era},
-				opts: func(o *Options) { o.HangAfter = 300 * time.Millisecond; o.PingTimeout = 300 * time.Millisecond },
+				fakeClock: true,
+				env:       []string{"FAKE_ERA=" + era},
+				opts:      func(o *Options) { o.HangAfter = time.Minute; o.PingTimeout = 10 * time.Second },
 			})
 			h.handshake()
 			old := h.waitUp(0)
@@ -98,6 +115,11 @@ func TestHangDetection(t *testing.T) {
 			waitFor(t, 5*time.Second, "the hang call to reach the server", func() bool { return h.countEvents("call hang") == 1 })
 			// Sent after the server stopped reading: re-sent to the new one.
 			_, echo := h.start("tools/call", `{"name":"echo","arguments":{"text":"after"}}`)
+			// A minute of silence (the janitor's next tick sees it), then
+			// ten seconds without an answer to the probe.
+			h.advanceTimer(time.Second, "the janitor's tick")
+			h.clk.Advance(time.Minute)
+			h.advanceTimer(10*time.Second, "the probe's time-out")
 			r := h.wait(hang, "hang")
 			took := time.Since(start)
 			if r.Get("error.code").Int() != -32603 {
@@ -246,4 +268,46 @@ func TestRestartOnPurpose(t *testing.T) {
 		t.Errorf("phase: got %s, want running", h.phase())
 	}
 	_ = syscall.SIGHUP
+}
+
+// Issue 9 defect 6: SIGINT or stdin EOF while a respawned server has not
+// answered the replayed initialize stops within the stop ladder, not after
+// the replay's 30s timeout.
+func TestShutdownDuringReplay(t *testing.T) {
+	for _, how := range []string{"client EOF", "SIGINT"} {
+		t.Run(how, func(t *testing.T) {
+			h := newHarness(t, hopt{env: []string{"FAKE_MUTE_INIT_AFTER=1", "FAKE_STUBBORN=1"}})
+			h.handshake()
+			old := h.killChild()
+			waitFor(t, 10*time.Second, "the replayed initialize to reach the new server", func() bool {
+				return h.countEvents("initialize ") == 2
+			})
+			h.s.mu.Lock()
+			pid := h.s.childPID
+			h.s.mu.Unlock()
+			if pid == 0 || pid == old {
+				t.Fatalf("no new server (pid %d, old %d)", pid, old)
+			}
+			start := time.Now()
+			if how == "SIGINT" {
+				h.cancel() // what the shim's SIGINT handler does
+			} else {
+				h.in.Close()
+			}
+			select {
+			case <-h.runDone:
+			case <-time.After(20 * time.Second):
+				t.Fatal("Run did not return within 20s")
+			}
+			// StopStep is 300ms in the harness, and the stubborn server
+			// needs the whole ladder: two steps, then SIGKILL.
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("stop took %v, want the stop ladder (about 600ms)", d)
+			}
+			if alive(pid) {
+				t.Errorf("server %d still alive", pid)
+			}
+			h.runDone <- nil
+		})
+	}
 }

@@ -37,6 +37,7 @@ import (
 //	FAKE_VERSION   protocol version to answer initialize with (from start
 //	               FAKE_VERSION_AFTER+1 on, when that is set)
 //	FAKE_STUBBORN  ignore stdin EOF and SIGTERM (stop-ladder tests)
+//	FAKE_MUTE_INIT_AFTER from start N+1 on, never answer initialize
 //	FAKE_PIDFILE   wrapper: write the grandchild's pid here
 func TestMain(m *testing.M) {
 	switch os.Getenv("FAKE_MCP") {
@@ -230,6 +231,10 @@ func fakeServer() {
 		case "initialize":
 			if era == "stateless" {
 				send(jsonrpc.ErrorReply(id, jsonrpc.CodeMethodNotFound, "Method not found", nil))
+				continue
+			}
+			if after, _ := strconv.Atoi(os.Getenv("FAKE_MUTE_INIT_AFTER")); after > 0 && n > after {
+				fakeEvent("initialize %d muted", pid)
 				continue
 			}
 			v := os.Getenv("FAKE_VERSION")

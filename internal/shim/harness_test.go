@@ -15,6 +15,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/mcp-heal/mcp-heal/internal/clock"
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 	"github.com/mcp-heal/mcp-heal/internal/proc"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
@@ -70,6 +71,9 @@ type harness struct {
 	dups     []string
 	other    chan []byte
 	raw      chan []byte // every line, when tapped
+
+	clk      *clock.Fake     // with hopt.fakeClock
+	advanced []time.Duration // the delays advanceUntil fired
 }
 
 type hopt struct {
@@ -77,6 +81,9 @@ type hopt struct {
 	opts    func(*Options)
 	dialer  func(upstream.Dialer) upstream.Dialer
 	command []string // default: the fake server
+	// fakeClock drives the supervisor with a clock.Fake (h.clk): backoff,
+	// hang and idle-probe delays pass only when the test advances it.
+	fakeClock bool
 }
 
 func fakeCommand() []string { return []string{os.Args[0]} }
@@ -110,6 +117,10 @@ func newHarness(t *testing.T, ho hopt) *harness {
 		Log:        slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		BackoffMin: 20 * time.Millisecond, BackoffMax: 200 * time.Millisecond,
 		HangAfter: time.Minute, PingTimeout: 5 * time.Second,
+	}
+	if ho.fakeClock {
+		h.clk = clock.NewFake()
+		o.Clock = h.clk
 	}
 	if ho.opts != nil {
 		ho.opts(&o)
@@ -258,7 +269,7 @@ func (h *harness) handshake() {
 func (h *harness) childPID() int {
 	h.s.mu.Lock()
 	defer h.s.mu.Unlock()
-	if !h.s.up {
+	if !h.s.isUp() {
 		return 0
 	}
 	return h.s.childPID
@@ -322,4 +333,34 @@ func (h *harness) sessEra() string {
 	h.s.mu.Lock()
 	defer h.s.mu.Unlock()
 	return h.s.sess.era
+}
+
+// advanceUntil fires the supervisor's backoff timers on the fake clock,
+// one at a time as each is set, until cond holds. Backoff delays in these
+// tests are under a second; the janitor's tick is a second and the replay
+// and ping time-outs longer, so those never fire here.
+func (h *harness) advanceUntil(what string, cond func() bool) {
+	h.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			h.t.Fatalf("no %s within 20s (real time)", what)
+		}
+		// A short real wait: cond may come true by an event (a server
+		// answering) rather than a timer.
+		if d, ok := h.clk.WaitTimer(10*time.Millisecond, func(d time.Duration) bool { return d < time.Second }); ok {
+			h.advanced = append(h.advanced, d)
+			h.clk.Advance(d)
+		}
+	}
+}
+
+// advanceTimer waits until the code under test has set a timer of exactly
+// d on the fake clock, then moves the clock past it.
+func (h *harness) advanceTimer(d time.Duration, what string) {
+	h.t.Helper()
+	if _, ok := h.clk.WaitTimer(20*time.Second, func(x time.Duration) bool { return x == d }); !ok {
+		h.t.Fatalf("no %v timer (%s) within 20s (real time)", d, what)
+	}
+	h.clk.Advance(d)
 }

@@ -24,7 +24,7 @@ func (s *Shim) janitor(ctx context.Context) {
 	}
 	tick /= 4
 	tick = min(max(tick, 5*time.Millisecond), time.Second)
-	t := time.NewTicker(tick)
+	t := s.clk.NewTimer(tick)
 	defer t.Stop()
 	var probes sync.WaitGroup
 	defer probes.Wait()
@@ -32,14 +32,15 @@ func (s *Shim) janitor(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-t.C():
+			t.Reset(tick)
 		}
 		s.expireQueue()
 		if c, gen, req, why := s.needProbe(); c != nil {
 			probes.Add(1)
 			go func() {
 				defer probes.Done()
-				s.probe(c, gen, req, why)
+				s.probe(ctx, c, gen, req, why)
 			}()
 		}
 	}
@@ -57,10 +58,10 @@ func (s *Shim) janitor(ctx context.Context) {
 func (s *Shim) needProbe() (upstream.Conn, uint64, []byte, string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.up || s.probing || s.conn == nil || s.stopping || s.sess.era == "" {
+	if !s.isUp() || s.probing || s.conn == nil || s.sess.era == "" {
 		return nil, 0, nil, ""
 	}
-	now := time.Now()
+	now := s.clk.Now()
 	req := pingReq
 	if s.sess.era == EraStateless {
 		req = s.sess.discoverLine
@@ -90,12 +91,12 @@ func (s *Shim) needProbe() (upstream.Conn, uint64, []byte, string) {
 
 // probe sends one liveness request and kills the server when it gets no
 // answer (any answer, even an error, proves it alive) within PingTimeout.
-func (s *Shim) probe(c upstream.Conn, gen uint64, req []byte, why string) {
-	_, err := s.inject(c, gen, req, s.o.PingTimeout, c.Done())
+func (s *Shim) probe(ctx context.Context, c upstream.Conn, gen uint64, req []byte, why string) {
+	_, err := s.inject(ctx, c, gen, req, s.o.PingTimeout, c.Done())
 	s.mu.Lock()
 	s.probing = false
 	if err == nil {
-		s.lastProbe = time.Now()
+		s.lastProbe = s.clk.Now()
 	}
 	s.mu.Unlock()
 	if errors.Is(err, errTimeout) {
@@ -120,9 +121,9 @@ func (s *Shim) expireQueue() {
 	if s.o.QueueTimeout <= 0 {
 		return
 	}
-	now := time.Now()
+	now := s.clk.Now()
 	s.mu.Lock()
-	if s.up || len(s.queue) == 0 {
+	if s.isUp() || len(s.queue) == 0 {
 		s.mu.Unlock()
 		return
 	}

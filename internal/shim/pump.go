@@ -2,7 +2,6 @@ package shim
 
 import (
 	"runtime"
-	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 	"github.com/mcp-heal/mcp-heal/internal/redact"
@@ -45,7 +44,7 @@ func (s *Shim) fromUpstream(line []byte, gen uint64, more bool) {
 	switch m.Kind {
 	case jsonrpc.KindResponse:
 		s.mu.Lock()
-		s.lastRecv = time.Now()
+		s.lastRecv = s.clk.Now()
 		key := string(m.ID)
 		e := s.inflight[key]
 		if e == nil || e.gen != gen {
@@ -80,7 +79,7 @@ func (s *Shim) fromUpstream(line []byte, gen uint64, more bool) {
 		// it an id unique for the client's whole session, since a new
 		// server numbers its requests from 0 again.
 		s.mu.Lock()
-		s.lastRecv = time.Now()
+		s.lastRecv = s.clk.Now()
 		cid := itoaID(s.nextSrvID)
 		s.nextSrvID++
 		s.srvReqs[string(cid)] = &srvReq{gen: gen, orig: append([]byte(nil), m.ID...), method: m.Method}
@@ -88,7 +87,7 @@ func (s *Shim) fromUpstream(line []byte, gen uint64, more bool) {
 		s.writeOutMore(replaceID(line, cid), more)
 	default:
 		s.mu.Lock()
-		s.lastRecv = time.Now()
+		s.lastRecv = s.clk.Now()
 		s.mu.Unlock()
 		s.writeOutMore(line, more)
 	}

@@ -3,7 +3,6 @@ package shim
 import (
 	"encoding/json"
 	"os"
-	"syscall"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -94,7 +93,7 @@ func (s *Shim) event(name string, kv ...any) {
 // alive.
 func (s *Shim) Signalled(sig os.Signal) {
 	ppid := os.Getppid()
-	alive := syscall.Kill(ppid, 0) == nil
+	alive := state.Alive(ppid)
 	s.event("signal", "signal", sig.String(), "parent_pid", ppid, "parent_alive", alive, "original_parent_pid", s.o.ClaudePID)
 }
 

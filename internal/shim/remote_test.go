@@ -25,6 +25,7 @@ type memConn struct {
 	exit   upstream.Exit
 	calls  *[]string
 	hold   bool // do not answer tools/call
+	deaf   bool // answer nothing at all (a hung server)
 	closed bool
 }
 
@@ -35,7 +36,7 @@ func (c *memConn) Send(msg []byte) error {
 		return errors.New("closed")
 	}
 	m, err := jsonrpc.Peek(msg)
-	if err != nil || m.Kind != jsonrpc.KindRequest {
+	if err != nil || m.Kind != jsonrpc.KindRequest || c.deaf && m.Method != "tools/call" {
 		return nil
 	}
 	id := append([]byte(nil), m.ID...)
@@ -46,7 +47,7 @@ func (c *memConn) Send(msg []byte) error {
 		c.recv <- jsonrpc.ResultReply(id, []byte(`{"tools":[{"name":"write"}]}`))
 	case "tools/call":
 		*c.calls = append(*c.calls, gjson.GetBytes(msg, "params.arguments.key").String())
-		if !c.hold {
+		if !c.hold && !c.deaf {
 			c.recv <- jsonrpc.ResultReply(id, []byte(`{"content":[]}`))
 		}
 	default:
@@ -168,5 +169,52 @@ func TestRemoteUnreachable(t *testing.T) {
 	h.s.Restart("test")
 	if r := h.call("tools/list", ""); !r.Get("result").Exists() {
 		t.Errorf("after recovery: %s", r.Raw)
+	}
+}
+
+// A remote session that stops answering is found by the hang probe and
+// closed (an upstream without Kill is closed in the background, and Run
+// waits for that); all on a fake clock, so the minute of silence and the
+// ten seconds of probe take no time.
+func TestRemoteHang(t *testing.T) {
+	d := &memDialer{hold: true}
+	h := newHarness(t, hopt{
+		fakeClock: true,
+		dialer:    func(upstream.Dialer) upstream.Dialer { return d },
+		opts:      func(o *Options) { o.HangAfter = time.Minute; o.PingTimeout = 10 * time.Second },
+	})
+	h.call("initialize", initParams)
+	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	h.call("tools/list", "")
+	hung := d.last()
+	d.mu.Lock()
+	hung.deaf = true
+	d.hold = false
+	d.mu.Unlock()
+	start := time.Now()
+	_, ch := h.start("tools/call", `{"name":"write","arguments":{"key":"a"}}`)
+	waitFor(t, 5*time.Second, "the call sent", func() bool {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return len(d.calls) == 1
+	})
+	h.advanceTimer(time.Second, "the janitor's tick")
+	h.clk.Advance(time.Minute)
+	h.advanceTimer(10*time.Second, "the probe's time-out")
+	r := h.wait(ch, "hung call")
+	if r.Get("error.data.reason").String() != "not-retried" || !strings.Contains(r.Get("error.message").String(), "hung") {
+		t.Errorf("hung call: got %s", r.Raw)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("took %v of real time", took)
+	}
+	if r := h.call("tools/list", ""); !r.Get("result").Exists() {
+		t.Errorf("after the hang: %s", r.Raw)
+	}
+	d.mu.Lock()
+	n := len(d.conns)
+	d.mu.Unlock()
+	if n != 2 || !hung.closed {
+		t.Errorf("%d sessions, hung one closed %v", n, hung.closed)
 	}
 }

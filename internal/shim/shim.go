@@ -32,6 +32,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-heal/mcp-heal/internal/clock"
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
@@ -78,6 +79,11 @@ type Options struct {
 	// 30s).
 	ReplayTimeout time.Duration
 
+	// Clock times the supervisor's decisions (backoff, hang and idle
+	// probes, queue time-outs); nil is the wall clock. Tests inject a
+	// clock.Fake so that they need not sleep through those delays.
+	Clock clock.Clock
+
 	// Lifecycle, when non-nil, receives JSON lines of lifecycle events.
 	Lifecycle io.Writer
 	// Traffic, when non-nil, receives every message both ways (redacted).
@@ -93,6 +99,7 @@ type Options struct {
 // Run once.
 type Shim struct {
 	o      Options
+	clk    clock.Clock
 	log    *slog.Logger
 	out    *outWriter
 	in     *jsonrpc.Reader
@@ -105,12 +112,9 @@ type Shim struct {
 	unflushed laterSender // guarded by sendMu: holds messages not yet written
 
 	mu        sync.Mutex
-	conn      upstream.Conn // nil while down
-	gen       uint64        // generation of conn; entries sent on it carry it
-	up        bool          // conn is replayed and takes requests
-	phase     string
-	failed    bool
-	stopping  bool
+	conn      upstream.Conn     // nil while down
+	gen       uint64            // generation of conn; entries sent on it carry it
+	phase     string            // the supervisor's state: see phase.go
 	inflight  map[string]*entry // by raw id: client requests and injected ones
 	queue     []qitem
 	seq       uint64
@@ -129,8 +133,12 @@ type Shim struct {
 	childAt   time.Time
 	dialFails int
 	downSince time.Time
-	probing   bool
+	probing   bool // the janitor has a liveness probe out
 	lastProbe time.Time
+
+	closers    sync.WaitGroup // upstreams being closed by kill; Run waits
+	killedConn upstream.Conn  // guarded by mu: closed by kill, for killWhy
+	killWhy    string
 
 	restartCh  chan struct{}
 	restartMu  sync.Mutex
@@ -204,14 +212,15 @@ func New(o Options) *Shim {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	now := time.Now()
+	clk := clock.Or(o.Clock)
 	return &Shim{
 		o:         o,
+		clk:       clk,
 		log:       log,
 		out:       newOutWriter(o.Stdout),
 		in:        jsonrpc.NewReader(o.Stdin),
 		pid:       os.Getpid(),
-		start:     now,
+		start:     time.Now(),
 		mode:      o.Dialer.Mode(),
 		target:    o.Dialer.Target(),
 		phase:     state.Starting,
@@ -219,7 +228,7 @@ func New(o Options) *Shim {
 		srvReqs:   make(map[string]*srvReq),
 		nextSrvID: 1,
 		sess:      newSession(),
-		downSince: now,
+		downSince: clk.Now(),
 		restartCh: make(chan struct{}, 1),
 		records:   make(chan *state.Record, 1),
 	}
@@ -277,14 +286,12 @@ func (s *Shim) Run(ctx context.Context) error {
 		s.event("client-eof")
 	case <-ctx.Done():
 	}
-	s.mu.Lock()
-	s.stopping = true
-	s.phase = state.Stopping
-	s.mu.Unlock()
+	s.stop()
 	s.record()
 	cancel()
 	<-supDone
 	wg.Wait()
+	s.closers.Wait()
 	close(s.records)
 	<-recDone
 	if s.o.Record {

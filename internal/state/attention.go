@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/mcp-heal/mcp-heal/internal/paths"
 )
 
 // AttentionDir holds one empty file per reason the PreToolUse hook may have
@@ -16,7 +18,7 @@ import (
 // (plugin/mcp-heal): the check before every MCP call costs a shell, not a
 // Go process. A marker left behind only costs speed, never correctness:
 // the binary then decides, and cleans up what is stale.
-func AttentionDir() string { return filepath.Join(Dir(), "attention") }
+func AttentionDir() string { return paths.Current().Attention }
 
 // ShimAttention is the marker key of a failed shim.
 func ShimAttention(pid int) string { return "shim-" + strconv.Itoa(pid) }

@@ -3,7 +3,6 @@
 package state
 
 import (
-	"errors"
 	"os"
 	"syscall"
 )
@@ -33,14 +32,4 @@ func lockPath(path string) (unlock func(), err error) {
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
 	}, nil
-}
-
-// Alive reports whether a process with pid exists (kill(pid, 0); EPERM
-// means it exists and belongs to someone else).
-func Alive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }

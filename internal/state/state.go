@@ -20,9 +20,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/adrg/xdg"
 	"github.com/natefinch/atomic"
 
+	"github.com/mcp-heal/mcp-heal/internal/paths"
 	"github.com/mcp-heal/mcp-heal/internal/procinfo"
 	"github.com/mcp-heal/mcp-heal/internal/redact"
 )
@@ -87,11 +87,16 @@ type Record struct {
 	Started         time.Time `json:"started"`
 	ChildStarted    time.Time `json:"child_started,omitempty"`
 	Updated         time.Time `json:"updated"`
+
+	// Failure says why State is Failed: "cannot-start" (the command is not
+	// found or not executable) or "shim-failed" (crash loop); see
+	// internal/health.
+	Failure string `json:"failure,omitempty"`
 }
 
-// Dir is the mcp-heal state directory. Tests that change XDG_STATE_HOME in
-// process must call xdg.Reload first.
-func Dir() string { return filepath.Join(xdg.StateHome, "mcp-heal") }
+// Dir is the mcp-heal state directory (internal/paths: the rule the
+// plugin's launcher mirrors).
+func Dir() string { return paths.Current().State }
 
 // ShimsDir holds one record per running shim.
 func ShimsDir() string { return filepath.Join(Dir(), "shims") }

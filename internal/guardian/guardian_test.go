@@ -1,0 +1,244 @@
+//go:build unix
+
+package guardian_test
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/proc"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
+)
+
+// TestMain doubles as a daemonizing server: started with
+// GUARDIAN_TEST=daemonize it starts `sleep` in a session of its own (what
+// setsid(1) or a double fork does), writes its pid and exits at once.
+func TestMain(m *testing.M) {
+	if os.Getenv("GUARDIAN_TEST") == "daemonize" {
+		cmd := exec.Command("sleep", "98767")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := cmd.Start(); err != nil {
+			os.Exit(3)
+		}
+		os.WriteFile(os.Getenv("GUARDIAN_PIDFILE"), []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o600)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// alive reports whether pid is a live process (not a zombie).
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	out, err := exec.Command("ps", "-o", "stat=", "-p", strconv.Itoa(pid)).Output()
+	if err != nil {
+		return false
+	}
+	return !strings.HasPrefix(strings.TrimSpace(string(out)), "Z")
+}
+
+func ppid(t *testing.T, pid int) int {
+	t.Helper()
+	out, err := exec.Command("ps", "-o", "ppid=", "-p", strconv.Itoa(pid)).Output()
+	if err != nil {
+		t.Fatalf("ps for %d: %v", pid, err)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatalf("ps for %d: %q", pid, out)
+	}
+	return n
+}
+
+// waitGone waits until none of pids lives, and kills the survivors so a
+// failing test leaves nothing behind either.
+func waitGone(t *testing.T, what string, pids ...int) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		left := 0
+		for _, p := range pids {
+			if alive(p) {
+				left++
+			}
+		}
+		if left == 0 {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, p := range pids {
+		if alive(p) {
+			t.Errorf("%s: pid %d still runs 15s later", what, p)
+			syscall.Kill(p, syscall.SIGKILL)
+		}
+	}
+}
+
+func readPids(t *testing.T, path string, n int) []int {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		b, _ := os.ReadFile(path)
+		var pids []int
+		for _, f := range strings.Fields(string(b)) {
+			if p, err := strconv.Atoi(f); err == nil {
+				pids = append(pids, p)
+			}
+		}
+		if len(pids) >= n {
+			return pids
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pid file %s: %q", path, b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestShimKilledLeavesNothing: the shim SIGKILLed (Claude Code killing it,
+// the OOM killer) must leave no process of its server's tree behind: a
+// shell's background job and the server behind `exec` included. Without
+// the guardian, Pdeathsig reaches only the shell, and `sleep` lives on
+// under PID 1.
+func TestShimKilledLeavesNothing(t *testing.T) {
+	bin := testenv.Binary(t)
+	pidfile := filepath.Join(t.TempDir(), "pids")
+	shim := exec.Command(bin, "shim", "--name", "tree", "--", "sh", "-c", `sleep 98765 & echo $! $$ > "$1"; exec "$0" example-server`, bin, pidfile)
+	shim.Env = append(os.Environ(), "XDG_STATE_HOME="+t.TempDir(), "XDG_RUNTIME_DIR="+t.TempDir())
+	stdin, _ := shim.StdinPipe()
+	stdout, _ := shim.StdoutPipe()
+	if err := shim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer shim.Process.Kill()
+	// The server answers through the shim: the data path works.
+	fmt.Fprintln(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || !strings.Contains(line, `"result"`) {
+		t.Fatalf("initialize through the shim: %q %v", line, err)
+	}
+	pids := readPids(t, pidfile, 2) // sleep, then the server (the shell exec'ed it)
+	g := ppid(t, pids[1])
+	if g == shim.Process.Pid {
+		t.Errorf("the server is the shim's own child: no guardian")
+	} else if ppid(t, g) != shim.Process.Pid {
+		t.Errorf("the server's parent %d is not a child of the shim %d", g, shim.Process.Pid)
+	}
+	shim.Process.Signal(syscall.SIGKILL)
+	shim.Wait()
+	waitGone(t, "after SIGKILL of the shim", pids[0], pids[1], g)
+}
+
+func guardedConfig(t *testing.T, script string, env ...string) proc.Config {
+	return proc.Config{
+		Path: "/bin/sh", Args: []string{"-c", script}, Env: append(os.Environ(), env...),
+		StopStep: 300 * time.Millisecond, Guardian: []string{testenv.Binary(t), "guardian"},
+	}
+}
+
+// TestGuardianKilled: when the guardian itself dies, the shim kills the
+// server's group and tree, and the exit says why.
+func TestGuardianKilled(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "pids")
+	p, err := proc.Start(guardedConfig(t, `sleep 98765 & echo $! $$ > "$PF"; exec sleep 98766`, "PF="+pidfile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	pids := readPids(t, pidfile, 2)
+	g := ppid(t, pids[1])
+	syscall.Kill(g, syscall.SIGKILL)
+	select {
+	case <-p.Done():
+	case <-time.After(15 * time.Second):
+		t.Fatal("the server did not end after its guardian was killed")
+	}
+	if r := p.Exit().Reason; !strings.Contains(r, "guardian died") {
+		t.Errorf("exit reason %q does not say the guardian died", r)
+	}
+	waitGone(t, "after SIGKILL of the guardian", pids[0], pids[1], g)
+}
+
+// TestDaemonizingServer: a server that starts a process in a session of
+// its own and exits leaks one daemon per respawn unless it is detected;
+// the guardian kills it and the exit says so.
+func TestDaemonizingServer(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "daemon")
+	cfg := guardedConfig(t, "")
+	cfg.Path, cfg.Args = os.Args[0], nil
+	cfg.Env = append(os.Environ(), "GUARDIAN_TEST=daemonize", "GUARDIAN_PIDFILE="+pidfile)
+	p, err := proc.Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	select {
+	case <-p.Done():
+	case <-time.After(15 * time.Second):
+		t.Fatal("the daemonizing server did not end")
+	}
+	daemon := readPids(t, pidfile, 1)[0]
+	if r := p.Exit().Reason; !strings.Contains(r, "daemonized") || !strings.Contains(r, strconv.Itoa(daemon)) {
+		t.Errorf("exit reason %q does not name the daemon %d", r, daemon)
+	}
+	waitGone(t, "the daemon", daemon)
+}
+
+// TestStopLadderAndData: under a guardian the data path is the server's
+// own pipes, Close runs the ladder (a server ignoring stdin EOF and
+// SIGTERM is SIGKILLed), and the guardian exits after.
+func TestStopLadderAndData(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "pids")
+	p, err := proc.Start(guardedConfig(t, `trap '' TERM; echo $$ > "$PF"; read x; echo "$x"; while :; do sleep 1; done`, "PF="+pidfile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Send([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-p.Recv():
+		if string(m) != `{"jsonrpc":"2.0","id":1,"result":{}}` {
+			t.Errorf("echo: %q", m)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no echo")
+	}
+	pids := readPids(t, pidfile, 1)
+	g := ppid(t, pids[0])
+	start := time.Now()
+	p.Close()
+	if ex := p.Exit(); ex.Signal != "killed" {
+		t.Errorf("exit %+v, want killed by SIGKILL", ex.Exit)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("ladder took %v", d)
+	}
+	waitGone(t, "after Close", pids[0], g)
+}
+
+// TestStartErrors: a server that cannot start is reported as exec would,
+// not as a guardian failure.
+func TestStartErrors(t *testing.T) {
+	cfg := guardedConfig(t, "")
+	cfg.Path = filepath.Join(t.TempDir(), "missing")
+	_, err := proc.Start(cfg)
+	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), cfg.Path) {
+		t.Errorf("missing program: got %v, want a not-exist error naming it", err)
+	}
+	if strings.Contains(err.Error(), "guardian") {
+		t.Errorf("missing program reported as a guardian failure: %v", err)
+	}
+}

@@ -1,0 +1,51 @@
+package guardian
+
+import (
+	"log/slog"
+	"os"
+	"syscall"
+	"time"
+)
+
+// Guardian is not available on Windows.
+type Guardian struct{}
+
+// Start is not supported on Windows.
+func Start([]string, *os.File) (*Guardian, error) { return nil, ErrUnsupported }
+
+// PID is 0.
+func (*Guardian) PID() int { return 0 }
+
+// Dead is never closed.
+func (*Guardian) Dead() <-chan struct{} { return nil }
+
+// Close does nothing.
+func (*Guardian) Close() {}
+
+// Run is not supported on Windows.
+func (*Guardian) Run(Spec) (*Child, error) { return nil, ErrUnsupported }
+
+// Child is not available on Windows.
+type Child struct {
+	PID                   int
+	Started               time.Time
+	Stdin, Stdout, Stderr *os.File
+}
+
+// Serve is not supported on Windows.
+func Serve(*os.File, *slog.Logger) error { return ErrUnsupported }
+
+// NewCookie is not used on Windows.
+func NewCookie() string { return "" }
+
+// Sweep is not supported on Windows.
+func Sweep(string, int, time.Time) []int { return nil }
+
+// Done is never closed.
+func (*Child) Done() <-chan struct{} { return nil }
+
+// Status is empty.
+func (*Child) Status() Status { return Status{} }
+
+// Signal is not supported.
+func (*Child) Signal(syscall.Signal) error { return ErrUnsupported }

@@ -1,0 +1,58 @@
+//go:build unix
+
+package guardian
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"syscall"
+	"time"
+)
+
+// NewCookie returns a fresh random cookie.
+func NewCookie() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Sweep kills every live process of our uid (started since since, where
+// the platform can tell cheaply) marked with cookie, except
+// this one, and returns those that were outside process group pgid (0: all
+// of them), i.e. that had left the server's group. It repeats until a scan
+// finds none, so that a process forking while it is killed is caught too.
+// The cookie is the proof that a process is ours: a pid that is reused
+// between the scan and the kill would need our uid and the same 96-bit
+// cookie in its environment.
+func Sweep(cookie string, pgid int, since time.Time) []int {
+	if cookie == "" {
+		return nil
+	}
+	self := os.Getpid()
+	seen := map[int]bool{}
+	var outside []int
+	for range 20 {
+		found := 0
+		for _, pid := range marked(cookie, since) {
+			if pid == self {
+				continue
+			}
+			found++
+			if !seen[pid] {
+				seen[pid] = true
+				if g, err := syscall.Getpgid(pid); err == nil && g != pgid {
+					outside = append(outside, pid)
+				}
+			}
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		if found == 0 {
+			break
+		}
+		// A killed process is gone a moment later (or a zombie, which
+		// the scan skips): look again.
+		time.Sleep(10 * time.Millisecond)
+	}
+	return outside
+}

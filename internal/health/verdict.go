@@ -1,0 +1,145 @@
+package health
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/state"
+)
+
+// IncidentWindow is how far back an incident still colours a server's
+// health in `status`.
+const IncidentWindow = time.Hour
+
+// Health values `status` shows.
+const (
+	Healthy  = "ok"
+	Failing  = "failed"
+	Shadowed = "shadowed"
+	Pending  = "pending"
+	Disabled = "disabled"
+	Unknown  = "unknown"
+)
+
+// Verdict is what `status` says about one server.
+type Verdict struct {
+	Health string // Healthy, Failing, a shim state (restarting, backoff...), ...
+	Detail string // one line, or ""
+}
+
+// ShimClass is the class of a failed shim record: CannotStart or
+// ShimFailed ("" when r is not failed).
+func ShimClass(r *state.Record) Class {
+	if r == nil || r.State != state.Failed {
+		return ""
+	}
+	if r.Failure == string(CannotStart) {
+		return CannotStart
+	}
+	return ShimFailed
+}
+
+// Judge decides a server's health from, in order: shadowing, the latest
+// incident the hooks recorded within IncidentWindow, its newest shim's own
+// state, then what the config says (pending approval, rejected). shim is
+// the newest live shim record (or nil), last the newest incident (or nil).
+func Judge(s claudecfg.Server, shim *state.Record, last *state.Incident, now time.Time, a Audience) Verdict {
+	in := last
+	if in != nil && (in.Class == string(OK) || now.Sub(in.Time) > IncidentWindow) {
+		in = nil
+	}
+	at := func(in *state.Incident) string { return in.Time.Local().Format("15:04:05") }
+	switch {
+	case s.Shadowed:
+		return Verdict{Shadowed, "a higher-precedence scope defines the same name"}
+	case in != nil && NeedsReconnect(in.Class):
+		return Verdict{Failing, fmt.Sprintf("%s at %s; Claude Code will not use it again this session: run %s", in.Class, at(in), a.Reconnect(s.Name))}
+	case ShimClass(shim) != "":
+		what, todo := FailedShim(shim, s.Name, a)
+		return Verdict{Failing, what + "; " + todo}
+	case in != nil && (shim == nil || shim.Updated.Before(in.Time)):
+		d := fmt.Sprintf("%s at %s", in.Class, at(in))
+		if in.Action != "" {
+			d += " (" + in.Action + ")"
+		}
+		return Verdict{Failing, d}
+	case shim != nil && shim.State == state.Running:
+		return Verdict{Healthy, ""}
+	case shim != nil:
+		return Verdict{shim.State, ""}
+	case last != nil && last.Class == string(OK):
+		return Verdict{Healthy, ""}
+	// What the config says comes after what was seen: a server with
+	// incidents was loaded, whatever the approval lists say.
+	case s.Approval == "pending":
+		return Verdict{Pending, "not approved yet: Claude Code asks before loading project servers"}
+	case s.Approval == "rejected":
+		return Verdict{Disabled, "rejected in this project (disabledMcpjsonServers)"}
+	case !s.Wrapped:
+		return Verdict{Unknown, "not wrapped: no shim reports on it"}
+	}
+	return Verdict{Unknown, ""}
+}
+
+// FailedShim says what a failed shim record means (what) and what the
+// reader must do about it (todo).
+func FailedShim(r *state.Record, server string, a Audience) (what, todo string) {
+	if ShimClass(r) == CannotStart {
+		return "cannot start: " + r.LastError, "fix the command in the MCP config, then run " + a.Cmd("heal "+server)
+	}
+	return "crash loop: " + ExitSummary(r), "fix the cause (" + a.Cmd("doctor "+server) + "), then run " + a.Cmd("heal "+server)
+}
+
+// IncidentHint is what to do about an incident of class c on server: ""
+// unless Claude Code gave up on it for the session.
+func IncidentHint(c string, server string, a Audience) string {
+	if !NeedsReconnect(c) {
+		return ""
+	}
+	return "run " + a.Reconnect(server)
+}
+
+// ExitText says in a few words how a child ended: "exited with code 1",
+// "signal killed" ("" for nil).
+func ExitText(e *state.Exit) string {
+	switch {
+	case e == nil:
+		return ""
+	case e.Reason != "":
+		return e.Reason
+	case e.Code != nil:
+		return "exited with code " + strconv.Itoa(*e.Code)
+	case e.Signal != "":
+		return "killed by signal " + e.Signal
+	}
+	return ""
+}
+
+// ExitSummary says in a few words how a shim's child last ended: exit
+// status, last error, last stderr line, restarts.
+func ExitSummary(r *state.Record) string {
+	var parts []string
+	if t := ExitText(r.LastExit); t != "" {
+		parts = append(parts, t)
+	}
+	if r.LastError != "" && (len(parts) == 0 || !strings.Contains(parts[0], r.LastError)) {
+		parts = append(parts, r.LastError)
+	}
+	if n := len(r.StderrTail); n > 0 {
+		parts = append(parts, "stderr: "+r.StderrTail[n-1])
+	}
+	if r.Restarts > 0 {
+		parts = append(parts, fmt.Sprintf("%d restarts", r.Restarts))
+	}
+	if len(parts) == 0 {
+		return "no exit status recorded"
+	}
+	s := strings.Join(parts, "; ")
+	if len(s) > 240 {
+		s = s[:240] + "…"
+	}
+	return s
+}

@@ -1,0 +1,71 @@
+package jsonrpc
+
+import "bytes"
+
+// PeekHead reads the routing members of a message from its first bytes
+// only (the head of a line too long to keep, TooLongError.Head): the
+// members that come before the cut, as every SDK writes them (jsonrpc, id,
+// then method or result/error, then the large params or result). Kind is
+// KindResponse when an id came before a result or error member (even one
+// cut off), KindRequest or KindNotification when a method did, and
+// KindInvalid when the head does not tell.
+func PeekHead(head []byte) Msg {
+	b := head
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return Msg{}
+	}
+	i = skipWS(b, i+1)
+	var m Msg
+	var id []byte
+	for i < len(b) && b[i] == '"' {
+		ks := i + 1
+		ke, ok := validString(b, i)
+		if !ok {
+			break
+		}
+		key := string(b[ks : ke-1])
+		if bytes.IndexByte(b[ks:ke-1], '\\') >= 0 {
+			key = unquoteKey(b[ks-1 : ke])
+		}
+		i = skipWS(b, ke)
+		if i >= len(b) || b[i] != ':' {
+			break
+		}
+		vs := skipWS(b, i+1)
+		ve, okv := validValue(b, vs, 1)
+		switch key {
+		case "result", "error":
+			if id != nil && m.Method == "" {
+				m.Kind, m.ID, m.IsError = KindResponse, id, key == "error"
+				return m
+			}
+		case "id":
+			if okv && id == nil {
+				raw := b[vs:ve]
+				if raw[0] == '"' || IsInteger(string(raw)) {
+					id = bytes.Clone(raw)
+				}
+			}
+		case "method":
+			if okv && b[vs] == '"' && m.Method == "" {
+				m.Method = unquoteKey(b[vs:ve])
+			}
+		}
+		if !okv {
+			break
+		}
+		i = skipWS(b, ve)
+		if i >= len(b) || b[i] != ',' {
+			break
+		}
+		i = skipWS(b, i+1)
+	}
+	switch {
+	case m.Method != "" && id != nil:
+		m.Kind, m.ID = KindRequest, id
+	case m.Method != "":
+		m.Kind = KindNotification
+	}
+	return m
+}

@@ -1,0 +1,155 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+// TestReaderMax: a line over the ceiling is discarded whole (whatever its
+// length relative to the 64 KiB read buffer), reported with its length and
+// head, and the lines around it come through intact.
+func TestReaderMax(t *testing.T) {
+	for _, n := range []int{100, 64 << 10, 200 << 10, 3 << 20} {
+		long := `{"jsonrpc":"2.0","id":7,"result":"` + strings.Repeat("x", n) + `"}`
+		in := "before\n" + long + "\r\nafter\n" + long // the last one without newline
+		for _, max := range []int{50, 64 << 10, 1 << 20} {
+			if max >= len(long) {
+				continue
+			}
+			r := NewReaderMax(iotest.HalfReader(strings.NewReader(in)), max)
+			got := func() ([]byte, error) { return r.Next() }
+			if l, err := got(); err != nil || string(l) != "before" {
+				t.Fatalf("n=%d max=%d: first line: got %q, %v", n, max, l, err)
+			}
+			for i, want := range []string{"after", ""} {
+				_, err := got()
+				var tl *TooLongError
+				if !errors.As(err, &tl) {
+					t.Fatalf("n=%d max=%d: got %v, want a TooLongError", n, max, err)
+				}
+				if tl.Len != int64(len(long)) || tl.Limit != max || !bytes.HasPrefix([]byte(long), tl.Head) || len(tl.Head) > headSize {
+					t.Fatalf("n=%d max=%d: got Len %d Limit %d head %d bytes, want Len %d", n, max, tl.Len, tl.Limit, len(tl.Head), len(long))
+				}
+				if max >= 64 {
+					if m := PeekHead(tl.Head); m.Kind != KindResponse || string(m.ID) != "7" {
+						t.Fatalf("PeekHead: got %+v", m)
+					}
+				}
+				l, err := got()
+				if i == 1 {
+					if !errors.Is(err, io.EOF) {
+						t.Fatalf("n=%d max=%d: at the end got %q, %v", n, max, l, err)
+					}
+					break
+				}
+				if err != nil || string(l) != want {
+					t.Fatalf("n=%d max=%d: got %q, %v, want %q", n, max, l, err, want)
+				}
+			}
+		}
+	}
+}
+
+// TestReaderMaxExact: a line of exactly the ceiling passes, one byte more
+// does not, with "\n" and "\r\n" endings.
+func TestReaderMaxExact(t *testing.T) {
+	for _, size := range []int{10, 100 << 10} {
+		for _, eol := range []string{"\n", "\r\n"} {
+			ok := strings.Repeat("a", size)
+			r := NewReaderMax(strings.NewReader(ok+eol+ok+"b"+eol), size)
+			if l, err := r.Next(); err != nil || len(l) != size {
+				t.Errorf("size %d %q: a line at the ceiling: got %d bytes, %v", size, eol, len(l), err)
+			}
+			var tl *TooLongError
+			if _, err := r.Next(); !errors.As(err, &tl) || tl.Len != int64(size+1) {
+				t.Errorf("size %d %q: one byte over: got %v", size, eol, err)
+			}
+		}
+	}
+}
+
+func TestPeekHead(t *testing.T) {
+	tests := []struct {
+		head string
+		kind Kind
+		id   string
+	}{
+		{`{"jsonrpc":"2.0","id":3,"result":{"content":[{"text":"xx`, KindResponse, "3"},
+		{`{"jsonrpc":"2.0","id":"a\"b","error":{"code":1,"message":"xx`, KindResponse, `"a\"b"`},
+		{`{"id":3,"jsonrpc":"2.0","method":"roots/list","params":{"x":"yy`, KindRequest, "3"},
+		{`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"zz`, KindNotification, ""},
+		{`{"jsonrpc":"2.0","result":{"x":"yy`, KindInvalid, ""},
+		{`{"jsonrpc":"2.0","id":1.5,"result":{"x":"yy`, KindInvalid, ""},
+		{`{"jsonrpc":"2.0","i`, KindInvalid, ""},
+		{`xxxxxxxx`, KindInvalid, ""},
+	}
+	for _, tt := range tests {
+		m := PeekHead([]byte(tt.head))
+		if m.Kind != tt.kind || string(m.ID) != tt.id {
+			t.Errorf("PeekHead(%s): got %v %s, want %v %s", tt.head, m.Kind, m.ID, tt.kind, tt.id)
+		}
+	}
+}
+
+// FuzzReaderMax checks that a Reader with a ceiling returns exactly the
+// lines within it and a TooLongError with the right length for the others,
+// however the input is cut into reads.
+func FuzzReaderMax(f *testing.F) {
+	f.Add([]byte("{\"a\":1}\n{\"b\":2}\r\n"), 3, 4)
+	f.Add(bytes.Repeat([]byte("x"), 200<<10), 7, 70000)
+	f.Add([]byte("ab\r\nabc\n\r\n"), 1, 2)
+	f.Fuzz(func(t *testing.T, in []byte, chunk int, max int) {
+		if max <= 0 || max > 1<<20 {
+			return
+		}
+		var r io.Reader = bytes.NewReader(in)
+		if chunk%2 == 1 {
+			r = iotest.HalfReader(r)
+		}
+		if chunk%3 == 0 {
+			r = iotest.OneByteReader(r)
+		}
+		var want [][]byte
+		rest := in
+		for len(rest) > 0 {
+			i := bytes.IndexByte(rest, '\n')
+			var line []byte
+			if i < 0 {
+				line, rest = rest, nil
+			} else {
+				line, rest = rest[:i], rest[i+1:]
+			}
+			want = append(want, bytes.TrimSuffix(line, []byte{'\r'}))
+		}
+		jr := NewReaderMax(r, max)
+		for i := 0; ; i++ {
+			got, err := jr.Next()
+			if errors.Is(err, io.EOF) {
+				if i != len(want) {
+					t.Fatalf("got %d lines, want %d", i, len(want))
+				}
+				return
+			}
+			if i >= len(want) {
+				t.Fatalf("extra line %q, %v", got, err)
+			}
+			var tl *TooLongError
+			if errors.As(err, &tl) {
+				if len(want[i]) <= max || tl.Len != int64(len(want[i])) || !bytes.HasPrefix(want[i], tl.Head) {
+					t.Fatalf("line %d (%d bytes, max %d): TooLongError %d bytes", i, len(want[i]), max, tl.Len)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want[i]) {
+				t.Fatalf("line %d: got %q, want %q", i, got, want[i])
+			}
+		}
+	})
+}

@@ -1,0 +1,13 @@
+package proc
+
+import (
+	"errors"
+	"log/slog"
+
+	"github.com/mcp-heal/mcp-heal/internal/guardian"
+)
+
+// startChild: the shim does not run stdio servers on Windows yet.
+func startChild(Config, string, *slog.Logger, *guardian.Guardian) (spawned, error) {
+	return spawned{}, errors.New("stdio servers are not supported on Windows yet")
+}

@@ -1,0 +1,224 @@
+package shim
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
+	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/upstream"
+)
+
+// connDied settles every request of generation gen after its connection
+// died: re-send what is safe, answer the rest with one error, cancel
+// server->client requests the client still has open.
+func (s *Shim) connDied(gen uint64, pid int, ex upstream.Exit, failedNow bool, purpose string) {
+	now := s.clk.Now()
+	s.mu.Lock()
+	if s.gen == gen {
+		s.conn = nil
+		s.childPID = 0
+		s.downSince = now
+	}
+	s.lastExit = &ex
+	if len(ex.StderrTail) > 0 {
+		s.stderr = ex.StderrTail
+	}
+	stopping := s.isStopping()
+	if !stopping {
+		s.restarts++
+		switch {
+		case failedNow:
+			s.setPhase(state.Failed)
+		case !s.isFailed():
+			s.setPhase(state.Restarting)
+		}
+		if purpose == "" {
+			s.lastErr = "server " + ex.Reason
+		}
+	}
+	undeliv := make(map[string]bool, len(ex.Undelivered))
+	for _, id := range ex.Undelivered {
+		undeliv[string(id)] = true
+	}
+	var mine []*entry
+	for _, e := range s.inflight {
+		if e.gen == gen {
+			mine = append(mine, e)
+		}
+	}
+	sort.Slice(mine, func(i, j int) bool { return mine[i].seq < mine[j].seq })
+	var retry []qitem
+	var replies [][]byte
+	for _, e := range mine {
+		key := string(e.id)
+		if e.injected {
+			delete(s.inflight, key)
+			close(e.waiter)
+			continue
+		}
+		if e.cancelled || stopping {
+			delete(s.inflight, key)
+			continue
+		}
+		if now.Sub(e.sentAt) >= s.o.StableAfter {
+			// It ran long before the server died: not a request that
+			// kills its server at once (and a subscriptions/listen stream
+			// must survive any number of unrelated restarts).
+			e.retries = 0
+		}
+		reply := s.settle(e, ex, undeliv[key] || e.undeliv, purpose)
+		if reply == nil {
+			e.gen = 0
+			e.retries++
+			e.undeliv = false
+			s.retried++
+			retry = append(retry, qitem{e: e})
+			continue
+		}
+		delete(s.inflight, key)
+		s.failedN++
+		replies = append(replies, reply)
+	}
+	s.queue = append(retry, s.queue...)
+	if s.failFast() {
+		replies = append(replies, s.failReplies(s.takeQueue())...)
+	}
+	// Server->client requests of the dead server: the client may still be
+	// working on them (an elicitation dialog): tell it they are void.
+	var cancels [][]byte
+	for cid, r := range s.srvReqs {
+		if r.gen == gen && !stopping {
+			delete(s.srvReqs, cid)
+			cancels = append(cancels, jsonrpc.NewNotification("notifications/cancelled",
+				fmt.Appendf(nil, `{"requestId":%s,"reason":"the MCP server restarted; this request is void"}`, cid)))
+		}
+	}
+	s.mu.Unlock()
+
+	attrs := []any{"pid", pid, "reason", ex.Reason, "uptime_ms", ex.UptimeMS, "generation", gen, "retried", len(retry), "failed_calls", len(replies)}
+	if ex.Code != nil {
+		attrs = append(attrs, "code", *ex.Code)
+	}
+	if ex.Signal != "" {
+		attrs = append(attrs, "signal", ex.Signal)
+	}
+	if purpose != "" {
+		attrs = append(attrs, "purpose", purpose)
+	}
+	s.event("exit", attrs...)
+	if failedNow && !stopping {
+		s.event("failed", "reason", ex.Reason)
+	}
+	for _, r := range replies {
+		s.writeOut(r)
+	}
+	for _, c := range cancels {
+		s.writeOut(c)
+	}
+	s.record()
+}
+
+// settle decides the fate of request e whose server died: nil means re-send
+// it, otherwise the error reply to send. Called with mu held.
+func (s *Shim) settle(e *entry, ex upstream.Exit, undelivered bool, purpose string) []byte {
+	if undelivered {
+		return nil
+	}
+	if e.method == "server/discover" && e.retries >= 1 {
+		// Claude Code pins a server that dies on the probe to the
+		// handshake era; let it fall back the same way.
+		return jsonrpc.ErrorReply(e.id, jsonrpc.CodeMethodNotFound, "Method not found (the server exited while answering server/discover)", map[string]any{"reason": "server-exited", "retried": true, "exit": ex.Exit})
+	}
+	if e.retries >= maxRetries {
+		return s.diedReply(e, ex, "retries-exhausted", purpose,
+			fmt.Sprintf("the server process %s while this call was running, for the %s time in a row; it was restarted; the call was not retried again and may or may not have taken effect", ex.Reason, ordinal(e.retries+1)))
+	}
+	if e.cursor {
+		return s.diedReply(e, ex, "cursor-lost", purpose,
+			fmt.Sprintf("the server process %s while this page was being listed; it was restarted and the pagination cursor is no longer valid: list again from the start", ex.Reason))
+	}
+	if e.method == "tools/call" {
+		p, known := s.sess.tools[e.tool]
+		switch {
+		case s.o.NoRetry:
+			return s.diedReply(e, ex, "not-retried", purpose, s.notRetriedMsg(ex, "retries are turned off for this server"))
+		case known && (p.readOnly || p.idempotent):
+			return nil
+		case !known:
+			return s.diedReply(e, ex, "not-retried", purpose, s.notRetriedMsg(ex, "the tool was not in the last tools/list"))
+		default:
+			return s.diedReply(e, ex, "not-retried", purpose, s.notRetriedMsg(ex, "the tool is not marked read-only or idempotent"))
+		}
+	}
+	if retryable[e.method] {
+		return nil
+	}
+	return s.diedReply(e, ex, "not-retried", purpose, s.notRetriedMsg(ex, e.method+" is not safe to re-send"))
+}
+
+func (s *Shim) notRetriedMsg(ex upstream.Exit, why string) string {
+	return fmt.Sprintf("the server process %s while this call was running; it was restarted; the call was not retried (%s) and may or may not have taken effect", ex.Reason, why)
+}
+
+// diedReply is the -32603 error for a request lost with its server.
+func (s *Shim) diedReply(e *entry, ex upstream.Exit, reason, purpose, msg string) []byte {
+	if purpose != "" {
+		msg = fmt.Sprintf("the server was restarted on purpose (%s) while this call was running; the call was not retried and may or may not have taken effect", purpose)
+	}
+	data := errData{Reason: reason, Retried: false, Server: s.o.Name, Method: e.method, Tool: e.tool, Exit: &ex.Exit, StderrTail: ex.StderrTail, Attempts: e.retries + 1}
+	return jsonrpc.ErrorReply(e.id, jsonrpc.CodeInternalError, "MCP server "+quoteName(s.o.Name)+": "+msg, data)
+}
+
+// failFast reports whether requests must be answered now rather than
+// queued: a failed stdio server. A remote upstream keeps requests queued
+// for QueueTimeout instead. Called with mu held.
+func (s *Shim) failFast() bool {
+	return s.isFailed() && s.mode != state.ModeRemote
+}
+
+func (s *Shim) takeQueue() []qitem {
+	q := s.queue
+	s.queue = nil
+	return q
+}
+
+// failReplies answers queued requests of a failed server; queued
+// notifications are dropped. Called with mu held.
+func (s *Shim) failReplies(q []qitem) [][]byte {
+	var out [][]byte
+	for _, it := range q {
+		if it.e == nil {
+			continue
+		}
+		delete(s.inflight, string(it.e.id))
+		s.failedN++
+		out = append(out, s.failedReply(it.e.id, it.e.method))
+	}
+	return out
+}
+
+// failedReply is the error for a request that cannot be served because the
+// server is in a crash loop. Called with mu held.
+func (s *Shim) failedReply(id []byte, method string) []byte {
+	last := s.lastErr
+	var ex *state.Exit
+	if s.lastExit != nil {
+		ex = &s.lastExit.Exit
+		last = "it " + s.lastExit.Reason
+		if s.lastExit.UptimeMS >= 0 {
+			last += fmt.Sprintf(" after %s", time.Duration(s.lastExit.UptimeMS)*time.Millisecond)
+		}
+	}
+	if s.dialFails > 0 {
+		last = "it could not be started: " + s.lastErr
+	}
+	msg := fmt.Sprintf("MCP server %s is failing (crash loop): %s", quoteName(s.o.Name), last)
+	if len(s.stderr) > 0 {
+		msg += "; last stderr: " + lastLines(s.stderr, 3)
+	}
+	msg += fmt.Sprintf("; mcp-heal keeps restarting it (at most every %s); this call was not sent", s.o.BackoffMax)
+	data := errData{Reason: "server-failed", Server: s.o.Name, Method: method, Exit: ex, StderrTail: s.stderr, Restarts: s.restarts, Target: s.target}
+	return jsonrpc.ErrorReply(id, jsonrpc.CodeInternalError, msg, data)
+}
