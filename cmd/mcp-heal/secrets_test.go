@@ -162,7 +162,7 @@ func TestShimURLFromEnv(t *testing.T) {
 	if len(recs) != 1 {
 		t.Fatalf("got records %v, want one", recs)
 	}
-	if b, _ := os.ReadFile(recs[0]); strings.Contains(string(b), urlSecret) || !strings.Contains(string(b), "token=REDACTED") {
+	if b, _ := os.ReadFile(recs[0]); strings.Contains(string(b), urlSecret) || !strings.Contains(string(b), "token=REDACTED") || !strings.Contains(string(b), `"shim_start":"`) {
 		t.Errorf("the state record: %s", b)
 	}
 }
