@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/example"
+	"github.com/mcp-heal/mcp-heal/internal/procinfo"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 )
 
@@ -100,15 +101,13 @@ func (t *target) record() *state.Record {
 	return &r
 }
 
-// procChild returns a child of pid from /proc (Linux), or 0.
+// procChild returns a live child of pid (procinfo: /proc on Linux, sysctl
+// on macOS), or 0.
 func procChild(pid int) int {
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
-	for _, f := range tasks {
-		b, _ := os.ReadFile(f)
-		for _, s := range strings.Fields(string(b)) {
-			if n, err := strconv.Atoi(s); err == nil {
-				return n
-			}
+	procs, _ := procinfo.List()
+	for _, p := range procs {
+		if p.PPID == pid && !p.Zombie {
+			return p.PID
 		}
 	}
 	return 0
