@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/mcp-heal/mcp-heal/internal/redact"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 )
 
@@ -39,7 +40,11 @@ func (l *lazyFile) Write(p []byte) (int, error) {
 	if l.f == nil {
 		return len(p), nil
 	}
-	return l.f.Write(p)
+	// Hook log lines quote errors and servers' answers: the one rule.
+	if _, err := l.f.Write([]byte(redact.String(string(p)))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // NewLogger returns a logger that appends to LogPath on first use.

@@ -202,3 +202,22 @@ func TestLogRotation(t *testing.T) {
 		}
 	}
 }
+
+// TestLifecycleLogRedacted: whatever a lifecycle event quotes (an exit
+// reason, a server's stderr) is written through the one redaction rule.
+func TestLifecycleLogRedacted(t *testing.T) {
+	useTempState(t)
+	l, err := OpenLog("srv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := `{"event":"exit","stderr":"fatal: bad api_key=abc12345xyz for https://h/mcp?k=v9v9v9v9"}` + "\n"
+	if n, err := l.Write([]byte(line)); err != nil || n != len(line) {
+		t.Fatalf("Write = %d, %v", n, err)
+	}
+	l.Close()
+	b, _ := os.ReadFile(LogPath("srv"))
+	if strings.Contains(string(b), "abc12345xyz") || strings.Contains(string(b), "v9v9v9v9") || !strings.Contains(string(b), `"event":"exit"`) {
+		t.Errorf("lifecycle log: %s", b)
+	}
+}

@@ -45,9 +45,9 @@ func AppendIncident(in Incident) error {
 	if in.Time.IsZero() {
 		in.Time = time.Now().UTC()
 	}
-	// The error text comes from Claude Code's hook input, which quotes what
-	// a server answered.
-	in.Error = redact.String(in.Error)
+	// The error comes from Claude Code's hook input and the advice quotes
+	// probes and stderr: both may hold what a server answered.
+	in.Error, in.Advice = redact.String(in.Error), redact.String(in.Advice)
 	b, err := json.Marshal(in)
 	if err != nil {
 		return err

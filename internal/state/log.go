@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/redact"
 )
 
 // Log sizes. A log past its size is rotated: "x.log" becomes "x.log.1",
@@ -28,9 +30,10 @@ const recheckEvery = time.Second
 // file beside the log, after which every writer moves to the new file.
 // Safe for concurrent use.
 type LogFile struct {
-	path string
-	max  int64
-	keep int
+	path   string
+	max    int64
+	keep   int
+	redact bool // pass each line through the one rule (redact.String)
 
 	mu      sync.Mutex
 	f       *os.File
@@ -38,11 +41,19 @@ type LogFile struct {
 }
 
 // OpenLog opens server's lifecycle log for appending (0600, dir 0700).
+// Every line goes through the one redaction rule: events quote exit
+// reasons, errors and stderr.
 func OpenLog(server string) (*LogFile, error) {
-	return OpenLogFile(LogPath(server), MaxLifecycleBytes, KeepLogs)
+	l, err := OpenLogFile(LogPath(server), MaxLifecycleBytes, KeepLogs)
+	if l != nil {
+		l.redact = true
+	}
+	return l, err
 }
 
-// OpenTrafficLog opens server's traffic log for appending.
+// OpenTrafficLog opens server's traffic log for appending. Its writer (the
+// shim) redacts each message as it logs it, with the same rule; lines are
+// not redacted a second time here, as messages may be large.
 func OpenTrafficLog(server string) (*LogFile, error) {
 	return OpenLogFile(TrafficLogPath(server), MaxTrafficBytes, KeepLogs)
 }
@@ -89,6 +100,10 @@ func (l *LogFile) Write(p []byte) (int, error) {
 	if l.f == nil {
 		return 0, os.ErrClosed
 	}
+	n := len(p)
+	if l.redact {
+		p = []byte(redact.String(string(p)))
+	}
 	st, err := l.f.Stat()
 	if err == nil && st.Size()+int64(len(p)) > l.max {
 		if err := l.rotate(); err != nil {
@@ -103,7 +118,10 @@ func (l *LogFile) Write(p []byte) (int, error) {
 			}
 		}
 	}
-	return l.f.Write(p)
+	if _, err := l.f.Write(p); err != nil {
+		return 0, err
+	}
+	return n, nil
 }
 
 // rotate shifts the files under the lock, unless another writer already
