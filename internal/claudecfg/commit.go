@@ -13,6 +13,7 @@ import (
 	"time"
 
 	dirs "github.com/mcp-heal/mcp-heal/internal/paths"
+	"github.com/mcp-heal/mcp-heal/internal/state"
 )
 
 // KeepBackups is how many backups of each config file Commit keeps.
@@ -140,10 +141,9 @@ func writeTemp(target string, data []byte, st os.FileInfo) (f *os.File, err erro
 // and prunes old backups of the same file.
 func saveBackup(target string, data []byte) (string, error) {
 	dir := BackupDir()
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
-	}
-	if err := os.Chmod(dir, 0o700); err != nil {
+	// 0700, and never a link: backups hold the whole config, secrets and
+	// all.
+	if err := state.EnsureDir(dir); err != nil {
 		return "", err
 	}
 	h := sha256.Sum256([]byte(target))

@@ -42,7 +42,8 @@ type writerResult struct {
 // file. It takes no lock, so only Commit's compare-and-swap protects its
 // updates. An update is lost when the next read finds an older n. (Commit
 // may show its own version for the microseconds between a swap and the
-// swap back; the writer looks twice before it calls an update lost.)
+// swap back, longer when the machine is loaded; the writer looks again for
+// up to 200 ms before it calls an update lost.)
 func writer(path string, d time.Duration) error {
 	var res writerResult
 	last := int64(0)
@@ -56,7 +57,7 @@ func writer(path string, d time.Duration) error {
 			if !gjson.ValidBytes(data) {
 				res.Torn++
 			}
-			if n := gjson.GetBytes(data, "n").Int(); n == last || try == 5 {
+			if n := gjson.GetBytes(data, "n").Int(); n == last || try == 100 {
 				if n != last {
 					res.Lost++
 				}
