@@ -2,6 +2,7 @@ package plugin_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -332,5 +333,71 @@ func TestLauncherGoTooOld(t *testing.T) {
 	ran, _ := os.ReadFile(trace)
 	if strings.Contains(string(ran), "build") || !strings.HasPrefix(string(ran), "local env GOVERSION") {
 		t.Fatalf("go was run as %q, want only `GOTOOLCHAIN=local go env GOVERSION`", ran)
+	}
+}
+
+// TestLauncherPostToolBatchRewake: PostToolBatch runs with asyncRewake
+// (hooks/hooks.json), so Claude Code does not wait for it and wakes the
+// model only when it exits 2, showing its stderr. Through the launcher and
+// the real binary: a batch with a call refused because its server is in
+// cool-down exits 2 with the advice on stderr and nothing on stdout; a
+// healthy batch exits 0 without output.
+func TestLauncherPostToolBatchRewake(t *testing.T) {
+	l := newLauncherEnv(t)
+	bin := testenv.Binary(t)
+	run := func(file string) (int, string, string) {
+		payload, err := os.ReadFile(filepath.Join(testenv.HookPayloadDir(t), file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(filepath.Join(l.root, "plugin", "mcp-heal"), "hook", "PostToolBatch", "--rewake")
+		cmd.Env = append(claudeEnv(l.home), "CLAUDE_PLUGIN_ROOT="+l.root, "CLAUDE_PLUGIN_DATA="+l.data, "MCP_HEAL_BIN="+bin)
+		cmd.Stdin = bytes.NewReader(payload)
+		var o, e bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &o, &e
+		err = cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return code, o.String(), e.String()
+	}
+	code, out, errOut := run("PostToolBatch.http-server-in-cooldown.json")
+	if code != 2 || out != "" || !strings.Contains(errOut, `MCP server "everything" is unreachable`) {
+		t.Fatalf("refused call: exit %d stdout %q stderr %q; want exit 2 with the advice on stderr", code, out, errOut)
+	}
+	if code, out, errOut := run("PostToolBatch.success.json"); code != 0 || out != "" || errOut != "" {
+		t.Fatalf("healthy batch: exit %d stdout %q stderr %q; want exit 0, nothing", code, out, errOut)
+	}
+	b, _ := os.ReadFile(filepath.Join(l.root, "hooks", "hooks.json"))
+	var hooks struct {
+		Hooks map[string][]struct {
+			Hooks []struct {
+				Args        []string `json:"args"`
+				Async       bool     `json:"async"`
+				AsyncRewake bool     `json:"asyncRewake"`
+			} `json:"hooks"`
+		} `json:"hooks"`
+	}
+	if err := json.Unmarshal(b, &hooks); err != nil {
+		t.Fatal(err)
+	}
+	for event, want := range map[string]string{"PreToolUse": "blocking", "PostToolUse": "async", "PostToolUseFailure": "blocking", "PostToolBatch": "asyncRewake", "SessionStart": "blocking"} {
+		h := hooks.Hooks[event][0].Hooks[0]
+		got := "blocking"
+		if h.Async {
+			got = "async"
+		}
+		if h.AsyncRewake {
+			got = "asyncRewake"
+		}
+		if got != want {
+			t.Errorf("%s hook is %s, want %s", event, got, want)
+		}
+		if h.AsyncRewake && !strings.Contains(strings.Join(h.Args, " "), "--rewake") {
+			t.Errorf("%s is asyncRewake but its args %v lack --rewake", event, h.Args)
+		}
 	}
 }

@@ -49,6 +49,7 @@ var commands = []command{
 	{"wrap", "make Claude Code launch servers through mcp-heal shim", runWrap},
 	{"unwrap", "undo wrap", runUnwrap},
 	{"logs", "print a server's lifecycle (and traffic) log", runLogs},
+	{"stop", "stop a kept server (shim --keep) now", runStop},
 	{"demo", "show the shim healing a server that crashes, hangs and crash-loops", runDemo},
 	{"example-server", "run the built-in example MCP server on stdio", runExampleServer},
 	{"paths", "print where mcp-heal keeps its files", runPaths},

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/guardian"
+	"github.com/mcp-heal/mcp-heal/internal/keep"
 	"github.com/mcp-heal/mcp-heal/internal/proc"
 	"github.com/mcp-heal/mcp-heal/internal/shim"
 	"github.com/mcp-heal/mcp-heal/internal/state"
@@ -49,6 +50,7 @@ func runShim(ctx context.Context, env *Env, args []string) error {
 	maxFailures := fs.Int("max-failures", 5, "quick failures in a row before the server is marked failed")
 	backoffMax := fs.Duration("backoff-max", 30*time.Second, "longest wait between restarts of a crash-looping server")
 	trafficLog := fs.Bool("traffic-log", false, "log every message (secrets redacted) to the server's traffic log")
+	keepFor := fs.Duration("keep", 0, "keep the server running this long after its client went away, so that the next session or /mcp reconnect re-attaches to it (0: off)")
 	queueTimeout := fs.Duration("queue-timeout", 0, "fail calls that waited this long for a server that is down (0: wait until it is up or marked failed)")
 	ro := addRemoteFlags(fs, env)
 	if err := parseFlags(env, fs, shimSynopsis, shimDescription, args); err != nil {
@@ -95,7 +97,15 @@ func runShim(ctx context.Context, env *Env, args []string) error {
 			*backoffMax = time.Second
 		}
 	} else {
-		dialer = &proc.Dialer{Config: proc.Config{Path: cmdArgs[0], Args: cmdArgs[1:], Stderr: env.Stderr, Log: log, Guardian: guardian.SelfCommand()}}
+		pc := proc.Config{Path: cmdArgs[0], Args: cmdArgs[1:], Stderr: env.Stderr, Log: log, Guardian: guardian.SelfCommand()}
+		dialer = &proc.Dialer{Config: pc}
+		if *keepFor > 0 {
+			if kd, err := keep.NewDialer(pc, *name, *keepFor, log); err != nil {
+				log.Warn("cannot keep the server: it runs unkept", "err", err)
+			} else {
+				dialer = kd
+			}
+		}
 	}
 
 	o := shim.Options{
@@ -121,6 +131,9 @@ func runShim(ctx context.Context, env *Env, args []string) error {
 	} else {
 		defer f.Close()
 		o.Lifecycle = f
+		if kd, ok := dialer.(*keep.Dialer); ok {
+			kd.Event = func(ev string, kv ...any) { keep.LogEvent(f, *name, ev, append(kv, "shim_pid", os.Getpid())...) }
+		}
 	}
 	if *trafficLog {
 		f, err := state.OpenTrafficLog(*name)
@@ -225,11 +238,11 @@ func pollable[T any](f T) T {
 	if err != nil || st.Mode()&(os.ModeNamedPipe|os.ModeSocket) == 0 {
 		return f
 	}
-	fd := int(file.Fd())
-	if syscall.SetNonblock(fd, true) != nil {
+	fd := file.Fd()
+	if setNonblock(fd) != nil {
 		return f
 	}
-	nf := os.NewFile(uintptr(fd), file.Name())
+	nf := os.NewFile(fd, file.Name())
 	if v, ok := any(nf).(T); ok {
 		return v
 	}

@@ -127,15 +127,19 @@ func (c *httpConn) header(x *exchange) http.Header {
 	if ver == "" {
 		ver = c.metaVer
 	}
+	meta := false
 	if x != nil && x.kind == jsonrpc.KindRequest {
 		if mv := gjson.GetBytes(x.body, metaVersionPath); mv.Type == gjson.String && mv.Str != "" {
-			ver = mv.Str
+			ver, meta = mv.Str, true
 			c.metaVer = mv.Str
 		}
 	}
 	c.smu.Unlock()
-	if x != nil && x.isInit() {
-		// A fresh session: initialize carries neither header.
+	if x != nil && x.isInit() && !meta {
+		// A fresh session: initialize carries neither header. One that
+		// carries a stateless-era _meta version is a request of that era
+		// like any other (a server of that era answers it 404 -32601,
+		// SEP-2575), and gets that era's headers.
 		return h
 	}
 	if sid != "" {

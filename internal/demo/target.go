@@ -3,7 +3,6 @@ package demo
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -176,5 +175,3 @@ func (b *tailBuffer) String() string {
 	defer b.mu.Unlock()
 	return strings.Join(b.lines, "\n")
 }
-
-var errNoServer = errors.New("no server process found")

@@ -1,11 +1,9 @@
 package doctor_test
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -26,19 +24,10 @@ func useState(t *testing.T) {
 }
 
 // fakeShim is a real process standing in for a shim; it counts SIGHUPs.
-func fakeShim(t *testing.T) (int, func() int) {
+func fakeShim(t *testing.T) (int, *testenv.SignalCounter) {
 	t.Helper()
-	f := filepath.Join(t.TempDir(), "hups")
-	cmd := exec.Command("sh", "-c", `trap 'echo hup >> "$0"' HUP; while :; do sleep 0.05; done`, f)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	time.Sleep(100 * time.Millisecond)
-	return cmd.Process.Pid, func() int {
-		b, _ := os.ReadFile(f)
-		return bytes.Count(b, []byte("hup"))
-	}
+	sc := testenv.StartSignalCounter(t)
+	return sc.PID, sc
 }
 
 // writeRecord writes r as the shim r.ShimPID would: with that process's
@@ -114,12 +103,7 @@ func TestHeal(t *testing.T) {
 		if len(r.Actions) != 1 || !strings.Contains(r.Actions[0], "restarted the server under shim") || !r.Healed() {
 			t.Fatalf("got actions %q next %q", r.Actions, r.Next)
 		}
-		for i := 0; i < 100 && hups() == 0; i++ {
-			time.Sleep(20 * time.Millisecond)
-		}
-		if hups() != 1 {
-			t.Fatalf("shim got %d SIGHUPs, want 1", hups())
-		}
+		hups.WaitHUPs(t, 1)
 	})
 	t.Run("failed shim, command still fails", func(t *testing.T) {
 		useState(t)
@@ -132,10 +116,7 @@ func TestHeal(t *testing.T) {
 		if !strings.Contains(r.Next, "fix tiny first: install mcp-heal-no-such-server") || r.Healed() {
 			t.Fatalf("got next %q", r.Next)
 		}
-		time.Sleep(200 * time.Millisecond)
-		if hups() != 0 {
-			t.Fatal("shim signalled although its command fails")
-		}
+		hups.NoHUP(t) // its command fails: not signalled
 	})
 	t.Run("unwrapped server Claude Code gave up on", func(t *testing.T) {
 		useState(t)

@@ -109,7 +109,6 @@ func Run(ctx context.Context, opts Options, stdin io.Reader, stdout, stderr io.W
 	s := &server{
 		opts:    opts,
 		out:     jsonrpc.NewWriter(stdout),
-		rawOut:  stdout,
 		stderr:  stderr,
 		exit:    make(chan *ExitError, 1),
 		calls:   map[string]context.CancelFunc{},
@@ -185,7 +184,6 @@ func Run(ctx context.Context, opts Options, stdin io.Reader, stdout, stderr io.W
 type server struct {
 	opts    Options
 	out     *jsonrpc.Writer
-	rawOut  io.Writer
 	stderr  io.Writer
 	exit    chan *ExitError
 	wg      sync.WaitGroup
@@ -201,6 +199,7 @@ type server struct {
 	listens     map[string]listen             // open subscriptions/listen by raw id
 	values      map[string]string             // set_value
 	counter     int                           // when no StateFile
+	initializes int                           // initialize requests answered: a proxy that takes over a session must not send a second
 }
 
 type listen struct {
@@ -483,6 +482,7 @@ func (s *server) initialize(params json.RawMessage) (any, error) {
 	}
 	s.mu.Lock()
 	s.version = version
+	s.initializes++
 	s.mu.Unlock()
 	return map[string]any{
 		"protocolVersion": version,
@@ -543,6 +543,7 @@ func (s *server) sessionInfo() map[string]any {
 		"pid":             os.Getpid(),
 		"protocolVersion": s.version,
 		"initialized":     s.initialized,
+		"initializes":     s.initializes,
 		"logLevel":        s.logLevel,
 		"subscriptions":   subs,
 		"uptimeMs":        time.Since(s.started).Milliseconds(),

@@ -75,8 +75,13 @@ func Start(argv []string, stderr *os.File) (*Guardian, error) {
 	return g, nil
 }
 
-// PID is the guardian's pid.
-func (g *Guardian) PID() int { return g.cmd.Process.Pid }
+// PID is the guardian's pid (0 for a kept guardian reached by Dial).
+func (g *Guardian) PID() int {
+	if g.cmd == nil {
+		return 0
+	}
+	return g.cmd.Process.Pid
+}
 
 // Dead is closed once the guardian is gone.
 func (g *Guardian) Dead() <-chan struct{} { return g.dead }

@@ -1,7 +1,9 @@
 package guardian
 
 import (
+	"encoding/json"
 	"log/slog"
+	"net"
 	"os"
 	"syscall"
 	"time"
@@ -49,3 +51,30 @@ func (*Child) Status() Status { return Status{} }
 
 // Signal is not supported.
 func (*Child) Signal(syscall.Signal) error { return ErrUnsupported }
+
+// Attached is not available on Windows.
+type Attached struct {
+	Guardian *Guardian
+	Epoch    int
+	Session  Session
+	Child    *Child
+	Prefix   []byte
+}
+
+// Attach is not supported on Windows.
+func Attach(string, string) (*Attached, error) { return nil, ErrUnsupported }
+
+// StopKept is not supported on Windows.
+func StopKept(string) error { return ErrUnsupported }
+
+// Note is not supported on Windows.
+func (*Guardian) Note(*Session, json.RawMessage, bool) error { return ErrUnsupported }
+
+// StartKept is not supported on Windows.
+func StartKept([]string, *net.UnixListener) error { return ErrUnsupported }
+
+// ListenerFromFD is not supported on Windows.
+func ListenerFromFD(uintptr) (*net.UnixListener, error) { return nil, ErrUnsupported }
+
+// ServeKept is not supported on Windows.
+func ServeKept(*net.UnixListener, KeepOptions) error { return ErrUnsupported }

@@ -73,12 +73,36 @@ type msg struct {
 	// FDs is how many descriptors came with this message.
 	FDs int `json:"fds,omitempty"`
 
+	// Kept guardians (keep.go): attach, note, stop requests; attached,
+	// busy, stopped events.
+	Identity string          `json:"identity,omitempty"`
+	Epoch    int             `json:"epoch,omitempty"`
+	Session  *Session        `json:"session,omitempty"`
+	Prefix   []byte          `json:"prefix,omitempty"` // stdout bytes read while detached, before the next line
+	ReqID    json.RawMessage `json:"req_id,omitempty"`
+	Open     bool            `json:"open,omitempty"`
+
 	Ev      string  `json:"ev,omitempty"` // started (with 3 fds), exit, error
 	PID     int     `json:"pid,omitempty"`
 	Started int64   `json:"started,omitempty"` // unix nanoseconds
 	Status  *Status `json:"status,omitempty"`
 	Err     string  `json:"err,omitempty"`
 	Errno   int     `json:"errno,omitempty"`
+}
+
+// Session is what a kept guardian remembers of the last client's session,
+// for the next shim to take over without the server seeing a second
+// initialize.
+type Session struct {
+	// Init is the InitializeResult the server gave (the "result" member);
+	// Version its protocolVersion. Empty in the stateless era.
+	Init    json.RawMessage `json:"init,omitempty"`
+	Version string          `json:"version,omitempty"`
+	// Subs are the resources the last client subscribed to.
+	Subs []string `json:"subs,omitempty"`
+	// CatalogChanged: the server said notifications/tools/list_changed
+	// while no client was attached.
+	CatalogChanged bool `json:"catalog_changed,omitempty"`
 }
 
 func encode(m msg) []byte {

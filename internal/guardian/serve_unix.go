@@ -70,8 +70,10 @@ func closeFDs(fds []int) {
 
 // guard is the guardian's state.
 type guard struct {
-	c   *ctrl
+	c   *ctrl // the shim; nil while a kept server is detached
 	log *slog.Logger
+	// kept is set for a guardian that outlives its shims (keep.go).
+	kept *keptState
 
 	mu      sync.Mutex
 	servers map[int]*server // live, by run id
@@ -84,18 +86,22 @@ func (g *guard) handle(m msg) {
 		if m.Spec == nil {
 			return
 		}
+		if g.kept != nil {
+			g.keptStart(m)
+			return
+		}
 		srv, files, err := startServer(m.Spec)
 		if err != nil {
 			var errno syscall.Errno
 			errors.As(err, &errno)
-			_ = g.c.send(msg{Ev: "error", ID: m.ID, Err: err.Error(), Errno: int(errno)})
+			_ = g.send(msg{Ev: "error", ID: m.ID, Err: err.Error(), Errno: int(errno)})
 			return
 		}
 		g.mu.Lock()
 		g.servers[m.ID] = srv
 		g.wg.Add(1)
 		g.mu.Unlock()
-		err = g.c.send(msg{Ev: "started", ID: m.ID, PID: srv.pid, Started: srv.started.UnixNano()}, files...)
+		err = g.send(msg{Ev: "started", ID: m.ID, PID: srv.pid, Started: srv.started.UnixNano()}, files...)
 		for _, f := range files {
 			// The shim's copies are the only ones: its death closes the
 			// server's stdin, the first step of the ladder.
@@ -112,7 +118,22 @@ func (g *guard) handle(m msg) {
 		if srv != nil && m.Sig > 0 {
 			srv.signal(syscall.Signal(m.Sig))
 		}
+	default:
+		if g.kept != nil {
+			g.keptOp(m)
+		}
 	}
+}
+
+// send sends to the shim, if one is attached.
+func (g *guard) send(m msg, files ...*os.File) error {
+	g.mu.Lock()
+	c := g.c
+	g.mu.Unlock()
+	if c == nil {
+		return errors.New("no shim attached")
+	}
+	return c.send(m, files...)
 }
 
 // watch reports the server's exit once its tree is gone.
@@ -123,7 +144,10 @@ func (g *guard) watch(id int, srv *server) {
 	g.mu.Lock()
 	delete(g.servers, id)
 	g.mu.Unlock()
-	if err := g.c.send(msg{Ev: "exit", ID: id, Status: &st}); err != nil {
+	if g.kept != nil {
+		g.keptExited(srv, st)
+	}
+	if err := g.send(msg{Ev: "exit", ID: id, Status: &st}); err != nil {
 		g.log.Debug("report a server's exit", "err", err)
 	}
 }
@@ -165,6 +189,9 @@ type server struct {
 	pid     int
 	started time.Time
 	exited  chan struct{} // closed once the leader is reaped
+	// files are the guardian's own ends of the server's stdin, stdout and
+	// stderr, kept by a kept guardian to hand to the next shim.
+	files   []*os.File
 	ws      syscall.WaitStatus
 	waitErr error
 }

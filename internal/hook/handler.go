@@ -49,7 +49,7 @@ func New(getenv func(string) string, log *slog.Logger) *Handler {
 		Now:          time.Now,
 		Log:          log,
 		Discover:     claudecfg.Discover,
-		Signal:       syscall.Kill,
+		Signal:       kill,
 		Procs:        listProcs,
 		ProbeTimeout: 8 * time.Second,
 	}

@@ -46,21 +46,13 @@ func start(t *testing.T, name string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// fakeShim is a real process standing in for a shim: it records each
-// SIGHUP it gets in a file.
-func fakeShim(t *testing.T) (pid int, hups func() int) {
+// fakeShim is a real process standing in for a shim; it counts SIGHUPs.
+func fakeShim(t *testing.T) (int, *testenv.SignalCounter) {
 	t.Helper()
-	f := filepath.Join(t.TempDir(), "hups")
-	cmd := start(t, "sh", "-c", `trap 'echo hup >> "$0"' HUP; while :; do sleep 0.05; done`, f)
-	time.Sleep(100 * time.Millisecond) // let sh install its trap
-	return cmd.Process.Pid, func() int {
-		b, _ := os.ReadFile(f)
-		return bytes.Count(b, []byte("hup"))
-	}
+	sc := testenv.StartSignalCounter(t)
+	return sc.PID, sc
 }
 
-// writeRecord writes r as the shim r.ShimPID would: with that process's
-// identity, which the hooks check before they signal it.
 func writeRecord(t *testing.T, r state.Record) {
 	t.Helper()
 	if p, err := procinfo.Get(r.ShimPID); err == nil {
@@ -190,7 +182,7 @@ func TestIdleTimeoutWrapped(t *testing.T) {
 	if !strings.Contains(r.HookSpecificOutput.AdditionalContext, "mcp-heal restarted it") || !strings.Contains(r.HookSpecificOutput.AdditionalContext, "may or may not have taken effect") {
 		t.Fatalf("got %+v", r)
 	}
-	waitFor(t, func() bool { return hups() == 1 }, "the shim to get one SIGHUP")
+	hups.WaitHUPs(t, 1)
 	if in := lastIncident(t, w); in["action"] != "sighup-shim" || in["class"] != "idle-timeout" {
 		t.Fatalf("incident: got %v", in)
 	}
@@ -244,9 +236,9 @@ func TestFailedShim(t *testing.T) {
 				t.Fatalf("got %q, want it to contain %q and the exit status", r.HookSpecificOutput.AdditionalContext, tt.want)
 			}
 			if tt.hups > 0 {
-				waitFor(t, func() bool { return hups() == tt.hups }, "a SIGHUP")
-			} else if time.Sleep(200 * time.Millisecond); hups() != 0 {
-				t.Fatalf("the shim got a SIGHUP although its command fails")
+				hups.WaitHUPs(t, tt.hups)
+			} else {
+				hups.NoHUP(t) // its command fails: not restarted
 			}
 		})
 	}

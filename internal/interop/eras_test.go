@@ -20,6 +20,7 @@ import (
 // while idle and checks the next calls work on the new process. The
 // conformance suite has no 2026-07-28 scenarios; this covers that era.
 func TestGoFixtureBothErasThroughShim(t *testing.T) {
+	fullSuiteOnly(t)
 	t.Parallel()
 	fixture := testenv.GoInstall(t, testenv.GoSDKEverything)
 	for _, era := range []string{"stateless", "handshake"} {
@@ -33,6 +34,7 @@ func TestGoFixtureBothErasThroughShim(t *testing.T) {
 // TestExampleServerBothErasThroughShim does the same with the built-in
 // example server, which speaks both eras too.
 func TestExampleServerBothErasThroughShim(t *testing.T) {
+	fullSuiteOnly(t)
 	t.Parallel()
 	bin := testenv.Binary(t)
 	for _, era := range []string{"stateless", "handshake"} {
@@ -130,6 +132,7 @@ func eraSession(t *testing.T, era string, cmdline []string, tool string, args ma
 // same process when that fails) against server-everything, which predates
 // the stateless era, and survives a kill.
 func TestEverythingProbeFallbackThroughShim(t *testing.T) {
+	fullSuiteOnly(t)
 	t.Parallel()
 	everything := testenv.NPMBin(t, "mcp-server-everything", npmClientPkgs...)
 	eraSession(t, "probe", shimmed(t, "everything", everything), "echo", map[string]any{"message": "hi"})

@@ -27,6 +27,7 @@ func wantOK(t *testing.T, what string, r reply) {
 // ways: while idle, during a read-only call, and during a non-idempotent
 // call that is waiting on the client.
 func TestEverythingThroughShimSurvivesKill9(t *testing.T) {
+	fullSuiteOnly(t)
 	t.Parallel()
 	everything := testenv.NPMBin(t, "mcp-server-everything", npmClientPkgs...)
 	xdg := t.TempDir()
@@ -85,6 +86,7 @@ func TestEverythingThroughShimSurvivesKill9(t *testing.T) {
 // TestEverythingDirectKill9 is the baseline: the same client connected
 // straight to server-everything loses the connection for good.
 func TestEverythingDirectKill9(t *testing.T) {
+	fullSuiteOnly(t)
 	t.Parallel()
 	everything := testenv.NPMBin(t, "mcp-server-everything", npmClientPkgs...)
 	c := startTSClient(t, []string{everything}, nil)
@@ -107,6 +109,7 @@ func TestEverythingDirectKill9(t *testing.T) {
 // TestMemoryThroughShimSurvivesKill9: server-memory keeps its graph in
 // MEMORY_FILE_PATH, so what a call wrote before the kill is there after it.
 func TestMemoryThroughShimSurvivesKill9(t *testing.T) {
+	fullSuiteOnly(t)
 	t.Parallel()
 	memory := testenv.NPMBin(t, "mcp-server-memory", npmClientPkgs...)
 	xdg := t.TempDir()

@@ -13,9 +13,15 @@ var npmClientPkgs = []string{testenv.ServerEverything, testenv.ServerMemory, tes
 // npmConformancePkgs are the conformance suite and the stdio->HTTP relay.
 var npmConformancePkgs = []string{testenv.Conformance, testenv.Supergateway}
 
+// npmConformanceNextPkgs are the newest conformance suite (requirement
+// sets, the 2026-07-28 era) and the same relay.
+var npmConformanceNextPkgs = []string{testenv.ConformanceNext, testenv.Supergateway}
+
 func TestPrereqs(t *testing.T) {
+	fullSuiteOnly(t)
 	testenv.NPM(t, npmClientPkgs...)
 	testenv.NPM(t, npmConformancePkgs...)
+	testenv.NPM(t, npmConformanceNextPkgs...)
 	testenv.Node22Bin(t)
 	testenv.GoInstall(t, testenv.GoSDKEverything)
 }

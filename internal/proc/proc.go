@@ -10,6 +10,7 @@ package proc
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -93,16 +94,8 @@ func Start(cfg Config) (*Process, error) { return start(cfg, nil) }
 
 // start starts the command, under g when given.
 func start(cfg Config, g *guardian.Guardian) (*Process, error) {
-	if cfg.TailLines <= 0 {
-		cfg.TailLines = 20
-	}
-	if cfg.StopStep <= 0 {
-		cfg.StopStep = 2 * time.Second
-	}
+	cfg = withDefaults(cfg)
 	log := cfg.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
 	path := cfg.Path
 	if !strings.Contains(path, "/") {
 		lp, err := exec.LookPath(path)
@@ -115,6 +108,11 @@ func start(cfg Config, g *guardian.Guardian) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newProcess(cfg, log, sp), nil
+}
+
+// newProcess starts serving a started child.
+func newProcess(cfg Config, log *slog.Logger, sp spawned) *Process {
 	p := &Process{
 		cfg:     cfg,
 		log:     log,
@@ -131,10 +129,24 @@ func start(cfg Config, g *guardian.Guardian) (*Process, error) {
 		tail:    tail{n: cfg.TailLines},
 	}
 	p.readers.Add(2)
-	go p.readStdout()
+	go p.readStdout(sp.prefix)
 	go p.readStderr()
 	go p.wait()
-	return p, nil
+	return p
+}
+
+// withDefaults fills in the defaults of cfg's optional fields.
+func withDefaults(cfg Config) Config {
+	if cfg.TailLines <= 0 {
+		cfg.TailLines = 20
+	}
+	if cfg.StopStep <= 0 {
+		cfg.StopStep = 2 * time.Second
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	return cfg
 }
 
 // stderrFile is where a guardian logs: the shim's stderr when it is a
@@ -151,6 +163,9 @@ type spawned struct {
 	pid                   int
 	started               time.Time
 	stdin, stdout, stderr *os.File
+	// prefix is read before stdout: the start of a line a kept server's
+	// guardian read while nobody was attached.
+	prefix []byte
 }
 
 // child is a started server, run directly or under a guardian.
@@ -218,9 +233,13 @@ func (p *Process) SendLater(msg []byte) error {
 // Flush writes what SendLater buffered.
 func (p *Process) Flush() error { return p.bw.Flush() }
 
-func (p *Process) readStdout() {
+func (p *Process) readStdout(prefix []byte) {
 	defer p.readers.Done()
-	r := jsonrpc.NewReader(p.stdout)
+	var in io.Reader = p.stdout
+	if len(prefix) > 0 {
+		in = io.MultiReader(bytes.NewReader(prefix), p.stdout)
+	}
+	r := jsonrpc.NewReader(in)
 	for {
 		line, err := r.Next()
 		if err != nil {
@@ -350,11 +369,4 @@ func (p *Process) waitDone(d time.Duration) bool {
 	case <-t.C:
 		return false
 	}
-}
-
-func snippet(b []byte) string {
-	if len(b) > 200 {
-		return string(b[:200]) + "…"
-	}
-	return string(b)
 }

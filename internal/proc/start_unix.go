@@ -156,3 +156,13 @@ func (g guarded) release() {
 		g.own.Close()
 	}
 }
+
+// StartUnder starts the command under the guardian g (a kept server's).
+func StartUnder(cfg Config, g *guardian.Guardian) (*Process, error) { return start(cfg, g) }
+
+// Adopt serves a server already running under a guardian: the kept
+// server a shim attached to. prefix is read before its stdout.
+func Adopt(cfg Config, c *guardian.Child, prefix []byte) *Process {
+	cfg = withDefaults(cfg)
+	return newProcess(cfg, cfg.Log, spawned{ch: guarded{c: c}, pid: c.PID, started: c.Started, stdin: c.Stdin, stdout: c.Stdout, stderr: c.Stderr, prefix: prefix})
+}

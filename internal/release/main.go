@@ -12,6 +12,7 @@ import (
 func main() {
 	out := flag.String("o", "", "the directory to create the marketplace in (required)")
 	version := flag.String("version", "", "the version to stamp (default: .claude-plugin/plugin.json's)")
+	only := flag.String("targets", "", "comma-separated os/arch list to build (default: every release target)")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "Usage: go run ./internal/release -o DIR [-version V]\n\nBuilds the plugin with binaries for %s\nand their SHA256SUMS into DIR, a ready Claude Code marketplace.\n\n", targetList())
 		flag.PrintDefaults()
@@ -21,9 +22,14 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
+	targets, err := parseTargets(*only)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "release: error: %v\n", err)
+		os.Exit(2)
+	}
 	root, err := moduleRoot()
 	if err == nil {
-		err = Build(Options{Root: root, Out: *out, Version: *version, Log: os.Stderr})
+		err = Build(Options{Root: root, Out: *out, Version: *version, Targets: targets, Log: os.Stderr})
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "release: error: %v\n", err)
@@ -51,4 +57,20 @@ func moduleRoot() (string, error) {
 		return "", fmt.Errorf("run it inside the mcp-heal repository")
 	}
 	return filepath.Dir(gomod), nil
+}
+
+// parseTargets reads "linux/amd64,darwin/arm64"; empty means every target.
+func parseTargets(s string) ([]Target, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []Target
+	for _, f := range strings.Split(s, ",") {
+		goos, goarch, ok := strings.Cut(strings.TrimSpace(f), "/")
+		if !ok || goos == "" || goarch == "" {
+			return nil, fmt.Errorf("target %q is not os/arch", f)
+		}
+		out = append(out, Target{goos, goarch})
+	}
+	return out, nil
 }

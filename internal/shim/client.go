@@ -72,7 +72,7 @@ func (s *Shim) clientRequest(line []byte, m jsonrpc.Msg) {
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
 	s.mu.Lock()
-	if !s.isUp() && m.Method == "ping" {
+	if !s.isUp() && m.Method == "ping" && s.answerPingLocally(line) {
 		// While the server is down or being replayed, answer pings at once
 		// so the client does not conclude the connection is dead.
 		s.mu.Unlock()

@@ -44,6 +44,9 @@ func (s *Shim) record() {
 		r.LastExit = &ex
 	}
 	s.mu.Unlock()
+	if k, ok := s.o.Dialer.(interface{ KeepRecord(*state.Record) }); ok {
+		k.KeepRecord(r) // shim --keep (internal/keep)
+	}
 	for {
 		select {
 		case s.records <- r:

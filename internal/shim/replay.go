@@ -15,13 +15,17 @@ import (
 // replay brings a new server to the client's session: in the handshake era
 // the client's own initialize (result swallowed, protocol version checked),
 // notifications/initialized, the last logging/setLevel and every resource
-// subscription. The stateless era has no session: open
-// subscriptions/listen requests are re-sent with the queue.
+// subscription. The stateless era has no session: the server is asked the
+// client's server/discover (rediscover), and open subscriptions/listen
+// requests are re-sent with the queue.
 func (s *Shim) replay(ctx context.Context, c upstream.Conn, gen uint64, dead <-chan struct{}) error {
 	s.mu.Lock()
 	ss := s.sess
 	subs := ss.subList()
 	s.mu.Unlock()
+	if ss.era == EraStateless {
+		return s.rediscover(ctx, c, gen, ss, dead)
+	}
 	if ss.era != EraHandshake || ss.initLine == nil {
 		return nil
 	}

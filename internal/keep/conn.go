@@ -1,0 +1,260 @@
+package keep
+
+import (
+	"encoding/json"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
+	"github.com/mcp-heal/mcp-heal/internal/guardian"
+	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
+	"github.com/mcp-heal/mcp-heal/internal/proc"
+	"github.com/mcp-heal/mcp-heal/internal/upstream"
+)
+
+// conn is a kept server's connection, as the shim sees it: the process,
+// plus the translation that keeps one client's session apart from the
+// previous one's.
+type conn struct {
+	p   *proc.Process
+	g   *guardian.Guardian
+	log *slog.Logger
+	tag string // `k<epoch>:`, the prefix of every request id sent upstream
+
+	recv   chan []byte
+	inject chan []byte // replies made here, delivered in order with the server's
+
+	mu          sync.Mutex
+	resume      *guardian.Session // set until the new client's initialize is answered
+	swallowInit bool
+	initIDs     map[string]bool // upstream ids of initialize requests in flight
+	subs        map[string]bool
+}
+
+var _ upstream.Conn = (*conn)(nil)
+
+// newConn wraps p. resume is the session of the client that was attached
+// before (nil for a server started for this shim).
+func newConn(p *proc.Process, g *guardian.Guardian, epoch int, resume *guardian.Session, log *slog.Logger) *conn {
+	c := &conn{
+		p: p, g: g, log: log, tag: "k" + strconv.Itoa(epoch) + ":",
+		recv: make(chan []byte, 64), inject: make(chan []byte, 16),
+		resume: resume, initIDs: map[string]bool{}, subs: map[string]bool{},
+	}
+	if resume != nil {
+		for _, u := range resume.Subs {
+			c.subs[u] = true
+		}
+	}
+	go c.forward()
+	return c
+}
+
+func (c *conn) Recv() <-chan []byte   { return c.recv }
+func (c *conn) Done() <-chan struct{} { return c.p.Done() }
+func (c *conn) Exit() upstream.Exit   { return c.p.Exit() }
+func (c *conn) PID() int              { return c.p.PID() }
+func (c *conn) Close() error          { return c.p.Close() }
+func (c *conn) Kill(reason string)    { c.p.Kill(reason) }
+func (c *conn) Flush() error          { return c.p.Flush() }
+
+// Send translates and sends one message.
+func (c *conn) Send(msg []byte) error {
+	out, ok := c.outbound(msg)
+	if !ok {
+		return nil
+	}
+	return c.p.Send(out)
+}
+
+// SendLater is Send, buffered (see proc.Process.SendLater).
+func (c *conn) SendLater(msg []byte) error {
+	out, ok := c.outbound(msg)
+	if !ok {
+		return nil
+	}
+	return c.p.SendLater(out)
+}
+
+// outbound returns what to send upstream for msg; false: nothing (it was
+// answered here or swallowed).
+func (c *conn) outbound(msg []byte) ([]byte, bool) {
+	m, err := jsonrpc.Peek(msg)
+	if err != nil {
+		return msg, true
+	}
+	switch m.Kind {
+	case jsonrpc.KindRequest:
+		switch m.Method {
+		case "initialize":
+			if c.takeOver(msg, m) {
+				return nil, false
+			}
+			c.mu.Lock()
+			c.initIDs[string(m.ID)] = true
+			c.mu.Unlock()
+		case "resources/subscribe", "resources/unsubscribe":
+			c.noteSub(m.Method, gjson.GetBytes(msg, "params.uri").String())
+		}
+		return replaceID(msg, c.upID(m.ID)), true
+	case jsonrpc.KindNotification:
+		switch m.Method {
+		case "notifications/initialized":
+			c.mu.Lock()
+			swallow := c.swallowInit
+			c.swallowInit = false
+			c.mu.Unlock()
+			if swallow {
+				return nil, false
+			}
+		case "notifications/cancelled":
+			if r := gjson.GetBytes(msg, "params.requestId"); r.Exists() {
+				if out, err := sjson.SetRawBytes(msg, "params.requestId", c.upID([]byte(r.Raw))); err == nil {
+					return out, true
+				}
+			}
+		}
+	case jsonrpc.KindResponse:
+		// The client answered a server->client request: no longer open.
+		_ = c.g.Note(nil, append(json.RawMessage(nil), m.ID...), false)
+	}
+	return msg, true
+}
+
+// takeOver answers the first initialize of a client attaching to a
+// running server from the InitializeResult the server gave the previous
+// client, when the protocol versions agree. When they do not, the server
+// is restarted: the shim re-sends the initialize to the new one.
+func (c *conn) takeOver(msg []byte, m jsonrpc.Msg) bool {
+	c.mu.Lock()
+	r := c.resume
+	c.resume = nil
+	c.mu.Unlock()
+	if r == nil || len(r.Init) == 0 {
+		return false
+	}
+	want := gjson.GetBytes(msg, "params.protocolVersion").String()
+	if want != r.Version {
+		c.log.Warn("the client asks for another protocol version than the kept server speaks: restarting it", "kept", r.Version, "asked", want)
+		c.p.Kill("protocol version " + want + " asked, the kept server speaks " + r.Version + ": restarted")
+		return false
+	}
+	c.mu.Lock()
+	c.swallowInit = true
+	old := c.subs
+	c.subs = map[string]bool{}
+	c.mu.Unlock()
+	c.inject <- jsonrpc.ResultReply(m.ID, r.Init)
+	// The new client holds none of the old one's subscriptions.
+	for u := range old {
+		req := `{"jsonrpc":"2.0","id":"` + c.tag + `unsub","method":"resources/unsubscribe","params":{"uri":` + strconv.Quote(u) + `}}`
+		_ = c.p.Send([]byte(req))
+	}
+	if len(old) > 0 {
+		_ = c.g.Note(&guardian.Session{Subs: []string{}}, nil, false)
+	}
+	if r.CatalogChanged {
+		c.inject <- []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+	}
+	return true
+}
+
+func (c *conn) noteSub(method, uri string) {
+	if uri == "" {
+		return
+	}
+	c.mu.Lock()
+	if method == "resources/subscribe" {
+		c.subs[uri] = true
+	} else {
+		delete(c.subs, uri)
+	}
+	list := make([]string, 0, len(c.subs))
+	for u := range c.subs {
+		list = append(list, u)
+	}
+	c.mu.Unlock()
+	_ = c.g.Note(&guardian.Session{Subs: list}, nil, false)
+}
+
+// upID is the id a request of this client carries upstream: the raw id
+// behind the attach's tag, as a JSON string.
+func (c *conn) upID(raw []byte) []byte {
+	b, _ := json.Marshal(c.tag + string(raw))
+	return b
+}
+
+// forward delivers the server's messages, translated, and the replies
+// made here.
+func (c *conn) forward() {
+	defer close(c.recv)
+	in := c.p.Recv()
+	for {
+		select {
+		case line := <-c.inject:
+			c.recv <- line
+		case line, ok := <-in:
+			if !ok {
+				return
+			}
+			if out, keep := c.inbound(line); keep {
+				c.recv <- out
+			}
+		}
+	}
+}
+
+// inbound translates one message from the server; false: drop it.
+func (c *conn) inbound(line []byte) ([]byte, bool) {
+	m, err := jsonrpc.Peek(line)
+	if err != nil {
+		return line, true // the shim drops and logs it
+	}
+	switch m.Kind {
+	case jsonrpc.KindResponse:
+		var id string
+		if json.Unmarshal(m.ID, &id) != nil || !strings.HasPrefix(id, "k") {
+			return line, true
+		}
+		if !strings.HasPrefix(id, c.tag) {
+			c.log.Debug("dropped a response to a request of an earlier client of the kept server", "id", id)
+			return nil, false
+		}
+		raw := id[len(c.tag):]
+		if raw == "unsub" {
+			return nil, false
+		}
+		c.mu.Lock()
+		isInit := c.initIDs[raw]
+		delete(c.initIDs, raw)
+		c.mu.Unlock()
+		if isInit && !m.IsError {
+			res := gjson.GetBytes(line, "result")
+			sess := &guardian.Session{Init: json.RawMessage(res.Raw), Version: res.Get("protocolVersion").String()}
+			_ = c.g.Note(sess, nil, false)
+		}
+		return replaceID(line, []byte(raw)), true
+	case jsonrpc.KindRequest:
+		// Open until the client answers; if the shim dies first, the
+		// guardian answers it.
+		_ = c.g.Note(nil, append(json.RawMessage(nil), m.ID...), true)
+	}
+	return line, true
+}
+
+// replaceID returns a copy of line with its top-level id replaced by id
+// (raw JSON).
+func replaceID(line, id []byte) []byte {
+	r := gjson.GetBytes(line, "id")
+	if !r.Exists() || r.Index <= 0 || r.Index+len(r.Raw) > len(line) {
+		return line
+	}
+	out := make([]byte, 0, len(line)-len(r.Raw)+len(id))
+	out = append(out, line[:r.Index]...)
+	out = append(out, id...)
+	return append(out, line[r.Index+len(r.Raw):]...)
+}

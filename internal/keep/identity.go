@@ -1,0 +1,104 @@
+package keep
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/mcp-heal/mcp-heal/internal/state"
+)
+
+// volatileEnv are environment variables that differ between two launches
+// of the same configured server (Claude Code sets CLAUDE_CODE_SESSION_ID
+// and friends per session; shells set the rest): they are left out of the
+// identity, or a new session would never find its kept server.
+var volatileEnv = []string{"_", "SHLVL", "PWD", "OLDPWD", "TERM_SESSION_ID", "ITERM_SESSION_ID", "WINDOWID", "TMUX_PANE", "SECURITYSESSIONID"}
+
+func volatile(name string) bool {
+	return strings.HasPrefix(name, "CLAUDE") || strings.HasPrefix(name, "MCP_HEAL_") || slices.Contains(volatileEnv, name)
+}
+
+// Identity is the hash of what makes a kept server the same server: its
+// name, command, arguments, environment (less volatileEnv) and working
+// directory. A config entry that changes any of them gets a new identity,
+// so its old kept server is never reused.
+func Identity(name, command string, args, env []string, cwd string) string {
+	h := sha256.New()
+	field := func(s string) { fmt.Fprintf(h, "%d:%s;", len(s), s) }
+	field("mcp-heal keep 1")
+	field(name)
+	field(command)
+	field(fmt.Sprint(len(args)))
+	for _, a := range args {
+		field(a)
+	}
+	var kept []string
+	for _, e := range env {
+		k, _, _ := strings.Cut(e, "=")
+		if !volatile(k) {
+			kept = append(kept, e)
+		}
+	}
+	slices.Sort(kept)
+	field(fmt.Sprint(len(kept)))
+	for _, e := range kept {
+		field(e)
+	}
+	field(cwd)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// maxSocketPath keeps socket paths under the 104 bytes macOS allows
+// (sockaddr_un.sun_path; Linux allows 108).
+const maxSocketPath = 100
+
+// SocketPath is where the kept guardian of identity listens:
+// $XDG_RUNTIME_DIR/mcp-heal (else the state dir's "run"), or a per-user
+// directory in the temp dir when that path would be too long for a socket.
+// The directory is created 0700 and must be ours and not a symlink.
+func SocketPath(identity string) (string, error) {
+	name := "k-" + identity[:16] + ".sock"
+	dirs := []string{}
+	if rt := os.Getenv("XDG_RUNTIME_DIR"); rt != "" {
+		dirs = append(dirs, filepath.Join(rt, "mcp-heal"))
+	}
+	dirs = append(dirs, filepath.Join(state.Dir(), "run"), filepath.Join(os.TempDir(), fmt.Sprintf("mcp-heal-%d", os.Getuid())))
+	var errs []error
+	for _, d := range dirs {
+		p := filepath.Join(d, name)
+		if len(p) > maxSocketPath {
+			errs = append(errs, fmt.Errorf("%s: longer than %d bytes", p, maxSocketPath))
+			continue
+		}
+		if err := privateDir(d); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		return p, nil
+	}
+	return "", fmt.Errorf("no usable directory for the kept server's socket: %w", errors.Join(errs...))
+}
+
+// privateDir creates dir 0700 and checks that it is a directory (not a
+// symlink) owned by us, then tightens it to 0700.
+func privateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory (a symlink?)", dir)
+	}
+	if uid, ok := owner(fi); ok && uid != os.Getuid() {
+		return fmt.Errorf("%s belongs to uid %d, not us", dir, uid)
+	}
+	return os.Chmod(dir, 0o700)
+}

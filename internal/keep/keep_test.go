@@ -1,0 +1,290 @@
+//go:build unix
+
+package keep_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
+)
+
+// client drives one `mcp-heal shim --keep` process.
+type client struct {
+	t     *testing.T
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	lines chan string
+	id    int
+}
+
+type env struct {
+	bin, state, runtime string
+}
+
+func newEnv(t *testing.T) *env {
+	// Short paths: a unix socket path must stay under 104 bytes on macOS.
+	rt, err := os.MkdirTemp("", "kr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(rt) })
+	return &env{bin: testenv.Binary(t), state: t.TempDir(), runtime: rt}
+}
+
+func (e *env) shim(t *testing.T, window string, extra ...string) *client {
+	t.Helper()
+	args := append([]string{"shim", "--keep", window, "--name", "kept", "--"}, e.bin, "example-server")
+	args = append(args, extra...)
+	cmd := exec.Command(e.bin, args...)
+	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+e.state, "XDG_RUNTIME_DIR="+e.runtime, "CLAUDE_CODE_SESSION_ID="+strconv.Itoa(time.Now().Nanosecond()))
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := &client{t: t, cmd: cmd, in: in, lines: make(chan string, 100)}
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			c.lines <- sc.Text()
+		}
+		close(c.lines)
+	}()
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return c
+}
+
+func (c *client) send(s string) { fmt.Fprintln(c.in, s) }
+
+// call sends a request and returns its response (other lines are
+// returned in notes).
+func (c *client) call(method, params string) (gjson.Result, []string) {
+	c.t.Helper()
+	c.id++
+	c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, c.id, method, params))
+	var notes []string
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case l, ok := <-c.lines:
+			if !ok {
+				c.t.Fatalf("%s: the shim closed its stdout", method)
+			}
+			r := gjson.Parse(l)
+			if r.Get("id").Raw == strconv.Itoa(c.id) {
+				return r, notes
+			}
+			notes = append(notes, l)
+		case <-deadline:
+			c.t.Fatalf("%s: no answer in 20s", method)
+		}
+	}
+}
+
+const initParams = `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`
+
+func (c *client) handshake() gjson.Result {
+	c.t.Helper()
+	r, _ := c.call("initialize", initParams)
+	if !r.Get("result.protocolVersion").Exists() {
+		c.t.Fatalf("initialize: %s", r.Raw)
+	}
+	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return r
+}
+
+func (c *client) tool(name, args string) string {
+	c.t.Helper()
+	r, _ := c.call("tools/call", `{"name":"`+name+`","arguments":`+args+`}`)
+	if !r.Get("result").Exists() {
+		c.t.Fatalf("%s: %s", name, r.Raw)
+	}
+	return r.Get("result.content.0.text").String()
+}
+
+// info is the server's session_info: pid, initialize count, ...
+func (c *client) info() gjson.Result { return gjson.Parse(c.tool("session_info", `{}`)) }
+
+func (c *client) kill() {
+	c.cmd.Process.Signal(syscall.SIGKILL)
+	c.cmd.Wait()
+}
+
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	out, _ := exec.Command("ps", "-o", "stat=", "-p", strconv.Itoa(pid)).Output()
+	s := strings.TrimSpace(string(out))
+	return s != "" && !strings.HasPrefix(s, "Z")
+}
+
+func waitGone(t *testing.T, what string, within time.Duration, pids ...int) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		n := 0
+		for _, p := range pids {
+			if alive(p) {
+				n++
+			}
+		}
+		if n == 0 {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, p := range pids {
+		if alive(p) {
+			t.Errorf("%s: pid %d still runs", what, p)
+			syscall.Kill(p, syscall.SIGKILL)
+		}
+	}
+}
+
+func ppid(pid int) int {
+	out, _ := exec.Command("ps", "-o", "ppid=", "-p", strconv.Itoa(pid)).Output()
+	n, _ := strconv.Atoi(strings.TrimSpace(string(out)))
+	return n
+}
+
+// keptRecord waits for the detached guardian's state record.
+func (e *env) keptRecord(t *testing.T) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		files, _ := filepath.Glob(filepath.Join(e.state, "mcp-heal", "shims", "*.json"))
+		for _, f := range files {
+			b, _ := os.ReadFile(f)
+			var m map[string]any
+			if json.Unmarshal(b, &m) == nil && m["kept"] == true && m["attached"] != true {
+				return m
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("no record of the detached kept server")
+	return nil
+}
+
+// TestReattach: the shim SIGKILLed, a new shim for the same server finds
+// the same process with the same state; the new client's initialize is
+// answered without the server seeing a second one; stop ends it all.
+func TestReattach(t *testing.T) {
+	e := newEnv(t)
+	a := e.shim(t, "1m")
+	initA := a.handshake()
+	for i := 0; i < 3; i++ {
+		a.tool("counter_increment", `{}`)
+	}
+	infoA := a.info()
+	pid := int(infoA.Get("pid").Int())
+	g := ppid(pid)
+	a.kill()
+	rec := e.keptRecord(t)
+	if int(rec["child_pid"].(float64)) != pid || rec["expires"] == nil || rec["detached_since"] == nil {
+		t.Errorf("detached record: %v", rec)
+	}
+	if !alive(pid) {
+		t.Fatal("the kept server died with its shim")
+	}
+
+	b := e.shim(t, "1m")
+	initB := b.handshake()
+	if initB.Get("result").Raw != initA.Get("result").Raw {
+		t.Errorf("initialize answered differently on re-attach:\n%s\n%s", initA.Get("result").Raw, initB.Get("result").Raw)
+	}
+	infoB := b.info()
+	if got := int(infoB.Get("pid").Int()); got != pid {
+		t.Fatalf("re-attached to pid %d, want the kept %d", got, pid)
+	}
+	if n := infoB.Get("initializes").Int(); n != 1 {
+		t.Errorf("the kept server saw %d initialize requests, want 1", n)
+	}
+	if got := b.tool("counter_increment", `{}`); got != "4" {
+		t.Errorf("counter after re-attach: %q, want 4 (state kept)", got)
+	}
+
+	b.kill()
+	e.keptRecord(t)
+	e.stop(t)
+	waitGone(t, "after mcp-heal stop", 10*time.Second, pid, g)
+}
+
+// TestWindowExpires: nobody re-attaches within the window: the server and
+// its guardian are gone after it, and nothing is left behind.
+func TestWindowExpires(t *testing.T) {
+	e := newEnv(t)
+	a := e.shim(t, "1s")
+	a.handshake()
+	pid := int(a.info().Get("pid").Int())
+	g := ppid(pid)
+	a.kill()
+	time.Sleep(300 * time.Millisecond)
+	if !alive(pid) {
+		t.Fatal("the kept server died with its shim")
+	}
+	waitGone(t, "after the window", 10*time.Second, pid, g)
+	socks, _ := filepath.Glob(filepath.Join(e.runtime, "mcp-heal", "*.sock"))
+	if len(socks) != 0 {
+		t.Errorf("sockets left: %v", socks)
+	}
+}
+
+// TestSecondClientGetsItsOwn: while one shim is attached, a second one for
+// the same server gets a server of its own; neither sees the other's
+// answers.
+func TestSecondClientGetsItsOwn(t *testing.T) {
+	e := newEnv(t)
+	a := e.shim(t, "1m")
+	a.handshake()
+	b := e.shim(t, "1m")
+	b.handshake()
+	pa, pb := a.info().Get("pid").Int(), b.info().Get("pid").Int()
+	if pa == pb {
+		t.Fatalf("two clients share server %d", pa)
+	}
+	for i := 0; i < 20; i++ {
+		if got := a.tool("echo", `{"text":"a`+strconv.Itoa(i)+`"}`); got != "a"+strconv.Itoa(i) {
+			t.Errorf("a got %q", got)
+		}
+		if got := b.tool("echo", `{"text":"b`+strconv.Itoa(i)+`"}`); got != "b"+strconv.Itoa(i) {
+			t.Errorf("b got %q", got)
+		}
+	}
+	// Stopped while attached: a's session goes on with a server of its
+	// own, not kept, so nothing outlives it.
+	e.stop(t)
+	if got := a.tool("echo", `{"text":"after stop"}`); got != "after stop" {
+		t.Errorf("a after stop: %q", got)
+	}
+	pa2 := a.info().Get("pid").Int()
+	g := ppid(int(pa2))
+	a.kill()
+	b.kill()
+	waitGone(t, "after stop and the end of both sessions", 10*time.Second, int(pa), int(pb), int(pa2), g)
+}
+
+func (e *env) stop(t *testing.T) {
+	t.Helper()
+	cmd := exec.Command(e.bin, "stop", "kept")
+	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+e.state, "XDG_RUNTIME_DIR="+e.runtime)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("mcp-heal stop kept: %v\n%s", err, out)
+	}
+}
