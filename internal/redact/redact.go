@@ -9,10 +9,8 @@
 package redact
 
 import (
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 )
 
 // Mark replaces a secret in text.
@@ -21,46 +19,16 @@ const Mark = "[REDACTED]"
 // urlMark replaces a secret inside a URL, where brackets would be escaped.
 const urlMark = "REDACTED"
 
-// Compiled on first use: every mcp-heal process, hooks included, links this
-// package, and most never redact anything.
-var rules = sync.OnceValue(func() *ruleSet {
-	return &ruleSet{
-		httpURL: regexp.MustCompile(`\bhttps?://[^\s"'<>\\]+`),
-		creds:   regexp.MustCompile(`://[^/\s:@"'\\]+:[^/\s@"'\\]+@`),
-		bearer:  regexp.MustCompile(`(?i)\b(bearer|basic|token)\s+[A-Za-z0-9._~+/=-]{6,}`),
-		prefix:  regexp.MustCompile(`\b(?:sk-|sk_live_|ghp_|gho_|ghs_|github_pat_|glpat-|xox[abpr]-|AKIA|AIza)[A-Za-z0-9_-]{8,}`),
-		// key = value, key: value, "key": "value", and the same inside JSON
-		// that is itself a string (a tool result's text holding JSON:
-		// \"api_key\":\"...\", any depth of escaping).
-		kv: regexp.MustCompile(`(?i)([A-Za-z0-9_.-]*(?:token|secret|password|passwd|pwd|api[_-]?key|apikey|authorization|credential|private[_-]?key|access[_-]?key|cookie)[A-Za-z0-9_.-]*)(\\*["']?\s*[:=]\s*\\*["']?)([^\s"'\\,&;{}\[\]]+)`),
-	}
-})
-
-type ruleSet struct{ httpURL, creds, bearer, prefix, kv *regexp.Regexp }
-
 // String removes what looks like a secret from s: the password and query
 // values of URLs, other URL credentials, bearer and basic tokens,
 // well-known token prefixes (sk-, ghp_, AKIA...), and the values of
 // key=value, key: value and JSON members whose key names a secret, also
-// inside escaped JSON.
+// inside escaped JSON (scan.go).
 func String(s string) string {
-	re := rules()
 	if strings.Contains(s, "://") {
-		s = re.httpURL.ReplaceAllStringFunc(s, URL)
-		s = re.creds.ReplaceAllString(s, "://"+Mark+"@")
+		s = credentials(httpURLs(s))
 	}
-	s = re.bearer.ReplaceAllString(s, "$1 "+Mark)
-	s = re.prefix.ReplaceAllString(s, Mark)
-	s = re.kv.ReplaceAllStringFunc(s, func(m string) string {
-		sub := re.kv.FindStringSubmatch(m)
-		key := strings.ToLower(sub[1])
-		// MCP's own progressToken is an opaque counter, not a secret.
-		if strings.HasSuffix(key, "progresstoken") || strings.HasPrefix(sub[3], Mark) || sub[3] == urlMark {
-			return m
-		}
-		return sub[1] + sub[2] + Mark
-	})
-	return s
+	return keyValues(prefixed(bearers(s)))
 }
 
 // Strings applies String to each of ss, in a new slice.
