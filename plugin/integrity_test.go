@@ -1,8 +1,10 @@
 package plugin_test
 
 import (
+	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -122,5 +124,60 @@ func TestLauncherRefusesTamperedBinary(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(home, ".local", "share", "mcp-heal", "bin", "mcp-heal")); err == nil {
 		t.Fatal("the tampered binary became the stable copy")
+	}
+}
+
+// TestLauncherUpgradeKeepsRunningShims: a plugin update brings a new
+// version; its first launcher run replaces the stable copy (what wrapped
+// servers run) by rename, so a server already running from the old copy
+// goes on working, and new starts get the new version.
+func TestLauncherUpgradeKeepsRunningShims(t *testing.T) {
+	root, _ := releasedPlugin(t)
+	home := t.TempDir()
+	runPlugin(t, root, home, "", "version")
+	stable := filepath.Join(home, ".local", "share", "mcp-heal", "bin", "mcp-heal")
+	old, err := os.Stat(stable)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A wrapped server running from the stable copy: the example server,
+	// answering on its stdio.
+	srv := exec.Command(stable, "example-server")
+	in, _ := srv.StdinPipe()
+	out, _ := srv.StdoutPipe()
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { in.Close(); srv.Wait() }()
+	ask := func() string {
+		t.Helper()
+		io.WriteString(in, `{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n")
+		line, err := bufio.NewReader(out).ReadString('\n')
+		if err != nil {
+			t.Fatalf("running server: %v", err)
+		}
+		return line
+	}
+	if r := ask(); !strings.Contains(r, `"result"`) {
+		t.Fatalf("ping before the update: %q", r)
+	}
+
+	// The update: the same plugin at a new version.
+	manifest := filepath.Join(root, ".claude-plugin", "plugin.json")
+	b, _ := os.ReadFile(manifest)
+	os.WriteFile(manifest, []byte(strings.Replace(string(b), `"version": "`+pluginVersion(t)+`"`, `"version": "9.9.9"`, 1)), 0o644)
+	runPlugin(t, root, home, "", "version")
+	if v, _ := os.ReadFile(stable + ".version"); strings.TrimSpace(string(v)) != "9.9.9" {
+		t.Fatalf("stable copy version after the update: %q, want 9.9.9", v)
+	}
+	now, err := os.Stat(stable)
+	if err != nil || os.SameFile(old, now) {
+		t.Fatalf("the stable copy was rewritten in place (or is gone: %v); running servers would break", err)
+	}
+	if r := ask(); !strings.Contains(r, `"result"`) {
+		t.Fatalf("ping after the update: %q", r)
+	}
+	if _, err := os.Stat(filepath.Join(home, "plugin-data", "bin", "mcp-heal-9.9.9")); err != nil {
+		t.Fatalf("the new version was not verified into the cache: %v", err)
 	}
 }

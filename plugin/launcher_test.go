@@ -204,13 +204,30 @@ func TestLauncherPreToolUseHealthyPath(t *testing.T) {
 	if _, err := os.Stat(trace); err != nil {
 		t.Fatal("with a marker the binary did not run")
 	}
-	// Other hooks always reach the binary.
+	// PostToolUse only closes open incidents: without an incident log it
+	// is answered without the binary, with one the binary decides.
 	os.Remove(filepath.Join(att, "shim-12345"))
 	os.Remove(trace)
-	cmd := exec.Command(filepath.Join(l.root, "plugin", "mcp-heal"), "hook", "PostToolUse")
-	cmd.Env = append(claudeEnv(l.home), "CLAUDE_PLUGIN_ROOT="+l.root, "CLAUDE_PLUGIN_DATA="+l.data, "MCP_HEAL_BIN="+fake)
-	if out, err := cmd.Output(); err != nil || !strings.Contains(string(out), "decided") {
-		t.Fatalf("PostToolUse: %v %q, want the binary's reply", err, out)
+	post := func() string {
+		cmd := exec.Command(filepath.Join(l.root, "plugin", "mcp-heal"), "hook", "PostToolUse")
+		cmd.Env = append(claudeEnv(l.home), "CLAUDE_PLUGIN_ROOT="+l.root, "CLAUDE_PLUGIN_DATA="+l.data, "MCP_HEAL_BIN="+fake)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("PostToolUse: %v (want exit 0)", err)
+		}
+		return string(out)
+	}
+	if out := post(); out != "" {
+		t.Fatalf("PostToolUse without incidents: got %q, want nothing", out)
+	}
+	if _, err := os.Stat(trace); err == nil {
+		t.Fatal("PostToolUse without incidents started the binary")
+	}
+	if err := os.WriteFile(filepath.Join(l.home, ".local", "state", "mcp-heal", "incidents.jsonl"), []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out := post(); !strings.Contains(out, "decided") {
+		t.Fatalf("PostToolUse with an incident log: got %q, want the binary's reply", out)
 	}
 }
 

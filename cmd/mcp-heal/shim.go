@@ -97,7 +97,7 @@ func runShim(ctx context.Context, env *Env, args []string) error {
 			*backoffMax = time.Second
 		}
 	} else {
-		pc := proc.Config{Path: cmdArgs[0], Args: cmdArgs[1:], Stderr: env.Stderr, Log: log, Guardian: guardian.SelfCommand()}
+		pc := proc.Config{Path: cmdArgs[0], Args: cmdArgs[1:], Stderr: env.Stderr, Log: log, Guardian: guardian.SelfCommand(), MaxMessage: int(ro.MaxMessage)}
 		dialer = &proc.Dialer{Config: pc}
 		if *keepFor > 0 {
 			if kd, err := keep.NewDialer(pc, *name, *keepFor, log); err != nil {

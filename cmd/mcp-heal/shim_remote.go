@@ -3,12 +3,15 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"math"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/mcp-heal/mcp-heal/internal/bridge"
+	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
 
@@ -21,6 +24,11 @@ type remoteOptions struct {
 	Headers   []string      // "K: V"; values may use ${VAR} from the environment
 	HeaderEnv []string      // "K=VAR": header K's value is environment variable VAR
 	Deadline  time.Duration // how long calls wait while the server is down
+	// MaxMessage is the ceiling on one message from the server (stdio or
+	// remote); HeaderTimeout bounds the wait for a remote's answer to the
+	// connection probe. See docs/limits.md.
+	MaxMessage    byteSize
+	HeaderTimeout time.Duration
 }
 
 func addRemoteFlags(fs *pflag.FlagSet, env *Env) *remoteOptions {
@@ -31,6 +39,9 @@ func addRemoteFlags(fs *pflag.FlagSet, env *Env) *remoteOptions {
 	fs.StringArrayVar(&o.Headers, "header", nil, "add an HTTP header `'K: V'` to every request (repeatable; ${VAR} expands from the environment)")
 	fs.StringArrayVar(&o.HeaderEnv, "header-env", nil, "add an HTTP header `K=VAR` whose value is environment variable VAR (repeatable; what wrap writes, so Claude Code does not try to expand it)")
 	fs.DurationVar(&o.Deadline, "deadline", 30*time.Second, "how long calls wait for a remote server that is down before failing")
+	o.MaxMessage = jsonrpc.DefaultMaxMessage
+	fs.Var(&o.MaxMessage, "max-message", "drop a message from the server longer than `SIZE` (e.g. 64MiB; the call gets an error)")
+	fs.DurationVar(&o.HeaderTimeout, "header-timeout", 10*time.Second, "give up on a remote server that accepts the connection but sends no response headers within this long")
 	return o
 }
 
@@ -39,6 +50,9 @@ func addRemoteFlags(fs *pflag.FlagSet, env *Env) *remoteOptions {
 func newRemoteDialer(o *remoteOptions, env *Env, log *slog.Logger) (upstream.Dialer, error) {
 	if o.Deadline <= 0 {
 		return nil, &usageError{msg: fmt.Sprintf("--deadline must be positive, not %s", o.Deadline)}
+	}
+	if o.HeaderTimeout <= 0 {
+		return nil, &usageError{msg: fmt.Sprintf("--header-timeout must be positive, not %s", o.HeaderTimeout)}
 	}
 	specs := append([]string(nil), o.Headers...)
 	for _, he := range o.HeaderEnv {
@@ -58,6 +72,9 @@ func newRemoteDialer(o *remoteOptions, env *Env, log *slog.Logger) (upstream.Dia
 		Transport: o.Transport,
 		Header:    h,
 		Logger:    log,
+
+		MaxMessage:    int(o.MaxMessage),
+		HeaderTimeout: o.HeaderTimeout,
 	})
 	if err != nil {
 		return nil, &usageError{msg: "--url: " + err.Error()}
@@ -86,6 +103,44 @@ func (f *urlEnvFlag) Set(v string) error {
 		return fmt.Errorf("environment variable %s is not set", v)
 	}
 	f.name, f.o.URL = v, u
+	return nil
+}
+
+// byteSize is a flag value in bytes, written as a number with an optional
+// KiB/MiB/GiB (or K/M/G, KB/MB/GB: all powers of 1024) suffix.
+type byteSize int
+
+func (b *byteSize) String() string {
+	switch n := int(*b); {
+	case n > 0 && n%(1<<30) == 0:
+		return strconv.Itoa(n>>30) + "GiB"
+	case n > 0 && n%(1<<20) == 0:
+		return strconv.Itoa(n>>20) + "MiB"
+	case n > 0 && n%(1<<10) == 0:
+		return strconv.Itoa(n>>10) + "KiB"
+	default:
+		return strconv.Itoa(n)
+	}
+}
+
+func (b *byteSize) Type() string { return "size" }
+
+func (b *byteSize) Set(s string) error {
+	t, shift := strings.TrimSpace(s), 0
+	for _, u := range []struct {
+		suffix string
+		shift  int
+	}{{"GIB", 30}, {"MIB", 20}, {"KIB", 10}, {"GB", 30}, {"MB", 20}, {"KB", 10}, {"G", 30}, {"M", 20}, {"K", 10}, {"B", 0}} {
+		if strings.HasSuffix(strings.ToUpper(t), u.suffix) {
+			t, shift = t[:len(t)-len(u.suffix)], u.shift
+			break
+		}
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(t), 10, 64)
+	if err != nil || n <= 0 || n > (1<<32)>>shift || n<<shift > math.MaxInt {
+		return fmt.Errorf("want a size from 1 byte to 4GiB such as 65536, 512KiB or 64MiB, not %q", s)
+	}
+	*b = byteSize(n << shift)
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	hv "github.com/mcp-heal/mcp-heal/internal/health"
+	"github.com/mcp-heal/mcp-heal/internal/keep"
 	"github.com/mcp-heal/mcp-heal/internal/redact"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 )
@@ -82,7 +83,7 @@ func buildStatus(o claudecfg.Options, session string, now time.Time, only []stri
 	}
 	var mine []*state.Record
 	for _, r := range recs {
-		if session == "" || r.Session == session {
+		if session == "" || r.Session == session || (r.Kept && !r.Attached) {
 			mine = append(mine, r)
 		}
 	}
@@ -216,6 +217,9 @@ func printStatus(env *Env, rep statusReport, home string, now time.Time, a hv.Au
 				notes = append(notes, fmt.Sprintf("  %s: %s", s.Name, s.HealthDetail))
 			}
 			for _, r := range s.Shims {
+				if k := keep.Describe(r, now); k != "" {
+					notes = append(notes, fmt.Sprintf("  %s: %s", s.Name, k))
+				}
 				if r.LastError != "" && s.Health != "failed" {
 					notes = append(notes, fmt.Sprintf("  %s: last error: %s", s.Name, clip(r.LastError, 200)))
 				}

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/paths"
@@ -111,6 +112,10 @@ func runRewrite(env *Env, args []string, unwrap bool) error {
 	all := fs.Bool("all", false, "every server (instead of naming them)")
 	scope := fs.String("scope", "all", "`SCOPE` to rewrite: project, user, local or all")
 	dry := fs.Bool("dry-run", false, "print a diff of what would change and write nothing")
+	var keepFor *time.Duration
+	if !unwrap {
+		keepFor = fs.Duration("keep", 0, "stdio servers keep running this long after Claude Code lets go of them, and the next session or /mcp reconnect re-attaches (see docs/keeper.md)")
+	}
 	var shim *string
 	if !unwrap {
 		shim = fs.String("shim", "", "the mcp-heal binary the entries run (default: $XDG_DATA_HOME/mcp-heal/bin/mcp-heal if present, else this binary)")
@@ -199,7 +204,11 @@ func runRewrite(env *Env, args []string, unwrap bool) error {
 			}
 			if len(keep) > 0 {
 				var more []claudecfg.Change
-				w.new, more, err = claudecfg.Wrap(w.new, f.JSONPath, keep, shimPath)
+				var flags []string
+				if *keepFor > 0 {
+					flags = []string{"--keep", keepFor.String()}
+				}
+				w.new, more, err = claudecfg.Wrap(w.new, f.JSONPath, keep, shimPath, flags...)
 				changes = append(changes, more...)
 			}
 		}

@@ -50,7 +50,7 @@ func (r *rawClient) post(body []byte) ([]byte, error) {
 	if ct != "text/event-stream" {
 		return io.ReadAll(resp.Body)
 	}
-	sr := newSSEReader(resp.Body)
+	sr := newSSEReader(resp.Body, jsonrpc.DefaultMaxMessage)
 	for {
 		ev, err := sr.Next()
 		if err != nil {

@@ -2,6 +2,8 @@ package bridge
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"io"
 	"net"
@@ -132,6 +134,32 @@ func notSent(err error) bool {
 	}
 	var dns *net.DNSError
 	return errors.As(err, &dns)
+}
+
+// permanent reports whether a failed request failed for a reason that
+// retrying will not fix soon: TLS verification (an unknown authority, a
+// name mismatch, an expired certificate), a host name that does not exist
+// (NXDOMAIN, not a resolver that timed out), a redirect the bridge refused.
+func permanent(err error) bool {
+	var (
+		cv  *tls.CertificateVerificationError
+		ua  x509.UnknownAuthorityError
+		hn  x509.HostnameError
+		ci  x509.CertificateInvalidError
+		dns *net.DNSError
+		re  *redirectError
+		rhe tls.RecordHeaderError
+	)
+	switch {
+	case errors.As(err, &cv), errors.As(err, &ua), errors.As(err, &hn), errors.As(err, &ci), errors.As(err, &re):
+		return true
+	case errors.As(err, &rhe):
+		// An http server on the https port.
+		return true
+	case errors.As(err, &dns):
+		return dns.IsNotFound
+	}
+	return false
 }
 
 // stripTags keeps the text of an HTML error page (express, nginx) so

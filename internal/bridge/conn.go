@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 	"time"
 
+	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
 
@@ -88,6 +90,23 @@ func (b *base) deliver(msg []byte) {
 	case <-b.closed:
 	}
 }
+
+// dropped logs a server message discarded for its size and returns what
+// to deliver in its place (jsonrpc.DroppedReply: an error to the request
+// it answered, when the head shows one), or nil.
+func (b *base) dropped(tl *jsonrpc.TooLongError) []byte {
+	reply := jsonrpc.DroppedReply(tl)
+	m := jsonrpc.PeekHead(tl.Head)
+	b.log.Warn("dropped a message from the server over the size ceiling", "bytes", tl.Len, "limit", tl.Limit, "kind", m.Kind.String(), "id", string(m.ID), "method", m.Method)
+	freeMemory()
+	return reply
+}
+
+// freeMemory hands the memory of a dropped message back to the system at
+// once: the runtime would keep it for a while, and the next huge message
+// would stack its own on top (a rare event, so the forced collection is
+// cheap).
+func freeMemory() { debug.FreeOSMemory() }
 
 // die records why the connection ended (the first reason wins) and the
 // raw id of a request the server is known not to have processed, if any.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -274,21 +276,40 @@ func TestResumeWithLastEventID(t *testing.T) {
 	}
 }
 
-// 401 is never session loss: the request gets a clear error naming the
-// URL, the Conn lives on, and the token never appears in it.
+// 401 is never session loss: a request refused with 401 in a live session
+// (a token that expired) gets a clear error naming the URL, the Conn lives
+// on, and the token never appears in it. A 401 to Dial's probe (the
+// configured credentials are refused from the start) is a permanent
+// DialError, which the shim reports at once.
 func TestUnauthorizedIsNotSessionLoss(t *testing.T) {
 	srv := newServer(t, multiNS)
 	h, err := ParseHeaders([]string{"Authorization: Bearer ${T}"}, func(string) string { return "wrong-token-999" })
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl := dialClient(t, newDialer(t, Options{URL: srv.URL + "/auth/mcp", Header: h}))
+	_, err = newDialer(t, Options{URL: srv.URL + "/auth/mcp", Header: h}).Dial(context.Background())
+	var de *DialError
+	if !errors.As(err, &de) || !de.Permanent() || !strings.Contains(err.Error(), "HTTP 401") || !strings.Contains(err.Error(), srv.URL+"/auth/mcp") || strings.Contains(err.Error(), "wrong-token-999") {
+		t.Errorf("dial with a refused token: got %v, want a permanent error naming the URL and HTTP 401", err)
+	}
+
+	// Only POSTs are refused: the probe passes, as in a session whose
+	// token expired.
+	postAuth := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		http.Error(w, "unauthorized: bad token "+r.Header.Get("Authorization"), http.StatusUnauthorized)
+	}))
+	defer postAuth.Close()
+	cl := dialClient(t, newDialer(t, Options{URL: postAuth.URL + "/mcp", Header: h}))
 	res, err := cl.call("initialize", initParams)
 	if err != nil {
 		t.Fatal(err)
 	}
 	msg := gjson.GetBytes(res, "error.message").Str
-	if !strings.Contains(msg, "HTTP 401") || !strings.Contains(msg, srv.URL+"/auth/mcp") {
+	if !strings.Contains(msg, "HTTP 401") || !strings.Contains(msg, postAuth.URL+"/mcp") {
 		t.Errorf("error %q: want HTTP 401 and the URL", msg)
 	}
 	if strings.Contains(string(res), "wrong-token-999") {

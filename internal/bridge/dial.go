@@ -7,8 +7,10 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/state"
@@ -94,10 +96,19 @@ func (d *Dialer) Dial(ctx context.Context) (upstream.Conn, error) {
 	}()
 	stop := context.AfterFunc(ctx, cancel)
 	defer stop()
-	timer := time.AfterFunc(d.o.ProbeTimeout, cancel)
+	// The wait for the answer's headers has its own bound: a server that
+	// accepts connections and never answers is reported as such, at once,
+	// rather than retried until the shim's deadline (which equals Claude
+	// Code's own connect timeout, so the user would see only that).
+	var connected, headerWait atomic.Bool
+	timer := time.AfterFunc(min(d.o.HeaderTimeout, d.o.ProbeTimeout), func() {
+		headerWait.Store(connected.Load())
+		cancel()
+	})
 	defer timer.Stop()
+	tctx := httptrace.WithClientTrace(pctx, &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { connected.Store(true) }})
 
-	req, err := http.NewRequestWithContext(pctx, http.MethodGet, d.u.String(), nil)
+	req, err := http.NewRequestWithContext(tctx, http.MethodGet, d.u.String(), nil)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", d.target, redactURLError(err))
 	}
@@ -108,13 +119,21 @@ func (d *Dialer) Dial(ctx context.Context) (upstream.Conn, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, errors.New(d.red.String(fmt.Sprintf("cannot reach %s: %s", d.target, describeErr(err))))
+		if headerWait.Load() {
+			return nil, d.dialError(true, "%s accepted the connection but sent no response headers within %s", d.target, min(d.o.HeaderTimeout, d.o.ProbeTimeout))
+		}
+		return nil, d.dialError(permanent(err), "cannot reach %s: %s", d.target, describeErr(err))
 	}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	sse := resp.StatusCode == http.StatusOK && ct == "text/event-stream"
 	if !sse {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
+		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+			// The headers are the user's configuration: the same ones
+			// will be refused again.
+			return nil, d.dialError(true, "%s refused the request: HTTP %d %s (check the credentials given with --header or --header-env)", d.target, resp.StatusCode, bodyText(body))
+		}
 		if unavailable(resp.StatusCode) {
 			return nil, errors.New(d.red.String(fmt.Sprintf("%s is unavailable: HTTP %d %s", d.target, resp.StatusCode, bodyText(body))))
 		}
@@ -132,7 +151,7 @@ func (d *Dialer) Dial(ctx context.Context) (upstream.Conn, error) {
 	// server that allows a sessionless GET stream sends nothing: do not
 	// wait long for it (only the first dial does; the finding is kept).
 	timer.Reset(min(d.o.ProbeTimeout, 3*time.Second))
-	r := newSSEReader(resp.Body)
+	r := newSSEReader(resp.Body, d.o.MaxMessage)
 	var first *event
 	for {
 		ev, err := r.Next()
@@ -164,6 +183,27 @@ func (d *Dialer) Dial(ctx context.Context) (upstream.Conn, error) {
 		return nil, fmt.Errorf("legacy SSE server %s sent no endpoint event", d.target)
 	}
 	return d.streamable(), nil
+}
+
+// DialError is a Dial that failed. Its text names the target (without
+// secrets) and the cause.
+type DialError struct {
+	msg       string
+	permanent bool
+}
+
+func (e *DialError) Error() string { return e.msg }
+
+// Permanent reports a cause that retrying will not fix soon: a
+// certificate that does not verify, a host name that does not exist,
+// refused credentials, a redirect the bridge will not follow, a server
+// that accepts connections and never answers. The shim answers calls at
+// once with it instead of holding them until its deadline (and keeps
+// trying in the background).
+func (e *DialError) Permanent() bool { return e.permanent }
+
+func (d *Dialer) dialError(permanent bool, format string, a ...any) error {
+	return &DialError{msg: d.red.String(fmt.Sprintf(format, a...)), permanent: permanent}
 }
 
 // streamable returns a Streamable HTTP session (the probe's context is

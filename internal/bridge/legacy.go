@@ -3,6 +3,7 @@ package bridge
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -36,7 +37,7 @@ func (d *Dialer) openLegacy(ctx context.Context, cancel context.CancelFunc, resp
 	}
 	// 2024-11-05: the endpoint must be on the same origin; anything else
 	// would send our headers to a host the user did not name.
-	if ep.Scheme != d.u.Scheme || ep.Host != d.u.Host {
+	if origin(ep) != origin(d.u) {
 		return nil, fmt.Errorf("legacy SSE server %s named an endpoint on another origin (%s://%s)", d.target, ep.Scheme, ep.Host)
 	}
 	c := &sseConn{d: d, endpoint: ep.String()}
@@ -63,6 +64,12 @@ func (c *sseConn) read(r *sseReader) {
 			}
 			c.die("session lost: SSE stream closed ("+why+"); the server restarted or dropped the session", nil)
 			return
+		}
+		if ev.Dropped != nil {
+			if reply := c.dropped(ev.Dropped); reply != nil {
+				c.deliver(reply)
+			}
+			continue
 		}
 		if len(ev.Data) == 0 || (ev.Name != "" && ev.Name != "message") {
 			continue
@@ -106,8 +113,13 @@ func (c *sseConn) Send(msg []byte) error {
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := c.d.o.Client.Do(req)
 	if err != nil {
+		var re *redirectError
 		switch {
 		case c.ctx.Err() != nil:
+		case errors.As(err, &re):
+			if m.Kind == jsonrpc.KindRequest {
+				c.deliver(jsonrpc.ErrorReply(m.ID, jsonrpc.CodeInternalError, c.red.String("remote MCP server "+c.d.target+": "+re.msg), map[string]any{"reason": "redirect-refused"}))
+			}
 		case notSent(err):
 			c.die("server unreachable: "+describeErr(err), refusable)
 		case ctx.Err() != nil:

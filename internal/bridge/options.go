@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 	"github.com/mcp-heal/mcp-heal/internal/redact"
 )
 
@@ -55,6 +57,16 @@ type Options struct {
 	// ReconnectDelay is the wait before reopening a dropped SSE stream when
 	// the server sent no retry: field. Default 500ms.
 	ReconnectDelay time.Duration
+	// MaxMessage is the ceiling on one message from the server (a JSON
+	// body or the data of one SSE event); a longer one is discarded as it
+	// streams and the request it answered gets an error. Default
+	// jsonrpc.DefaultMaxMessage.
+	MaxMessage int
+	// HeaderTimeout bounds the wait for the response headers of the
+	// connection probe (Dial's GET), apart from ProbeTimeout: a server
+	// that accepts connections but never answers is reported as such.
+	// Default 10s.
+	HeaderTimeout time.Duration
 }
 
 func (o *Options) defaults() {
@@ -76,6 +88,12 @@ func (o *Options) defaults() {
 	if o.ReconnectDelay <= 0 {
 		o.ReconnectDelay = 500 * time.Millisecond
 	}
+	if o.MaxMessage <= 0 {
+		o.MaxMessage = jsonrpc.DefaultMaxMessage
+	}
+	if o.HeaderTimeout <= 0 {
+		o.HeaderTimeout = 10 * time.Second
+	}
 	if o.Client == nil {
 		o.Client = newClient()
 	}
@@ -94,17 +112,43 @@ func newClient() *http.Client {
 	t.MaxIdleConnsPerHost = 32
 	t.ResponseHeaderTimeout = 0
 	return &http.Client{
-		Transport: t,
-		// Never follow a redirect to another origin with our headers: the
-		// standard client drops Authorization across hosts, and MCP
-		// endpoints do not redirect POSTs in practice.
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) >= 5 {
-				return errors.New("too many redirects")
-			}
-			return nil
-		},
+		Transport:     t,
+		CheckRedirect: checkRedirect,
 	}
+}
+
+// checkRedirect follows a redirect only within the origin of the first
+// request (RFC 6454: scheme, host and port). The standard client copies
+// every custom header to any target and Authorization to any port of the
+// same host, and follows https to http: the user's credentials would reach
+// a server they did not name, or cross the network in clear text. MCP
+// endpoints do not redirect in practice; one that moved is named anew.
+func checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= 5 {
+		return errors.New("stopped after 5 redirects")
+	}
+	from, to := via[0].URL, req.URL
+	if from.Scheme == "https" && to.Scheme != "https" {
+		return &redirectError{fmt.Sprintf("the server redirected from https to http (%s); mcp-heal never downgrades https, so it did not follow it", origin(to))}
+	}
+	if origin(from) != origin(to) {
+		return &redirectError{fmt.Sprintf("the server redirected to another origin (%s); mcp-heal does not send its headers to another origin, so it did not follow it (give --url the new address if you trust it)", origin(to))}
+	}
+	return nil
+}
+
+// redirectError is a redirect the bridge refused.
+type redirectError struct{ msg string }
+
+func (e *redirectError) Error() string { return e.msg }
+
+// origin is u's scheme://host:port, with the default port made explicit.
+func origin(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	return u.Scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
 // ParseURL checks that raw is an absolute http or https URL.

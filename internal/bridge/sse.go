@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"strconv"
 	"time"
@@ -22,15 +23,29 @@ type event struct {
 	Data []byte
 	// Retry is the reconnection time the server asked for, or 0.
 	Retry time.Duration
+	// Dropped is set (and Data empty) when the data was over the message
+	// ceiling and was discarded.
+	Dropped *jsonrpc.TooLongError
 }
 
-// sseReader reads events from a text/event-stream body. Lines have no size
-// cap: a tool result carrying an image arrives as one data line.
+// maxField is the ceiling on an SSE line that is not data (event, id,
+// retry, comments): no real one comes near it, and an id is sent back as
+// a header.
+const maxField = 4 << 10
+
+// sseReader reads events from a text/event-stream body. The data of one
+// event may be as long as the message ceiling (a tool result carrying an
+// image arrives as one data line); past it the data is discarded as it
+// streams and the event comes back with Dropped set. Other lines are capped
+// at maxField and ignored past it.
 type sseReader struct {
-	lr *jsonrpc.Reader
+	lr  *jsonrpc.Reader
+	max int
 }
 
-func newSSEReader(r io.Reader) *sseReader { return &sseReader{lr: jsonrpc.NewReader(r)} }
+func newSSEReader(r io.Reader, max int) *sseReader {
+	return &sseReader{lr: jsonrpc.NewReader(r), max: max}
+}
 
 // Next returns the next dispatched event. Events without data are returned
 // too (a priming event carries only an id and retry, SEP-1699), so the
@@ -39,10 +54,34 @@ func newSSEReader(r io.Reader) *sseReader { return &sseReader{lr: jsonrpc.NewRea
 func (s *sseReader) Next() (event, error) {
 	var ev event
 	var data bytes.Buffer
+	var dropped *jsonrpc.TooLongError
 	dataLines := 0
 	seen := false
+	limit := func(first []byte) int {
+		if bytes.HasPrefix(first, []byte("data:")) {
+			return s.max + len("data: ")
+		}
+		return maxField
+	}
 	for {
-		line, err := s.lr.Next()
+		line, err := s.lr.NextMax(limit)
+		var tl *jsonrpc.TooLongError
+		if errors.As(err, &tl) {
+			if !bytes.HasPrefix(tl.Head, []byte("data:")) {
+				continue // an overlong event name, id or comment: ignored
+			}
+			seen = true
+			if dropped == nil {
+				_, head, _ := bytes.Cut(tl.Head, []byte{':'})
+				dropped = &jsonrpc.TooLongError{Limit: s.max, Head: bytes.TrimPrefix(head, []byte{' '})}
+				if data.Len() > 0 {
+					dropped.Head = bytes.Clone(data.Bytes()[:min(data.Len(), 4<<10)])
+				}
+			}
+			dropped.Len += int64(data.Len()) + tl.Len
+			data = bytes.Buffer{}
+			continue
+		}
 		if err != nil {
 			if err == io.EOF {
 				return event{}, io.EOF
@@ -53,7 +92,11 @@ func (s *sseReader) Next() (event, error) {
 			if !seen {
 				continue
 			}
-			ev.Data = data.Bytes()
+			if dropped != nil {
+				ev.Dropped = dropped
+			} else {
+				ev.Data = data.Bytes()
+			}
 			return ev, nil
 		}
 		if line[0] == ':' {
@@ -68,11 +111,20 @@ func (s *sseReader) Next() (event, error) {
 		case "event":
 			ev.Name = string(value)
 		case "data":
+			if dropped != nil {
+				dropped.Len += int64(len(value)) + 1
+				continue
+			}
 			if dataLines > 0 {
 				data.WriteByte('\n')
 			}
 			data.Write(value)
 			dataLines++
+			if data.Len() > s.max {
+				// Many data lines, each within the ceiling.
+				dropped = &jsonrpc.TooLongError{Len: int64(data.Len()), Limit: s.max, Head: bytes.Clone(data.Bytes()[:min(data.Len(), 4<<10)])}
+				data = bytes.Buffer{}
+			}
 		case "id":
 			if !bytes.ContainsRune(value, 0) {
 				ev.ID, ev.HasID = string(value), true

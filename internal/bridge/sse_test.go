@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 )
 
 func TestSSEReader(t *testing.T) {
@@ -19,7 +21,7 @@ func TestSSEReader(t *testing.T) {
 		"data:{\"big\":\"" + big + "\"}\n\n" +
 		"id\ndata: x\n\n" + // id with no value resets it
 		"data: cut off at the end"
-	r := newSSEReader(strings.NewReader(in))
+	r := newSSEReader(strings.NewReader(in), jsonrpc.DefaultMaxMessage)
 	want := []event{
 		{ID: "1", HasID: true, Retry: 2500 * time.Millisecond, Data: []byte{}},
 		{Name: "endpoint", Data: []byte("/message?sessionId=abc")},
@@ -68,7 +70,7 @@ func FuzzSSEReader(f *testing.F) {
 	f.Add([]byte("event: endpoint\r\ndata: /m?s=1\r\n\r\n"))
 	f.Add([]byte("retry: 10\n:c\ndata\ndata: [\n data: 1]\n\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		r := newSSEReader(bytes.NewReader(b))
+		r := newSSEReader(bytes.NewReader(b), jsonrpc.DefaultMaxMessage)
 		for i := 0; i < len(b)+2; i++ {
 			ev, err := r.Next()
 			if err != nil {
@@ -79,6 +81,41 @@ func FuzzSSEReader(f *testing.F) {
 				if bytes.ContainsAny(l, "\r\n") || !gjson.ValidBytes(l) {
 					t.Fatalf("oneLine(%q) = %q", ev.Data, l)
 				}
+			}
+		}
+		t.Fatalf("more events than bytes")
+	})
+}
+
+// FuzzSSEReaderMax: with a small ceiling, no event's data is ever over it,
+// and the events within it are the ones an unlimited reader returns.
+func FuzzSSEReaderMax(f *testing.F) {
+	f.Add([]byte("id: 1\ndata: {\"a\":1}\n\n"), 4)
+	f.Add([]byte("data: 12345\ndata: 678\n\ndata: 1\n\n"), 6)
+	f.Add([]byte(": "+strings.Repeat("c", 5000)+"\nevent: "+strings.Repeat("e", 5000)+"\ndata: x\n\n"), 10)
+	f.Fuzz(func(t *testing.T, b []byte, max int) {
+		if max <= 0 || max > 1<<16 {
+			return
+		}
+		all := newSSEReader(bytes.NewReader(b), jsonrpc.DefaultMaxMessage)
+		r := newSSEReader(bytes.NewReader(b), max)
+		for i := 0; i < len(b)+2; i++ {
+			ev, err := r.Next()
+			want, werr := all.Next()
+			if (err == nil) != (werr == nil) {
+				t.Fatalf("ceiling %d: got %v, unlimited got %v", max, err, werr)
+			}
+			if err != nil {
+				return
+			}
+			if len(ev.Data) > max {
+				t.Fatalf("ceiling %d: got %d bytes of data", max, len(ev.Data))
+			}
+			if ev.Dropped == nil && !bytes.Equal(ev.Data, want.Data) {
+				t.Fatalf("ceiling %d: got %q, want %q", max, ev.Data, want.Data)
+			}
+			if ev.Dropped != nil && len(want.Data) <= max {
+				t.Fatalf("ceiling %d: dropped %q", max, want.Data)
 			}
 		}
 		t.Fatalf("more events than bytes")

@@ -54,7 +54,7 @@ func (c *httpConn) readPostStream(x *exchange, resp *http.Response) {
 // readStream delivers the messages of one SSE stream until the response
 // to want (nil: until the end) and reports whether it came.
 func (c *httpConn) readStream(body io.Reader, want []byte, lastID *string, retry *time.Duration) (bool, error) {
-	r := newSSEReader(body)
+	r := newSSEReader(body, c.d.o.MaxMessage)
 	for {
 		ev, err := r.Next()
 		if err != nil {
@@ -65,6 +65,15 @@ func (c *httpConn) readStream(body io.Reader, want []byte, lastID *string, retry
 		}
 		if ev.Retry > 0 {
 			*retry = ev.Retry
+		}
+		if ev.Dropped != nil {
+			if reply := c.dropped(ev.Dropped); reply != nil {
+				c.deliverMsg(reply)
+				if want != nil && isResponseTo(reply, want) {
+					return true, nil
+				}
+			}
+			continue
 		}
 		if len(ev.Data) == 0 || (ev.Name != "" && ev.Name != "message") {
 			continue

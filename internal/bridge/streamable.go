@@ -3,7 +3,7 @@ package bridge
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -116,82 +116,6 @@ func (c *httpConn) Send(msg []byte) error {
 	return nil
 }
 
-// header builds the headers of a request to the endpoint.
-func (c *httpConn) header(x *exchange) http.Header {
-	h := c.d.o.Header.Clone()
-	if h == nil {
-		h = http.Header{}
-	}
-	c.smu.Lock()
-	sid, ver := c.sessionID, c.protoVer
-	if ver == "" {
-		ver = c.metaVer
-	}
-	meta := false
-	if x != nil && x.kind == jsonrpc.KindRequest {
-		if mv := gjson.GetBytes(x.body, metaVersionPath); mv.Type == gjson.String && mv.Str != "" {
-			ver, meta = mv.Str, true
-			c.metaVer = mv.Str
-		}
-	}
-	c.smu.Unlock()
-	if x != nil && x.isInit() && !meta {
-		// A fresh session: initialize carries neither header. One that
-		// carries a stateless-era _meta version is a request of that era
-		// like any other (a server of that era answers it 404 -32601,
-		// SEP-2575), and gets that era's headers.
-		return h
-	}
-	if sid != "" {
-		h.Set(hSessionID, sid)
-	}
-	if ver != "" {
-		h.Set(hProtocol, ver)
-	}
-	if x != nil && x.kind == jsonrpc.KindRequest && ver >= statelessVersion {
-		h.Set(hMethod, x.method)
-		if name, ok := requestName(x.method, x.body); ok {
-			h.Set(hName, headerValue(name))
-		}
-		if x.method == "tools/call" {
-			for k, v := range c.d.params.headers(x.body) {
-				h.Set(k, v)
-			}
-		}
-	}
-	return h
-}
-
-// requestName is the Mcp-Name header's value (SEP-2243).
-func requestName(method string, body []byte) (string, bool) {
-	var path string
-	switch method {
-	case "tools/call", "prompts/get":
-		path = "params.name"
-	case "resources/read":
-		path = "params.uri"
-	default:
-		return "", false
-	}
-	r := gjson.GetBytes(body, path)
-	return r.Str, r.Type == gjson.String
-}
-
-// headerValue encodes a header value the way SEP-2243 says: as is when it
-// is plain printable ASCII, else base64 in =?base64?...?=.
-func headerValue(s string) string {
-	plain := len(s) == 0 || (s[0] != ' ' && s[0] != '\t' && s[len(s)-1] != ' ' && s[len(s)-1] != '\t')
-	for i := 0; plain && i < len(s); i++ {
-		if s[i] < 0x20 || s[i] > 0x7e {
-			plain = false
-		}
-	}
-	if plain && !(len(s) >= 12 && s[:9] == "=?base64?" && s[len(s)-2:] == "?=") {
-		return s
-	}
-	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(s)) + "?="
-}
-
 func (c *httpConn) newRequest(ctx context.Context, method string, body []byte, h http.Header) (*http.Request, error) {
 	var rd io.Reader
 	if body != nil {
@@ -242,6 +166,17 @@ func (c *httpConn) exchange(x *exchange) {
 	if err != nil {
 		if c.ctx.Err() != nil {
 			return // closed
+		}
+		var re *redirectError
+		if errors.As(err, &re) {
+			// Answered with a redirect the bridge will not follow: the
+			// answer to this message, not the end of the session.
+			if x.kind == jsonrpc.KindRequest {
+				c.deliverMsg(jsonrpc.ErrorReply(x.id, jsonrpc.CodeInternalError, c.red.String("remote MCP server "+c.d.target+": "+re.msg), map[string]any{"reason": "redirect-refused"}))
+			} else {
+				c.log.Warn("a message was not delivered", "method", x.method, "err", re.msg)
+			}
+			return
 		}
 		if !wrote.Load() || notSent(err) {
 			c.die("server unreachable: "+describeErr(err), c.refusable(x))
@@ -331,7 +266,14 @@ func (c *httpConn) answered(x *exchange, resp *http.Response) {
 	case ct == "text/event-stream":
 		c.readPostStream(x, resp)
 	case ct == "application/json":
-		body, err := io.ReadAll(resp.Body)
+		body, tl, err := readJSON(resp, c.d.o.MaxMessage)
+		if tl != nil {
+			c.log.Warn("dropped a response from the server over the size ceiling", "bytes", tl.Len, "limit", tl.Limit, "id", string(x.id))
+			resp.Body.Close()
+			freeMemory()
+			c.deliverMsg(jsonrpc.TooLongReply(x.id, tl))
+			return
+		}
 		if err != nil {
 			if c.ctx.Err() == nil {
 				c.die("connection lost while reading a response: "+describeErr(err), nil)

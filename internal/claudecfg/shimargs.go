@@ -38,9 +38,11 @@ func IsShim(command string, args []string) bool {
 	return len(args) > 0 && args[0] == "shim" && strings.HasPrefix(filepath.Base(command), "mcp-heal")
 }
 
-// StdioShimArgs are the arguments of a wrapped stdio server.
-func StdioShimArgs(name, command string, args []string) []string {
-	out := []string{"shim", "--name", name, "--", command}
+// StdioShimArgs are the arguments of a wrapped stdio server; flags are
+// extra shim flags (e.g. --keep DURATION).
+func StdioShimArgs(name, command string, args []string, flags ...string) []string {
+	out := append([]string{"shim", "--name", name}, flags...)
+	out = append(out, "--", command)
 	return append(out, args...)
 }
 

@@ -90,8 +90,9 @@ func entries(data []byte, path []string, names []string) ([]member, error) {
 // `shimPath shim`. Everything outside those entries keeps its bytes. An
 // entry already wrapped is left alone (or only its shim path updated), so
 // wrapping twice equals wrapping once. Invalid JSON returns a *SyntaxError
-// and no data.
-func Wrap(data []byte, path []string, names []string, shimPath string) ([]byte, []Change, error) {
+// and no data. flags are extra shim flags for stdio entries (e.g. --keep
+// DURATION).
+func Wrap(data []byte, path []string, names []string, shimPath string, flags ...string) ([]byte, []Change, error) {
 	ms, err := entries(data, path, names)
 	if err != nil {
 		return nil, nil, err
@@ -99,7 +100,7 @@ func Wrap(data []byte, path []string, names []string, shimPath string) ([]byte, 
 	var sp []splice
 	var changes []Change
 	for _, m := range ms {
-		text, ch := wrapEntry(m.key, m.val, shimPath)
+		text, ch := wrapEntry(m.key, m.val, shimPath, flags...)
 		changes = append(changes, ch)
 		if ch.Changed() {
 			sp = append(sp, splice{m.val.Index, m.val.Index + len(m.val.Raw), text})
@@ -139,7 +140,7 @@ func hasDuplicateKeys(e gjson.Result) bool {
 	return false
 }
 
-func wrapEntry(name string, e gjson.Result, shimPath string) (string, Change) {
+func wrapEntry(name string, e gjson.Result, shimPath string, flags ...string) (string, Change) {
 	ch := Change{Name: name, Action: ActSkipped}
 	if !e.IsObject() {
 		ch.Detail = "not a JSON object"
@@ -184,7 +185,7 @@ func wrapEntry(name string, e gjson.Result, shimPath string) (string, Change) {
 			ch.Detail = "\"args\" is not an array of strings"
 			return "", ch
 		}
-		shimArgs := st.strings(StdioShimArgs(name, command.String(), args), st.inner)
+		shimArgs := st.strings(StdioShimArgs(name, command.String(), args, flags...), st.inner)
 		for _, m := range members(e) {
 			switch m.key {
 			case "command":

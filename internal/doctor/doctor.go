@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/health"
+	"github.com/mcp-heal/mcp-heal/internal/keep"
 	"github.com/mcp-heal/mcp-heal/internal/probe"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 )
@@ -182,6 +183,9 @@ func (d *Doctor) judge(r *Report) {
 		case rec.State == state.Restarting, rec.State == state.Backoff:
 			add(Warn, fmt.Sprintf("shim %d (session %s): %s after %d restarts (%s)", rec.ShimPID, short(rec.Session), rec.State, rec.Restarts, health.ExitSummary(rec)), "")
 		}
+	}
+	if why := keep.Explain(s.Name); why != "" {
+		add(Warn, why, "") // shim --keep (docs/keeper.md)
 	}
 	for _, in := range r.Incidents {
 		msg := fmt.Sprintf("%s: Claude Code reported %s", in.Time.Local().Format("Jan 2 15:04:05"), in.Class)

@@ -137,8 +137,13 @@ func TestInstallReleaseWithoutGo(t *testing.T) {
 			t.Fatalf("first hook of the installed release: got %q (%v), want additionalContext naming /mcp reconnect tiny", out, err)
 		}
 		// /mcp-heal status in a real session: its `!` line runs the
-		// installed launcher, whose report reaches the model.
+		// installed launcher, whose report reaches the model. The session
+		// loads the installed copy with --plugin-dir (the same files,
+		// launcher and bundled binary): in this harness's `-p` sessions
+		// Claude Code 2.1.328 answered "no command with that name" for the
+		// marketplace-enabled plugin's command, as prompt or second prompt.
 		start := time.Now()
+		s.plugin = root
 		r := s.runP([]string{"/mcp-heal status"}, 3*time.Minute)
 		if r.Err != nil {
 			t.Fatalf("claude -p /mcp-heal status: %v\n%s", r.Err, r.Stderr)
@@ -152,6 +157,20 @@ func TestInstallReleaseWithoutGo(t *testing.T) {
 		bundled, _ := os.ReadFile(filepath.Join(root, "bin", name))
 		if len(cached) == 0 || string(cached) != string(bundled) {
 			t.Fatalf("the verified copy in %s is not the bundled %s", data, name)
+		}
+
+		// Uninstalling the plugin leaves the stable copy, which wrapped
+		// server entries run, in place: they keep working (docs/install.md
+		// says to run /mcp-heal unwrap --all first to undo the wrapping).
+		cmd := exec.Command(s.claude, "plugin", "uninstall", "mcp-heal@mcp-heal")
+		cmd.Dir = s.work
+		cmd.Env = s.environ()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("claude plugin uninstall: %v\n%s", err, out)
+		}
+		stable := filepath.Join(s.home, ".local", "share", "mcp-heal", "bin", "mcp-heal")
+		if out, err := exec.Command(stable, "version").Output(); err != nil || !strings.HasPrefix(string(out), "mcp-heal 0.1.0") {
+			t.Fatalf("after uninstall the stable copy %s: %q %v, want it still there", stable, out, err)
 		}
 	})
 	t.Run("tampered", func(t *testing.T) {

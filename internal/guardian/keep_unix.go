@@ -27,7 +27,7 @@ type keptState struct {
 	timer    *time.Timer
 	since    time.Time
 	exit     chan struct{}
-	finished chan struct{} // closed once the server and its tree are gone
+	finished chan struct{}  // closed once the server and its tree are gone
 	stoppers sync.WaitGroup // stop requests still to be answered
 	once     sync.Once
 	lastWhy  string
@@ -271,7 +271,24 @@ func (g *guard) keptExited(srv *server, st Status) {
 		k.drain.stop()
 		k.drain = nil
 	}
-	k.lastWhy = fmt.Sprintf("the server ended (%+v)", st)
+	stopping := false
+	select {
+	case <-k.exit:
+		stopping = true // lastWhy already says why
+	default:
+	}
+	switch {
+	case stopping:
+	case st.Signal != 0:
+		k.lastWhy = fmt.Sprintf("the server was killed by signal %d", st.Signal)
+	case st.Exited:
+		k.lastWhy = fmt.Sprintf("the server exited with code %d", st.Code)
+	default:
+		k.lastWhy = "the server ended"
+	}
+	if n := st.DaemonNote(); n != "" && !stopping {
+		k.lastWhy += "; " + n
+	}
 	if g.c == nil {
 		// It died while nobody was attached: nothing left to keep.
 		k.once.Do(func() { close(k.exit) })

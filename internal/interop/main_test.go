@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"syscall"
 	"testing"
 
@@ -34,7 +35,12 @@ func TestMain(m *testing.M) {
 // rightly answers -32603 and the scenario fails for a reason that is the
 // protocol's, not the shim's. TestEverythingThroughShimSurvivesKill9
 // covers kills in the middle of calls.)
+//
+// argv is a directory, where it leaves a file "killed" as it kills, then
+// the server's command line.
 func killAfterFirstAnswer(argv []string) {
+	marker := argv[0]
+	argv = argv[1:]
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin = os.Stdin
 	cmd.Stderr = os.Stderr
@@ -50,6 +56,7 @@ func killAfterFirstAnswer(argv []string) {
 		line, err := r.ReadBytes('\n')
 		if len(line) > 0 {
 			if m, perr := jsonrpc.Peek(line); perr == nil && m.Kind == jsonrpc.KindResponse {
+				os.WriteFile(filepath.Join(marker, "killed"), nil, 0o600)
 				cmd.Process.Kill()
 				cmd.Wait()
 				// No reader of the shim's pipe is left: whatever the

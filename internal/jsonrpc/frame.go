@@ -107,7 +107,7 @@ func (r *Reader) NextMax(limit func(first []byte) int) ([]byte, error) {
 				over = true
 				r.buf = r.buf[:min(len(r.buf), headSize, max)]
 			} else {
-				r.buf = append(r.buf, line...)
+				r.buf = appendGrow(r.buf, line, max)
 			}
 		}
 		if err == nil {
@@ -141,6 +141,23 @@ func (r *Reader) NextMax(limit func(first []byte) int) ([]byte, error) {
 		r.buf = nil
 	}
 	return out, nil
+}
+
+// appendGrow appends b to buf, doubling its capacity when it must grow
+// (append grows large slices by a quarter, and the copies it leaves behind
+// add up to several times the line before the collector runs), but never
+// past what a line within the ceiling (limit; 0: none) can need.
+func appendGrow(buf, b []byte, limit int) []byte {
+	if need := len(buf) + len(b); need > cap(buf) {
+		c := max(2*cap(buf), need)
+		if limit > 0 {
+			c = min(c, max(need, limit+2+64<<10))
+		}
+		nb := make([]byte, len(buf), c)
+		copy(nb, buf)
+		buf = nb
+	}
+	return append(buf, b...)
 }
 
 func (r *Reader) release() {

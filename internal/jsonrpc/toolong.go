@@ -1,6 +1,9 @@
 package jsonrpc
 
-import "bytes"
+import (
+	"bytes"
+	"fmt"
+)
 
 // PeekHead reads the routing members of a message from its first bytes
 // only (the head of a line too long to keep, TooLongError.Head): the
@@ -68,4 +71,28 @@ func PeekHead(head []byte) Msg {
 		m.Kind = KindNotification
 	}
 	return m
+}
+
+// DroppedReply is what a relay forwards in place of a message it dropped
+// for its size: when the head shows a response, an error response to the
+// same id (TooLongReply), so that the client's request ends at once with
+// the reason instead of waiting forever; otherwise nil (the relay only
+// logs).
+func DroppedReply(e *TooLongError) []byte {
+	m := PeekHead(e.Head)
+	if m.Kind != KindResponse {
+		return nil
+	}
+	return TooLongReply(m.ID, e)
+}
+
+// TooLongReply is the error response to request id whose response was
+// dropped for its size (e.Len < 0: size unknown, over the ceiling).
+func TooLongReply(id []byte, e *TooLongError) []byte {
+	size := fmt.Sprintf("%d bytes", e.Len)
+	if e.Len < 0 {
+		size = "larger"
+	}
+	msg := fmt.Sprintf("the MCP server's response (%s) is over the %d-byte message ceiling; mcp-heal dropped it (raise the ceiling with mcp-heal shim --max-message)", size, e.Limit)
+	return ErrorReply(id, CodeInternalError, msg, map[string]any{"reason": "message-too-large", "bytes": e.Len, "limit": e.Limit})
 }

@@ -122,6 +122,8 @@ func (d *Dialer) attach() (*guardian.Attached, error) {
 		if err := d.spawn(errors.Is(err, syscall.ECONNREFUSED)); err != nil {
 			last = err
 			time.Sleep(50 * time.Millisecond) // another shim may be starting one
+		} else {
+			d.replaceOld()
 		}
 	}
 	return nil, fmt.Errorf("attach to %s: %w", d.Socket, last)
@@ -145,6 +147,25 @@ func (d *Dialer) spawn(stale bool) error {
 	defer ln.Close()
 	argv := append(append([]string(nil), d.Proc.Guardian...), "--keep", d.Keep.String(), "--identity", d.Identity, "--name", d.Name)
 	return guardian.StartKept(argv, ln)
+}
+
+// replaceOld stops the detached kept servers of the same name whose
+// identity differs: their config entry changed, and a server of an old
+// configuration is never kept (nor re-attached: the identity differs).
+func (d *Dialer) replaceOld() {
+	recs, err := state.List()
+	if err != nil {
+		return
+	}
+	for _, r := range recs {
+		if r.Server != d.Name || !r.Kept || r.Attached || r.KeepSocket == "" || r.KeepSocket == d.Socket {
+			continue
+		}
+		if err := Stop(r.KeepSocket); err == nil {
+			d.Log.Warn("the server's configuration changed: stopped the kept server of the old one", "pid", r.ChildPID)
+			d.event("keep-replaced", "old_pid", r.ChildPID)
+		}
+	}
 }
 
 // KeepRecord adds the keep to the shim's state record.

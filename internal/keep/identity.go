@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/paths"
 )
 
 // volatileEnv are environment variables that differ between two launches
@@ -57,17 +57,14 @@ func Identity(name, command string, args, env []string, cwd string) string {
 // (sockaddr_un.sun_path; Linux allows 108).
 const maxSocketPath = 100
 
-// SocketPath is where the kept guardian of identity listens:
-// $XDG_RUNTIME_DIR/mcp-heal (else the state dir's "run"), or a per-user
-// directory in the temp dir when that path would be too long for a socket.
-// The directory is created 0700 and must be ours and not a symlink.
+// SocketPath is where the kept guardian of identity listens: the runtime
+// directory (internal/paths: $XDG_RUNTIME_DIR/mcp-heal, else the state
+// dir's "run"), or a per-user directory in the temp dir when that path
+// would be too long for a socket. The directory is created 0700 and must be
+// ours and not a symlink.
 func SocketPath(identity string) (string, error) {
 	name := "k-" + identity[:16] + ".sock"
-	dirs := []string{}
-	if rt := os.Getenv("XDG_RUNTIME_DIR"); rt != "" {
-		dirs = append(dirs, filepath.Join(rt, "mcp-heal"))
-	}
-	dirs = append(dirs, filepath.Join(state.Dir(), "run"), filepath.Join(os.TempDir(), fmt.Sprintf("mcp-heal-%d", os.Getuid())))
+	dirs := []string{paths.Current().Runtime, filepath.Join(os.TempDir(), fmt.Sprintf("mcp-heal-%d", os.Getuid()))}
 	var errs []error
 	for _, d := range dirs {
 		p := filepath.Join(d, name)

@@ -16,8 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/adrg/xdg"
 	"github.com/tidwall/gjson"
 
+	"github.com/mcp-heal/mcp-heal/internal/keep"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
@@ -203,6 +205,9 @@ func TestReattach(t *testing.T) {
 	if !alive(pid) {
 		t.Fatal("the kept server died with its shim")
 	}
+	if out := e.run(t, "status"); !strings.Contains(out, "kept, detached: server pid "+strconv.Itoa(pid)) {
+		t.Errorf("status does not show the detached kept server:\n%s", out)
+	}
 
 	b := e.shim(t, "1m")
 	initB := b.handshake()
@@ -280,6 +285,40 @@ func TestSecondClientGetsItsOwn(t *testing.T) {
 	waitGone(t, "after stop and the end of both sessions", 10*time.Second, int(pa), int(pb), int(pa2), g)
 }
 
+func (e *env) run(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(e.bin, args...)
+	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+e.state, "XDG_RUNTIME_DIR="+e.runtime, "HOME="+e.state, "CLAUDE_CODE_SESSION_ID=")
+	out, _ := cmd.CombinedOutput()
+	return string(out)
+}
+
+// TestConfigChangeNotKept: a changed config entry (here, its arguments)
+// is a new identity: the new shim does not re-attach to the old server,
+// and the old kept server is stopped rather than kept; doctor says why.
+func TestConfigChangeNotKept(t *testing.T) {
+	e := newEnv(t)
+	a := e.shim(t, "1m")
+	a.handshake()
+	old := int(a.info().Get("pid").Int())
+	oldG := ppid(old)
+	a.kill()
+	e.keptRecord(t)
+	b := e.shim(t, "1m", "--name", "changed")
+	b.handshake()
+	if got := int(b.info().Get("pid").Int()); got == old {
+		t.Fatalf("re-attached to the server of the old configuration")
+	}
+	waitGone(t, "the kept server of the old configuration", 10*time.Second, old, oldG)
+	xdg.Reload()
+	t.Setenv("XDG_STATE_HOME", e.state)
+	xdg.Reload()
+	if why := keep.Explain("kept"); !strings.Contains(why, "configuration changed") {
+		t.Errorf("Explain: %q", why)
+	}
+	e.stop(t)
+}
+
 func (e *env) stop(t *testing.T) {
 	t.Helper()
 	cmd := exec.Command(e.bin, "stop", "kept")
@@ -287,4 +326,56 @@ func (e *env) stop(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("mcp-heal stop kept: %v\n%s", err, out)
 	}
+}
+
+// TestDeadShimsResponsesDropped: a call of the killed shim finishes after
+// a new shim attached and reused its id; the new client gets only its own
+// answer, never the dead one's.
+func TestDeadShimsResponsesDropped(t *testing.T) {
+	e := newEnv(t)
+	a := e.shim(t, "1m")
+	a.handshake()
+	pid := a.info().Get("pid").Int()
+	a.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","arguments":{"ms":800}}}`)
+	time.Sleep(100 * time.Millisecond)
+	a.kill()
+	b := e.shim(t, "1m")
+	b.handshake()
+	b.id = 6 // the next call reuses the dead shim's id 7
+	r, notes := b.call("tools/call", `{"name":"slow","arguments":{"ms":1500}}`)
+	if got := r.Get("result.content.0.text").String(); got != "waited 1500 ms" {
+		t.Errorf("b's call 7 got %q (%s), want its own answer", got, r.Raw)
+	}
+	for _, n := range notes {
+		if gjson.Get(n, "id").Exists() {
+			t.Errorf("b got a message with an id it did not expect: %s", n)
+		}
+	}
+	if got := b.info().Get("pid").Int(); got != pid {
+		t.Errorf("not re-attached: pid %d, want %d", got, pid)
+	}
+	e.stop(t)
+}
+
+// TestVersionChangeRestarts: a client asking for another protocol version
+// than the kept server negotiated gets a fresh server (the log says why).
+func TestVersionChangeRestarts(t *testing.T) {
+	e := newEnv(t)
+	a := e.shim(t, "1m")
+	a.handshake()
+	pid := a.info().Get("pid").Int()
+	a.kill()
+	e.keptRecord(t)
+	b := e.shim(t, "1m")
+	r, _ := b.call("initialize", strings.Replace(initParams, "2025-06-18", "2025-03-26", 1))
+	if v := r.Get("result.protocolVersion").String(); v != "2025-03-26" {
+		t.Fatalf("initialize after a version change: %s", r.Raw)
+	}
+	b.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	info := b.info()
+	if info.Get("pid").Int() == pid || info.Get("initializes").Int() != 1 {
+		t.Errorf("after a version change: %s, want a fresh server (old pid %d)", info.Raw, pid)
+	}
+	waitGone(t, "the server of the old version", 10*time.Second, int(pid))
+	e.stop(t)
 }

@@ -25,6 +25,7 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/guardian"
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
+	"github.com/mcp-heal/mcp-heal/internal/redact"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
@@ -48,6 +49,11 @@ type Config struct {
 	// Log receives dropped non-JSON lines and lifecycle details; nil
 	// discards.
 	Log *slog.Logger
+	// MaxMessage is the ceiling on one stdout message (default
+	// jsonrpc.DefaultMaxMessage): a longer line is discarded as it
+	// streams, and a response among them is replaced by an error reply
+	// to its id (jsonrpc.DroppedReply).
+	MaxMessage int
 	// Guardian, when set, is the command that runs a guardian (the
 	// mcp-heal binary and "guardian"): the child then runs under it, and
 	// nothing it starts outlives the shim, even one killed with SIGKILL.
@@ -55,6 +61,11 @@ type Config struct {
 	// not its descendants, when the shim dies).
 	Guardian []string
 }
+
+// MaxStderrLine is how much of one stderr line is kept and passed
+// through: a server writing megabytes without a newline must not make the
+// shim hold them (its tail keeps 512 bytes a line anyway).
+const MaxStderrLine = 4 << 10
 
 // stderrMu serialises writes of child stderr lines to shared writers.
 var stderrMu sync.Mutex
@@ -239,9 +250,19 @@ func (p *Process) readStdout(prefix []byte) {
 	if len(prefix) > 0 {
 		in = io.MultiReader(bytes.NewReader(prefix), p.stdout)
 	}
-	r := jsonrpc.NewReader(in)
+	max := p.cfg.MaxMessage
+	if max <= 0 {
+		max = jsonrpc.DefaultMaxMessage
+	}
+	r := jsonrpc.NewReaderMax(in, max)
 	for {
 		line, err := r.Next()
+		if tl, ok := err.(*jsonrpc.TooLongError); ok {
+			p.log.Warn("dropped a message from the server over the size ceiling", "pid", p.pid, "bytes", tl.Len, "limit", tl.Limit, "head", redact.String(string(tl.Head[:min(len(tl.Head), 200)])))
+			if line, err = jsonrpc.DroppedReply(tl), nil; line == nil {
+				continue
+			}
+		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
 				p.log.Debug("read child stdout", "pid", p.pid, "err", err)
@@ -264,9 +285,12 @@ func (p *Process) readStdout(prefix []byte) {
 
 func (p *Process) readStderr() {
 	defer p.readers.Done()
-	r := jsonrpc.NewReader(p.stderr)
+	r := jsonrpc.NewReaderMax(p.stderr, MaxStderrLine)
 	for {
 		line, err := r.Next()
+		if tl, ok := err.(*jsonrpc.TooLongError); ok {
+			line, err = fmt.Appendf(tl.Head, "… [%d more bytes of this line dropped]", tl.Len-int64(len(tl.Head))), nil
+		}
 		if err != nil {
 			return
 		}

@@ -79,12 +79,34 @@ func (s *Shim) clientRequest(line []byte, m jsonrpc.Msg) {
 		s.writeOut(jsonrpc.ResultReply(m.ID, []byte("{}")))
 		return
 	}
+	if !s.isUp() && s.permanent && !s.failFast() {
+		// A remote that cannot be used for a reason retrying will not
+		// fix soon (an untrusted certificate, refused credentials):
+		// answering at the deadline would come after Claude Code's own
+		// connect timeout (the same 30 s), which hides the cause.
+		reply := s.unreachableReply(&entry{id: m.ID, method: m.Method, at: now}, now)
+		s.failedN++
+		s.mu.Unlock()
+		s.writeOut(reply)
+		s.record()
+		return
+	}
 	if !s.isUp() && s.failFast() {
 		reply := s.failedReply(m.ID, m.Method)
 		s.failedN++
 		s.mu.Unlock()
 		s.writeOut(reply)
 		s.record()
+		return
+	}
+	if s.inflight[string(m.ID)] != nil {
+		// JSON-RPC 2.0 ids identify a request among those in flight; a
+		// second one with the same id would replace the first in the
+		// table and one of the two answers would be lost. Keep the first.
+		s.mu.Unlock()
+		s.log.Warn("client reused the id of a request in flight", "id", string(m.ID), "method", m.Method)
+		s.writeOut(jsonrpc.ErrorReply(m.ID, jsonrpc.CodeInvalidRequest,
+			"Invalid Request: a request with id "+string(m.ID)+" is already in flight; this one was not sent", map[string]any{"reason": "duplicate-id"}))
 		return
 	}
 	s.seq++
@@ -116,6 +138,37 @@ func (s *Shim) clientRequest(line []byte, m jsonrpc.Msg) {
 	if err := s.sendUp(c, line, s.in.Buffered() > 0); err != nil {
 		s.sendFailed(e, gen)
 	}
+}
+
+// isPermanent reports whether a Dial error says retrying will not help
+// soon (bridge.DialError: TLS verification, NXDOMAIN, refused
+// credentials, a refused redirect, no answer to the probe).
+func isPermanent(err error) bool {
+	var p interface{ Permanent() bool }
+	return errors.As(err, &p) && p.Permanent()
+}
+
+// answerQueueNow answers the queued requests at once after a permanent
+// dial failure of a remote (a failed stdio server's queue goes through
+// failReplies). Called with mu held.
+func (s *Shim) answerQueueNow() [][]byte {
+	if !s.permanent || s.failFast() {
+		return nil
+	}
+	now := s.clk.Now()
+	var out [][]byte
+	keep := s.queue[:0]
+	for _, it := range s.queue {
+		if it.e == nil {
+			keep = append(keep, it)
+			continue
+		}
+		delete(s.inflight, string(it.e.id))
+		s.failedN++
+		out = append(out, s.unreachableReply(it.e, now))
+	}
+	s.queue = keep
+	return out
 }
 
 // sendFailed marks e as never delivered, so that the death of its

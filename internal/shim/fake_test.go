@@ -53,6 +53,9 @@ func TestMain(m *testing.M) {
 	case "sink":
 		fakeSink()
 		os.Exit(0)
+	case "hostile":
+		fakeHostile()
+		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }

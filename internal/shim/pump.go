@@ -1,7 +1,11 @@
 package shim
 
 import (
+	"fmt"
 	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 	"github.com/mcp-heal/mcp-heal/internal/redact"
@@ -35,7 +39,13 @@ func (s *Shim) fromUpstream(line []byte, gen uint64, more bool) {
 		// The stdio transport allows nothing but MCP messages on stdout;
 		// a stray print must never reach the client (a Go SDK client
 		// closes the session on a non-JSON line).
-		s.log.Warn("dropped a line from the server that is not JSON-RPC", "err", err, "line", redact.String(snippet(line)))
+		if n, ok := s.lim.junk.allow(s.clk.Now()); ok {
+			attrs := []any{"err", err, "line", redact.String(snippet(line))}
+			if n > 0 {
+				attrs = append(attrs, "suppressed_since_last", n)
+			}
+			s.log.Warn("dropped a line from the server that is not JSON-RPC", attrs...)
+		}
 		if !more {
 			s.out.flush()
 		}
@@ -80,6 +90,15 @@ func (s *Shim) fromUpstream(line []byte, gen uint64, more bool) {
 		// server numbers its requests from 0 again.
 		s.mu.Lock()
 		s.lastRecv = s.clk.Now()
+		if len(s.srvReqs) >= maxSrvReqs {
+			c := s.conn
+			s.mu.Unlock()
+			s.refuseSrvReq(c, gen, m)
+			if !more {
+				s.out.flush()
+			}
+			return
+		}
 		cid := itoaID(s.nextSrvID)
 		s.nextSrvID++
 		s.srvReqs[string(cid)] = &srvReq{gen: gen, orig: append([]byte(nil), m.ID...), method: m.Method}
@@ -98,4 +117,81 @@ func snippet(b []byte) string {
 		return string(b[:200]) + "…"
 	}
 	return string(b)
+}
+
+// maxSrvReqs bounds the server->client requests the client has not
+// answered yet. Claude Code answers each at once (or when the user closes
+// a dialog), so a few are normal; thousands mean a server that floods
+// requests, and each would hold memory until the session ends.
+const maxSrvReqs = 1024
+
+// refuseSrvReq answers a server->client request the table has no room for
+// with an error, so the server does not wait forever, and logs it (rate
+// limited like the junk warnings).
+func (s *Shim) refuseSrvReq(c upstream.Conn, gen uint64, m jsonrpc.Msg) {
+	if n, ok := s.lim.junk.allow(s.clk.Now()); ok {
+		s.log.Warn("refused a server-to-client request: too many unanswered", "method", m.Method, "limit", maxSrvReqs, "suppressed_since_last", n)
+	}
+	// At most a few answers in flight at once: a server that floods
+	// requests and does not read its stdin must not pile up goroutines.
+	if c == nil || s.lim.refusing.Add(1) > 16 {
+		s.lim.refusing.Add(-1)
+		return
+	}
+	reply := jsonrpc.ErrorReply(m.ID, jsonrpc.CodeInternalError,
+		fmt.Sprintf("mcp-heal: the client has %d requests from this server unanswered; this one was not forwarded", maxSrvReqs), nil)
+	go func() {
+		// Apart from the pump: Send may block on a server that is not
+		// reading, and the pump must keep draining its output. It ends
+		// when Send returns, at the latest when the connection is closed
+		// (every connection is closed before Run returns).
+		defer s.lim.refusing.Add(-1)
+		s.sendMu.Lock()
+		defer s.sendMu.Unlock()
+		s.mu.Lock()
+		cur := s.gen == gen && s.conn == c
+		s.mu.Unlock()
+		if cur {
+			_ = s.sendUp(c, reply, false)
+		}
+	}()
+}
+
+// pumpLimits bound what a server can make the shim hold or log.
+type pumpLimits struct {
+	junk     warnLimiter
+	refusing atomic.Int32 // refusals being sent
+}
+
+// warnLimiter rate-limits warnings a server can trigger at will (junk on
+// stdout, refused requests): at most warnBurst per warnWindow, then the
+// count of suppressed ones rides on the next warning let through.
+type warnLimiter struct {
+	mu         sync.Mutex
+	start      time.Time
+	n          int
+	suppressed int
+}
+
+const (
+	warnBurst  = 10
+	warnWindow = time.Minute
+)
+
+// allow reports whether a warning may be logged now, and how many were
+// suppressed since the last one that was.
+func (l *warnLimiter) allow(now time.Time) (int, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now.Sub(l.start) >= warnWindow {
+		l.start, l.n = now, 0
+	}
+	if l.n >= warnBurst {
+		l.suppressed++
+		return 0, false
+	}
+	l.n++
+	n := l.suppressed
+	l.suppressed = 0
+	return n, true
 }

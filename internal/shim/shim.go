@@ -132,6 +132,7 @@ type Shim struct {
 	childPID  int
 	childAt   time.Time
 	dialFails int
+	permanent bool // the last dial failed for a reason retrying will not fix soon
 	downSince time.Time
 	probing   bool // the janitor has a liveness probe out
 	lastProbe time.Time
@@ -139,6 +140,8 @@ type Shim struct {
 	closers    sync.WaitGroup // upstreams being closed by kill; Run waits
 	killedConn upstream.Conn  // guarded by mu: closed by kill, for killWhy
 	killWhy    string
+
+	lim pumpLimits // see pump.go
 
 	restartCh  chan struct{}
 	restartMu  sync.Mutex

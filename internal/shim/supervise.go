@@ -111,6 +111,7 @@ func (s *Shim) install(c upstream.Conn) uint64 {
 	s.childAt = time.Now()
 	s.lastRecv = s.clk.Now()
 	s.dialFails = 0
+	s.permanent = false
 	switch {
 	case s.isFailed():
 		// Still failed until this one answers.
@@ -202,13 +203,14 @@ func (s *Shim) dialFailed(err error, failures int) {
 	s.mu.Lock()
 	s.dialFails++
 	s.lastErr = oneLine(err.Error())
+	s.permanent = isPermanent(err)
 	// A remote that refuses connections is down, not crash-looping: its
 	// calls wait in the queue for QueueTimeout, so it is marked failed
 	// (and hooks deny calls to it) only once an outage has lasted that
 	// long. A stdio command that will not start is failed after
 	// MaxFailures quick tries.
 	switch {
-	case failures >= s.o.MaxFailures && (s.mode != state.ModeRemote || s.clk.Now().Sub(s.downSince) >= s.o.QueueTimeout):
+	case s.permanent || failures >= s.o.MaxFailures && (s.mode != state.ModeRemote || s.clk.Now().Sub(s.downSince) >= s.o.QueueTimeout):
 		s.setPhase(state.Failed)
 	case !s.isFailed():
 		s.setPhase(state.Backoff)
@@ -217,7 +219,7 @@ func (s *Shim) dialFailed(err error, failures int) {
 	if s.failFast() {
 		fail = s.takeQueue()
 	}
-	replies := s.failReplies(fail)
+	replies := append(s.failReplies(fail), s.answerQueueNow()...)
 	s.mu.Unlock()
 	s.event("start-failed", "err", err.Error(), "failures", failures)
 	for _, r := range replies {

@@ -1,0 +1,145 @@
+package bridge
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
+)
+
+// hostileRemote is a Streamable HTTP server whose tools answer with what
+// no well-behaved server sends (arguments.mb megabytes of it):
+//
+//	bigjson  an application/json response that long
+//	bigsse   an SSE response whose one data line is that long
+//	bigfield an SSE response with a comment and an event name that long,
+//	         then the real response ("ok")
+func hostileRemote(t *testing.T) *httptest.Server {
+	chunk := bytes.Repeat([]byte("x"), 1<<20)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		m, err := jsonrpc.Peek(body)
+		if err != nil || m.Kind != jsonrpc.KindRequest {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		bw := bufio.NewWriterSize(w, 1<<20)
+		defer bw.Flush()
+		if m.Method == "initialize" {
+			w.Header().Set("Content-Type", "application/json")
+			bw.Write(jsonrpc.ResultReply(m.ID, []byte(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"hostile","version":"1"}}`)))
+			return
+		}
+		mb := int(gjson.GetBytes(body, "params.arguments.mb").Int())
+		big := func(prefix string) {
+			bw.WriteString(prefix)
+			for range mb {
+				if _, err := bw.Write(chunk); err != nil {
+					return // the bridge hung up
+				}
+			}
+		}
+		switch gjson.GetBytes(body, "params.name").String() {
+		case "bigjson":
+			w.Header().Set("Content-Type", "application/json")
+			big(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"`, m.ID))
+			bw.WriteString(`"}]}}`)
+		case "bigsse":
+			w.Header().Set("Content-Type", "text/event-stream")
+			big(fmt.Sprintf(`data: {"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"`, m.ID))
+			bw.WriteString("\"}]}}\n\n")
+		case "bigfield":
+			w.Header().Set("Content-Type", "text/event-stream")
+			big(": ")
+			big("\nevent: ")
+			bw.WriteString("\n\nid: 1\ndata: ")
+			bw.Write(jsonrpc.ResultReply(m.ID, []byte(`{"content":[{"type":"text","text":"ok"}]}`)))
+			bw.WriteString("\n\n")
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// peakRSS is process pid's peak resident set (VmHWM) in MiB.
+func peakRSS(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			return kb >> 10
+		}
+	}
+	t.Fatal("no VmHWM in /proc status")
+	return 0
+}
+
+// TestHostileRemoteMemory: the real shim bridging a server that sends a
+// 1 GB JSON body, a 1 GB SSE data line and 300 MB SSE fields keeps its
+// peak RSS under 64 MB (issue 9's target), answers the calls whose
+// responses it had to drop with a clear error, and keeps serving.
+func TestHostileRemoteMemory(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the peak RSS is read from /proc (Linux only)")
+	}
+	if testing.Short() {
+		t.Skip("moves gigabytes through the bridge: full suite only")
+	}
+	srv := hostileRemote(t)
+	// A 16 MiB ceiling: an endless message is held up to the ceiling
+	// before it can be told from a legitimate one.
+	sh := startShim(t, "--name", "hostile", "--max-message", "16MiB", "--url", srv.URL+"/mcp")
+	if _, err := sh.ok("initialize", initParams, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	sh.write([]byte(initialized))
+	t.Logf("peak RSS after initialize: %d MiB", peakRSS(t, sh.cmd.Process.Pid))
+	const maxRSS = 64
+	for _, tc := range []struct {
+		tool string
+		mb   int
+		ok   bool // the call succeeds (else: a message-too-large error)
+	}{
+		{"bigjson", 1024, false},
+		{"bigsse", 1024, false},
+		{"bigfield", 300, true},
+	} {
+		t.Run(tc.tool, func(t *testing.T) {
+			r, err := sh.call("tools/call", fmt.Sprintf(`{"name":%q,"arguments":{"mb":%d}}`, tc.tool, tc.mb), 120*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.ok {
+				if gjson.GetBytes(r, "result.content.0.text").Str != "ok" {
+					t.Errorf("got %.300s, want ok", r)
+				}
+			} else if gjson.GetBytes(r, "error.data.reason").Str != "message-too-large" {
+				t.Errorf("got %.300s, want a message-too-large error", r)
+			}
+			if got := peakRSS(t, sh.cmd.Process.Pid); got >= maxRSS {
+				t.Errorf("peak RSS %d MiB after %s, want < %d", got, tc.tool, maxRSS)
+			}
+		})
+	}
+	t.Logf("peak RSS of the shim: %d MiB", peakRSS(t, sh.cmd.Process.Pid))
+}

@@ -1,0 +1,155 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
+)
+
+// The hook-cost table stands in docs/end-to-end.md between these markers.
+const (
+	costDoc   = "docs/end-to-end.md"
+	costBegin = "<!-- BEGIN hook-cost -->\n"
+	costEnd   = "<!-- END hook-cost -->\n"
+	// costCalls MCP calls, one a turn, in one `-p` session.
+	costCalls = 40
+	costRuns  = 3
+	// costTarget is issue 10's target: mcp-heal's session at most this
+	// many times the floor plugin's.
+	costTarget = 1.10
+)
+
+// costSetup is one column of the hook-cost table.
+type costSetup struct {
+	name  string
+	setup func(t *testing.T, s *session)
+}
+
+var costSetups = []costSetup{
+	{"no plugin", func(*testing.T, *session) {}},
+	{"floor plugin (one blocking PreToolUse running /bin/true)", func(t *testing.T, s *session) { s.plugin = floorPlugin(t) }},
+	{"mcp-heal plugin", func(t *testing.T, s *session) { s.withPlugin() }},
+}
+
+// floorPlugin is the cheapest plugin that checks MCP calls: one blocking
+// PreToolUse hook on mcp__.* that runs /bin/true. Claude Code charges a
+// price of its own for any blocking hook; this is that price.
+func floorPlugin(t *testing.T) string {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, ".claude-plugin"), 0o755)
+	os.MkdirAll(filepath.Join(dir, "hooks"), 0o755)
+	writeJSONFile(t, filepath.Join(dir, ".claude-plugin", "plugin.json"), map[string]any{"name": "floor", "version": "1.0.0"})
+	writeJSONFile(t, filepath.Join(dir, "hooks", "hooks.json"), map[string]any{"hooks": map[string]any{
+		"PreToolUse": []any{map[string]any{"matcher": "mcp__.*", "hooks": []any{map[string]any{"type": "command", "command": "/bin/true"}}}},
+	}})
+	return dir
+}
+
+// costRun is one measured session.
+type costRun struct {
+	session time.Duration   // claude -p from start to exit
+	calls   []time.Duration // each call from the answer asking for it to the request carrying its result (hooks included)
+}
+
+// costSession runs one `-p` session of costCalls echo calls to an
+// unwrapped example server (the shim is not what is measured).
+func costSession(t *testing.T, c costSetup) costRun {
+	script := make([]Turn, 0, costCalls+1)
+	for i := range costCalls {
+		script = append(script, Turn{Tools: []ToolUse{call("ex", "echo", map[string]any{"text": fmt.Sprint(i)})}})
+	}
+	script = append(script, Turn{Text: "Done."})
+	s := newSession(t, script...)
+	c.setup(t, s)
+	s.addExample("ex", false, nil)
+	r := s.runP([]string{"Echo forty times."}, 5*time.Minute)
+	if r.Err != nil {
+		t.Fatalf("%s: claude -p: %v\n%s", c.name, r.Err, r.Stderr)
+	}
+	out := costRun{session: r.End.Sub(r.Start)}
+	for i, call := range s.model.Calls() {
+		wantOK(t, fmt.Sprintf("%s: call %d", c.name, i), call.Result, fmt.Sprint(i))
+		out.calls = append(out.calls, call.Duration())
+	}
+	if len(out.calls) != costCalls {
+		t.Fatalf("%s: %d calls made, want %d", c.name, len(out.calls), costCalls)
+	}
+	return out
+}
+
+func median(d []time.Duration) time.Duration {
+	d = append([]time.Duration(nil), d...)
+	sort.Slice(d, func(a, b int) bool { return d[a] < d[b] })
+	return d[len(d)/2]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// TestHookCost, with -report, measures what the hooks cost per MCP call
+// with the real Claude Code: costRuns sessions of costCalls calls each for
+// no plugin, the floor plugin and mcp-heal, run in turn so that load hits
+// all three alike, and writes the medians and ratios into
+// docs/end-to-end.md:
+//
+//	go test ./internal/e2e -run TestHookCost -v -args -report
+//
+// Without -report it checks the doc has the table with a row per setup.
+func TestHookCost(t *testing.T) {
+	path := filepath.Join(testenv.ModuleRoot(t), costDoc)
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i, j := bytes.Index(doc, []byte(costBegin)), bytes.Index(doc, []byte(costEnd))
+	if i < 0 || j < i {
+		t.Fatalf("%s has no %q ... %q section", costDoc, strings.TrimSpace(costBegin), strings.TrimSpace(costEnd))
+	}
+	if !*reportFlag {
+		table := string(doc[i+len(costBegin) : j])
+		for _, c := range costSetups {
+			if !strings.Contains(table, "| "+c.name+" | ") {
+				t.Errorf("%s hook-cost table lacks the row %q: run go test ./internal/e2e -run TestHookCost -args -report", costDoc, c.name)
+			}
+		}
+		return
+	}
+	sessions := make([][]time.Duration, len(costSetups))
+	calls := make([][]time.Duration, len(costSetups))
+	for run := range costRuns {
+		for k, c := range costSetups {
+			r := costSession(t, c)
+			t.Logf("run %d, %s: session %v, median call %v", run+1, c.name, r.session, median(r.calls))
+			sessions[k] = append(sessions[k], r.session)
+			calls[k] = append(calls[k], r.calls...)
+		}
+	}
+	perCall := make([]time.Duration, len(costSetups))
+	for k := range costSetups {
+		perCall[k] = median(calls[k])
+	}
+	none, floor := perCall[0], perCall[1]
+	var b strings.Builder
+	fmt.Fprintf(&b, "| setup (%d MCP calls in one `-p` session, %d sessions each) | session (median) | one call (median of %d) | vs no plugin | vs floor |\n|---|---|---|---|---|\n", costCalls, costRuns, costCalls*costRuns)
+	for k, c := range costSetups {
+		fmt.Fprintf(&b, "| %s | %.2f s | %.1f ms | %+.1f ms (%.2f×) | %+.1f ms (%.2f×) |\n", c.name, median(sessions[k]).Seconds(), ms(perCall[k]),
+			ms(perCall[k]-none), float64(perCall[k])/float64(none), ms(perCall[k]-floor), float64(perCall[k])/float64(floor))
+	}
+	fmt.Fprint(os.Stdout, "\n"+b.String())
+	if t.Failed() {
+		return // a session whose calls failed measures nothing
+	}
+	out := append(append(append([]byte{}, doc[:i+len(costBegin)]...), b.String()...), doc[j:]...)
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if ratio := float64(perCall[2]) / float64(floor); ratio > costTarget {
+		t.Errorf("an MCP call with mcp-heal takes %.2f× what it takes with the floor plugin, want at most %.2f× (the table is written all the same)", ratio, costTarget)
+	}
+}

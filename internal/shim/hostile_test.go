@@ -1,0 +1,329 @@
+package shim
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
+)
+
+// fakeHostile (FAKE_MCP=hostile) is a server that answers the handshake and
+// then does, for each tools/call, what the tool's name says, with
+// arguments.mb megabytes:
+//
+//	stderr   that much stderr without a newline, then answers "ok"
+//	endless  a response to the call that long, on one line
+//	junk     that many MB of non-JSON lines on stdout, then answers "ok"
+//	srvflood arguments.n roots/list requests, then answers how many error
+//	         replies it got back for them once arguments.wait ms passed
+//	sleep    answers "slept" after arguments.ms
+//	echo     answers "ok"
+func fakeHostile() {
+	var mu sync.Mutex
+	w := bufio.NewWriterSize(os.Stdout, 1<<20)
+	send := func(b []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		w.Write(b)
+		w.WriteByte('\n')
+		w.Flush()
+	}
+	text := func(s string) string { return `{"content":[{"type":"text","text":"` + s + `"}]}` }
+	var refused sync.WaitGroup
+	var nRefused int
+	r := jsonrpc.NewReader(os.Stdin)
+	for {
+		line, err := r.Next()
+		if err != nil {
+			return
+		}
+		m, err := jsonrpc.Peek(line)
+		if err != nil {
+			os.Exit(9)
+		}
+		id := bytes.Clone(m.ID)
+		switch {
+		case m.Kind == jsonrpc.KindResponse:
+			if gjson.GetBytes(line, "error").Exists() {
+				mu.Lock()
+				nRefused++
+				mu.Unlock()
+			}
+			continue
+		case m.Kind != jsonrpc.KindRequest:
+			continue
+		case m.Method == "initialize":
+			send(jsonrpc.ResultReply(id, []byte(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"hostile","version":"1"}}`)))
+			continue
+		case m.Method != "tools/call":
+			send(jsonrpc.ErrorReply(id, jsonrpc.CodeMethodNotFound, "Method not found", nil))
+			continue
+		}
+		mb := int(gjson.GetBytes(line, "params.arguments.mb").Int())
+		chunk := bytes.Repeat([]byte("x"), 1<<20)
+		switch gjson.GetBytes(line, "params.name").String() {
+		case "stderr":
+			for range mb {
+				os.Stderr.Write(chunk)
+			}
+			os.Stderr.Write([]byte("\n"))
+			send(jsonrpc.ResultReply(id, []byte(text("ok"))))
+		case "endless":
+			mu.Lock()
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"`, id)
+			for range mb {
+				w.Write(chunk)
+			}
+			w.WriteString("\"}]}}\n")
+			w.Flush()
+			mu.Unlock()
+		case "junk":
+			mu.Lock()
+			junk := bytes.Repeat([]byte("junk junk junk junk junk junk junk junk junk junk\n"), 20000)
+			for range mb {
+				w.Write(junk)
+			}
+			w.Flush()
+			mu.Unlock()
+			send(jsonrpc.ResultReply(id, []byte(text("ok"))))
+		case "srvflood":
+			n := int(gjson.GetBytes(line, "params.arguments.n").Int())
+			for i := range n {
+				send(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":"s%d","method":"roots/list"}`, i))
+			}
+			wait := time.Duration(gjson.GetBytes(line, "params.arguments.wait").Int()) * time.Millisecond
+			refused.Go(func() {
+				time.Sleep(wait)
+				mu.Lock()
+				k := nRefused
+				mu.Unlock()
+				send(jsonrpc.ResultReply(id, []byte(text(strconv.Itoa(k)))))
+			})
+		case "sleep":
+			ms := gjson.GetBytes(line, "params.arguments.ms").Int()
+			go func() {
+				time.Sleep(time.Duration(ms) * time.Millisecond)
+				send(jsonrpc.ResultReply(id, []byte(text("slept"))))
+			}()
+		default:
+			send(jsonrpc.ResultReply(id, []byte(text("ok"))))
+		}
+	}
+}
+
+// hostileShim is the real binary in front of fakeHostile.
+type hostileShim struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  chan []byte
+	stderr *lockedBuffer
+	next   int
+}
+
+func startHostile(t *testing.T, flags ...string) *hostileShim {
+	t.Helper()
+	bin := testenv.Binary(t)
+	args := append(append([]string{"shim", "--name", "hostile"}, flags...), "--", os.Args[0])
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "FAKE_MCP=hostile", "XDG_STATE_HOME="+t.TempDir())
+	h := &hostileShim{t: t, cmd: cmd, lines: make(chan []byte, 100), stderr: &lockedBuffer{}}
+	cmd.Stderr = h.stderr
+	h.stdin, _ = cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		r := jsonrpc.NewReader(out)
+		for {
+			l, err := r.Next()
+			if err != nil {
+				close(h.lines)
+				return
+			}
+			h.lines <- bytes.Clone(l)
+		}
+	}()
+	t.Cleanup(func() {
+		h.stdin.Close()
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("shim stderr (tail):\n%s", lastN(h.stderr.String(), 4000))
+		}
+	})
+	if r := h.call("initialize", initParams); !r.Get("result").Exists() {
+		t.Fatalf("initialize: %s", r.Raw)
+	}
+	h.stdin.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
+	return h
+}
+
+// call sends a request and returns its response; other messages are
+// skipped.
+func (h *hostileShim) call(method, params string) gjson.Result {
+	h.t.Helper()
+	h.next++
+	id := strconv.Itoa(h.next)
+	h.stdin.Write(append(jsonrpc.NewRequest([]byte(id), method, []byte(params)), '\n'))
+	timeout := time.After(60 * time.Second)
+	for {
+		select {
+		case l, ok := <-h.lines:
+			if !ok {
+				h.t.Fatalf("shim closed stdout before answering %s", method)
+			}
+			if r := gjson.ParseBytes(l); r.Get("id").Raw == id && !r.Get("method").Exists() {
+				return r
+			}
+		case <-timeout:
+			h.t.Fatalf("no answer to %s within 60s", method)
+		}
+	}
+}
+
+func (h *hostileShim) tool(name, args string) gjson.Result {
+	h.t.Helper()
+	return h.call("tools/call", `{"name":"`+name+`","arguments":`+args+`}`)
+}
+
+// peakRSS is the shim process's peak resident set (VmHWM) in MiB.
+func (h *hostileShim) peakRSS() int {
+	h.t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", h.cmd.Process.Pid))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			return kb >> 10
+		}
+	}
+	h.t.Fatal("no VmHWM in /proc status")
+	return 0
+}
+
+// maxRSS is the target of issue 9: whatever the server writes, the shim
+// stays under 64 MB (apart from one legitimate message in flight).
+const maxRSS = 64
+
+// TestHostileServerMemory drives the real shim binary against a server
+// that writes what no well-behaved server does, and checks that the
+// shim's peak RSS stays under 64 MB and that it keeps serving.
+func TestHostileServerMemory(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the peak RSS is read from /proc (Linux only)")
+	}
+	if testing.Short() {
+		t.Skip("writes hundreds of MB through the shim: full suite only")
+	}
+	// A ceiling of 16 MiB: what bounds an endless line is the ceiling
+	// (the shim cannot know a line is not a legitimate message before it
+	// passes it), so the default of 256 MiB would dwarf the target.
+	h := startHostile(t, "--max-message", "16MiB")
+	t.Run("stderr without newline", func(t *testing.T) {
+		if r := h.tool("stderr", `{"mb":300}`); r.Get("result.content.0.text").String() != "ok" {
+			t.Fatalf("got %s", r.Raw)
+		}
+		if got := h.peakRSS(); got >= maxRSS {
+			t.Errorf("peak RSS %d MiB after 300 MB of stderr without a newline, want < %d", got, maxRSS)
+		}
+		// What reaches the client's stderr is one line, cut.
+		deadline := time.Now().Add(10 * time.Second)
+		for !strings.Contains(h.stderr.String(), "more bytes of this line dropped") && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if s := h.stderr.String(); len(s) > 1<<20 || !strings.Contains(s, "more bytes of this line dropped") {
+			t.Errorf("stderr passed through: %d bytes; want the line cut", len(s))
+		}
+	})
+	t.Run("endless response line", func(t *testing.T) {
+		r := h.tool("endless", `{"mb":300}`)
+		if r.Get("error.code").Int() != jsonrpc.CodeInternalError || r.Get("error.data.reason").String() != "message-too-large" ||
+			!strings.Contains(r.Get("error.message").String(), "message ceiling") {
+			t.Fatalf("got %.300s, want a message-too-large error", r.Raw)
+		}
+		if got := h.peakRSS(); got >= maxRSS {
+			t.Errorf("peak RSS %d MiB after a 300 MB response line, want < %d", got, maxRSS)
+		}
+	})
+	t.Run("junk lines", func(t *testing.T) {
+		if r := h.tool("junk", `{"mb":10}`); r.Get("result.content.0.text").String() != "ok" {
+			t.Fatalf("got %s", r.Raw)
+		}
+		if n := strings.Count(h.stderr.String(), "not JSON-RPC"); n > warnBurst {
+			t.Errorf("%d junk warnings logged for a million junk lines, want at most %d a minute", n, warnBurst)
+		}
+	})
+	if r := h.tool("echo", `{}`); r.Get("result.content.0.text").String() != "ok" {
+		t.Fatalf("the shim stopped serving: %s", r.Raw)
+	}
+	t.Logf("peak RSS of the shim: %d MiB", h.peakRSS())
+}
+
+// A server that sends thousands of requests the client leaves unanswered
+// must not grow the shim's table of them without bound: past the limit the
+// shim answers the server itself.
+func TestServerRequestFlood(t *testing.T) {
+	h := startHostile(t)
+	const n = maxSrvReqs + 500
+	r := h.tool("srvflood", fmt.Sprintf(`{"n":%d,"wait":3000}`, n))
+	refused, _ := strconv.Atoi(r.Get("result.content.0.text").String())
+	if refused == 0 || refused > n-maxSrvReqs {
+		t.Errorf("the server got %d refusals of %d requests the client left unanswered, want 1 to %d", refused, n, n-maxSrvReqs)
+	}
+	if !strings.Contains(h.stderr.String(), "too many unanswered") {
+		t.Errorf("no log line about the refused requests")
+	}
+}
+
+// A client that reuses the id of a request still in flight gets -32600
+// for the second one, and the first still gets its own answer (before,
+// the second replaced the first in the table and one answer was lost).
+func TestDuplicateRequestID(t *testing.T) {
+	h := startHostile(t)
+	h.stdin.Write([]byte(`{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":500}}}` + "\n"))
+	h.stdin.Write([]byte(`{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"echo","arguments":{}}}` + "\n"))
+	var got []gjson.Result
+	timeout := time.After(3 * time.Second)
+	for done := false; !done; {
+		select {
+		case l := <-h.lines:
+			if r := gjson.ParseBytes(l); r.Get("id").Raw == "99" {
+				got = append(got, r)
+			}
+		case <-timeout:
+			done = true
+		}
+	}
+	if len(got) != 2 {
+		t.Fatalf("got %d answers to the two requests with id 99, want 2: %v", len(got), got)
+	}
+	if got[0].Get("error.code").Int() != jsonrpc.CodeInvalidRequest || !strings.Contains(got[0].Get("error.message").String(), "in flight") {
+		t.Errorf("first answer: got %s, want -32600 for the duplicate", got[0].Raw)
+	}
+	if got[1].Get("result.content.0.text").String() != "slept" {
+		t.Errorf("second answer: got %s, want the first request's result", got[1].Raw)
+	}
+}
