@@ -29,7 +29,7 @@ type target struct {
 	stderr   *tailBuffer
 
 	mu   sync.Mutex
-	pids map[int]bool // every server pid seen, killed at the end
+	pids map[int]procinfo.Identity // every server seen, killed at the end if still that process
 }
 
 // startTarget starts bin with args, its own process group, and a client on
@@ -38,7 +38,7 @@ func startTarget(bin string, args []string, viaShim bool, stateDir string) (*tar
 	cmd := exec.Command(bin, args...)
 	cmd.SysProcAttr = ownGroup()
 	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+stateDir)
-	t := &target{viaShim: viaShim, cmd: cmd, stateDir: stateDir, stderr: &tailBuffer{max: 40}, pids: map[int]bool{}}
+	t := &target{viaShim: viaShim, cmd: cmd, stateDir: stateDir, stderr: &tailBuffer{max: 40}, pids: map[int]procinfo.Identity{}}
 	cmd.Stderr = t.stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -63,10 +63,24 @@ func (t *target) serverPID() int {
 	pid := t.serverPIDNow()
 	if pid > 0 {
 		t.mu.Lock()
-		t.pids[pid] = true
+		if _, seen := t.pids[pid]; !seen {
+			if p, err := procinfo.Get(pid); err == nil {
+				t.pids[pid] = p.Identity()
+			}
+		}
 		t.mu.Unlock()
 	}
 	return pid
+}
+
+// isServer reports whether pid is still the server process seen under that
+// pid: a server killed earlier in the demo has left its pid to the kernel,
+// which may have given it to any process since.
+func (t *target) isServer(pid int) bool {
+	t.mu.Lock()
+	id, ok := t.pids[pid]
+	t.mu.Unlock()
+	return ok && procinfo.Verify(pid, id) == nil
 }
 
 func (t *target) serverPIDNow() int {
@@ -140,8 +154,8 @@ func (t *target) stop() {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for pid := range t.pids {
-		if state.Alive(pid) {
+	for pid, id := range t.pids {
+		if procinfo.Verify(pid, id) == nil {
 			kill(pid)
 		}
 	}
