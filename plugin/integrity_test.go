@@ -110,7 +110,7 @@ func TestLauncherRefusesTamperedBinary(t *testing.T) {
 	if strings.Count(out, "\n") != 1 || !strings.Contains(out, `{"systemMessage":"`+want) {
 		t.Fatalf("hook: got %q, want one systemMessage %q", out, want)
 	}
-	if out, _ := runPlugin(t, root, home, `{}`, "hook", "PostToolUse"); out != "" {
+	if out, _ := runPlugin(t, root, home, `{}`, "hook", "PostToolUseFailure"); out != "" {
 		t.Fatalf("second hook: got %q, want nothing (told once)", out)
 	}
 	if _, errOut := runPlugin(t, root, home, "", "command", "status"); !strings.Contains(errOut, want) {

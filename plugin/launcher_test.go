@@ -138,7 +138,7 @@ func TestLauncherFailsOpen(t *testing.T) {
 	if !strings.Contains(out, `"systemMessage":"mcp-heal: this copy of the plugin has no binary for linux/amd64 and Go was not found, so mcp-heal's hooks are off.`) {
 		t.Fatalf("first hook: got %q, want a systemMessage saying how to install", out)
 	}
-	if out, _ := l.run(t, payload, "hook", "PostToolUse"); out != "" {
+	if out, _ := l.run(t, payload, "hook", "PostToolUseFailure"); out != "" {
 		t.Fatalf("second hook: got %q, want nothing (told once)", out)
 	}
 	_, errOut := l.run(t, nil, "command", "status")
@@ -295,7 +295,7 @@ func TestLauncherHookBuildsInBackground(t *testing.T) {
 	if !strings.Contains(out, `"systemMessage":"mcp-heal: building its binary from source with the local Go (needs Go 1.26.8 or newer`) {
 		t.Fatalf("first hook: got %q, want one line saying it builds", out)
 	}
-	if out, _ := l.run(t, []byte(`{}`), "hook", "PostToolUse"); out != "" {
+	if out, _ := l.run(t, []byte(`{}`), "hook", "PostToolUseFailure"); out != "" {
 		t.Fatalf("a hook during the build: got %q, want nothing (pass through)", out)
 	}
 	bin := filepath.Join(l.data, "bin", "mcp-heal-"+pluginVersion(t))
@@ -343,7 +343,7 @@ func TestLauncherGoTooOld(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	out, _ = l.run(t, []byte(`{}`), "hook", "PostToolUse")
+	out, _ = l.run(t, []byte(`{}`), "hook", "PostToolUseFailure")
 	if !strings.Contains(out, "needs Go 1.26.8 or newer, found go1.25.1") {
 		t.Fatalf("next hook: got %q, want the real requirement and the Go found", out)
 	}
@@ -416,5 +416,25 @@ func TestLauncherPostToolBatchRewake(t *testing.T) {
 		if h.AsyncRewake && !strings.Contains(strings.Join(h.Args, " "), "--rewake") {
 			t.Errorf("%s is asyncRewake but its args %v lack --rewake", event, h.Args)
 		}
+	}
+}
+
+// TestLauncherGoRequirementIsGoMod: the Go version the launcher's messages
+// name is the one go.mod requires.
+func TestLauncherGoRequirementIsGoMod(t *testing.T) {
+	root := testenv.ModuleRoot(t)
+	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want string
+	for _, l := range strings.Split(string(mod), "\n") {
+		if v, ok := strings.CutPrefix(l, "go "); ok {
+			want = strings.TrimSpace(v)
+		}
+	}
+	sh, _ := os.ReadFile(filepath.Join(root, "plugin", "mcp-heal"))
+	if want == "" || !strings.Contains(string(sh), "\ngo_min="+want+"\n") {
+		t.Fatalf("go.mod requires go %q; the launcher's go_min differs", want)
 	}
 }

@@ -87,7 +87,7 @@ func TestLauncherWindowsUnsupported(t *testing.T) {
 			if strings.Count(out, "\n") != 1 || !strings.Contains(out, `"systemMessage":"mcp-heal: `+want) {
 				t.Fatalf("first hook: got %q, want one systemMessage line saying %q", out, want)
 			}
-			if out, _ := l.run(t, []byte(`{}`), "hook", "PostToolUse"); out != "" {
+			if out, _ := l.run(t, []byte(`{}`), "hook", "PostToolUseFailure"); out != "" {
 				t.Fatalf("second hook: got %q, want nothing (told once)", out)
 			}
 			out, errOut := l.run(t, nil, "command", "status")

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
@@ -107,8 +108,8 @@ func TestValidateStrict(t *testing.T) {
 // TestInstallFromLocalMarketplace installs the plugin the way the README
 // says, from the repo as a local marketplace, in a throwaway HOME, then
 // runs the installed launcher as Claude Code would run a hook: it builds the
-// binary from the installed copy's source into ${CLAUDE_PLUGIN_DATA},
-// installs the stable copy, and answers the hook.
+// binary from the installed copy's source into ${CLAUDE_PLUGIN_DATA} in the
+// background (saying so), installs the stable copy, and answers the hook.
 func TestInstallFromLocalMarketplace(t *testing.T) {
 	claude := testenv.NPMBin(t, "claude", testenv.ClaudeCode)
 	root := testenv.ModuleRoot(t)
@@ -140,15 +141,36 @@ func TestInstallFromLocalMarketplace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(filepath.Join(inst, "plugin", "mcp-heal"), "hook", "PostToolUseFailure")
-	cmd.Env = append(claudeEnv(home), "CLAUDE_PLUGIN_ROOT="+inst, "CLAUDE_PLUGIN_DATA="+data, "CLAUDE_PROJECT_DIR="+home)
-	cmd.Dir = home
-	cmd.Stdin = bytes.NewReader(payload)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("installed hook: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
+	hook := func() (string, string) {
+		cmd := exec.Command(filepath.Join(inst, "plugin", "mcp-heal"), "hook", "PostToolUseFailure")
+		cmd.Env = append(claudeEnv(home), "CLAUDE_PLUGIN_ROOT="+inst, "CLAUDE_PLUGIN_DATA="+data, "CLAUDE_PROJECT_DIR="+home)
+		cmd.Dir = home
+		cmd.Stdin = bytes.NewReader(payload)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("installed hook: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
+		}
+		return stdout.String(), stderr.String()
 	}
+	// The first hook starts the build in the background and says so; the
+	// call passes through. Once the build is there, hooks answer.
+	if out, _ := hook(); !strings.Contains(out, "building its binary from source") {
+		t.Fatalf("first hook of a source install: got %q, want the one line saying it builds", out)
+	}
+	deadline := time.Now().Add(10 * time.Minute)
+	for {
+		if _, err := os.Stat(filepath.Join(data, "bin", "mcp-heal-0.1.0")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(filepath.Join(data, "bin", "build.log"))
+			t.Fatalf("the background build did not finish; build.log:\n%s", log)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	out, errOut := hook()
+	stdout, stderr := bytes.NewBufferString(out), errOut
 	var reply struct {
 		HookSpecificOutput struct {
 			HookEventName     string `json:"hookEventName"`
@@ -156,7 +178,7 @@ func TestInstallFromLocalMarketplace(t *testing.T) {
 		} `json:"hookSpecificOutput"`
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &reply); err != nil || !strings.Contains(reply.HookSpecificOutput.AdditionalContext, "/mcp reconnect tiny") {
-		t.Fatalf("installed hook reply: got %q (%v), want additionalContext naming /mcp reconnect tiny\nstderr: %s", stdout.String(), err, stderr.String())
+		t.Fatalf("installed hook reply: got %q (%v), want additionalContext naming /mcp reconnect tiny\nstderr: %s", stdout.String(), err, stderr)
 	}
 	if _, err := os.Stat(filepath.Join(data, "bin", "mcp-heal-0.1.0")); err != nil {
 		t.Fatalf("launcher did not cache its build under CLAUDE_PLUGIN_DATA: %v", err)

@@ -57,6 +57,15 @@ func TestCLIConventions(t *testing.T) {
 			t.Errorf("%s: exit %d, stderr %q", typo, code, errOut)
 		}
 	}
+	// From /mcp-heal, hints name the slash command.
+	c.vars["MCP_HEAL_CONTEXT"] = "claude-code"
+	if _, _, errOut := c.run("", "stauts"); !strings.Contains(errOut, "did you mean '/mcp-heal status'?") {
+		t.Errorf("stauts from /mcp-heal: %q", errOut)
+	}
+	if _, _, errOut := c.run("", "logs"); !strings.Contains(errOut, "see '/mcp-heal status' for the names") {
+		t.Errorf("logs from /mcp-heal: %q", errOut)
+	}
+	delete(c.vars, "MCP_HEAL_CONTEXT")
 	if _, _, errOut := c.run("", "frobnicate"); strings.Contains(errOut, "did you mean") {
 		t.Errorf("frobnicate: %q suggests a command that is not close", errOut)
 	}
@@ -96,7 +105,7 @@ func TestLogsHumanByDefault(t *testing.T) {
 	if code != 0 || out != want {
 		t.Errorf("logs: exit %d\n got %q\nwant %q", code, out, want)
 	}
-	if code, out, _ := c.run("", "logs", "tiny", "--json", "-n", "2"); code != 0 || out != raw+"\nnot json\n" {
+	if code, out, _ := c.run("", "logs", "tiny", "--json", "-n", "2"); code != 0 || out != raw+"\n\"not json\"\n" {
 		t.Errorf("logs --json: exit %d, %q", code, out)
 	}
 }

@@ -47,48 +47,20 @@ func check(env *Env, name string, args []string, synopsis, help string) (*checkF
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	servers, err := pickServers(env, o, fs.Args())
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	d := doctor.New(o.ProjectDir, f.timeout)
-	d.Say = health.FromEnv(env.Getenv)
-	return f, d, servers, nil
-}
-
-// pickServers returns the servers to check: the one named, or all that
-// Claude Code loads (not shadowed; none is not an error). A config file
-// that cannot be read is reported on stderr; the other files' servers are
-// still checked.
-func pickServers(env *Env, o claudecfg.Options, names []string) ([]claudecfg.Server, error) {
 	all, err := claudecfg.Discover(o)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "mcp-heal: warning: %v\n", err)
 	}
+	// Every server Claude Code loads (not shadowed), or the one named.
 	servers := doctor.Sorted(all)
-	if len(names) == 0 {
-		return servers, nil
-	}
-	for _, s := range servers {
-		if s.Name == names[0] || s.Key == names[0] {
-			return []claudecfg.Server{s}, nil
+	if fs.NArg() == 1 {
+		if servers, err = claudecfg.Select(servers, fs.Args()); err != nil {
+			return nil, nil, nil, noServer(o, fs.Args(), doctor.Sorted(all))
 		}
 	}
-	return nil, noServer(o, names, servers)
-}
-
-// noServer is the error for server names that are not configured: it
-// names the ones that are.
-func noServer(o claudecfg.Options, names []string, servers []claudecfg.Server) error {
-	var known []string
-	for _, s := range servers {
-		known = append(known, s.Name)
-	}
-	hint := "this project has no MCP servers: add one with 'claude mcp add', or pass --project DIR"
-	if len(known) > 0 {
-		hint = "known servers: " + strings.Join(known, ", ")
-	}
-	return &usageError{msg: fmt.Sprintf("no MCP server named %s for %s", quoteList(names), o.ProjectDir), hint: hint}
+	d := doctor.New(o.ProjectDir, f.timeout)
+	d.Say = health.FromEnv(env.Getenv)
+	return f, d, servers, nil
 }
 
 func runDoctor(ctx context.Context, env *Env, args []string) error {
@@ -109,7 +81,7 @@ func runDoctor(ctx context.Context, env *Env, args []string) error {
 				fmt.Fprintln(env.Stdout)
 			}
 			first = false
-			printReport(env.Stdout, doctor.Redacted([]*doctor.Report{r})[0])
+			doctor.Redacted([]*doctor.Report{r})[0].WriteText(env.Stdout)
 		}
 	}
 	reports := d.Check(ctx, servers)
@@ -124,49 +96,21 @@ func runDoctor(ctx context.Context, env *Env, args []string) error {
 	return nil
 }
 
+// noServer is the error for server names that are not configured: it
+// names the ones that are.
+func noServer(o claudecfg.Options, names []string, servers []claudecfg.Server) error {
+	var known []string
+	for _, s := range servers {
+		known = append(known, s.Name)
+	}
+	hint := "this project has no MCP servers: add one with 'claude mcp add', or pass --project DIR"
+	if len(known) > 0 {
+		hint = "known servers: " + strings.Join(known, ", ")
+	}
+	return &usageError{msg: fmt.Sprintf("no MCP server named %s for %s", quoteList(names), o.ProjectDir), hint: hint}
+}
+
 func writeJSON(w io.Writer, v any) {
 	b, _ := json.MarshalIndent(v, "", "  ")
 	fmt.Fprintf(w, "%s\n", b)
-}
-
-var marks = map[doctor.Severity]string{doctor.OK: "ok   ", doctor.Warn: "warn ", doctor.Error: "ERROR"}
-
-// printReports prints one block per server.
-func printReports(w io.Writer, reports []*doctor.Report) {
-	for i, r := range reports {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		printReport(w, r)
-	}
-}
-
-// printReport prints a heading, then one line per finding with its hint
-// and detail indented below.
-func printReport(w io.Writer, r *doctor.Report) {
-	s := r.Server
-	wrapped := "not wrapped"
-	if s.Wrapped {
-		wrapped = "wrapped"
-	}
-	what := s.URL
-	if what == "" {
-		what = strings.TrimSpace(s.Command + " " + strings.Join(s.Args, " "))
-	}
-	fmt.Fprintf(w, "%s  (%s scope, %s, %s)\n  %s\n", s.Name, s.Scope, s.Transport, wrapped, what)
-	for _, f := range r.Findings {
-		fmt.Fprintf(w, "  %s %s\n", marks[f.Severity], f.Message)
-		for _, d := range f.Detail {
-			fmt.Fprintf(w, "          | %s\n", d)
-		}
-		if f.Hint != "" {
-			fmt.Fprintf(w, "          hint: %s\n", f.Hint)
-		}
-	}
-	for _, a := range r.Actions {
-		fmt.Fprintf(w, "  done  %s\n", a)
-	}
-	if r.Next != "" {
-		fmt.Fprintf(w, "  next  %s\n", r.Next)
-	}
 }

@@ -94,7 +94,7 @@ func TestLogsCommand(t *testing.T) {
 	if code, out, _ := c.run("", "logs", "tiny", "-n", "2"); code != 0 || out != "line 4\nline 5\n" {
 		t.Fatalf("logs -n 2: exit %d, got %q", code, out)
 	}
-	if code, out, _ := c.run("", "logs", "tiny", "--json", "-n", "0"); code != 0 || out != "line 1\nline 2\nline 3\nline 4\nline 5\n" {
+	if code, out, _ := c.run("", "logs", "tiny", "--json", "-n", "0"); code != 0 || out != "\"line 1\"\n\"line 2\"\n\"line 3\"\n\"line 4\"\n\"line 5\"\n" {
 		t.Fatalf("logs --json -n 0: exit %d, got %q", code, out)
 	}
 	if code, _, errOut := c.run("", "logs", "tiny", "--traffic"); code != 2 || !strings.Contains(errOut, "traffic logging is opt-in") {

@@ -29,21 +29,8 @@ func runHeal(ctx context.Context, env *Env, args []string) error {
 	if f.json {
 		writeJSON(env.Stdout, printed)
 	} else {
-		printReports(env.Stdout, printed)
-		var todo []string
-		for _, r := range printed {
-			if r.Next != "" && !r.Healed() {
-				todo = append(todo, fmt.Sprintf("  %s: %s", r.Server.Name, r.Next))
-			}
-		}
-		if len(todo) > 0 {
-			fmt.Fprintln(env.Stdout, "\nStill to do:")
-			for _, t := range todo {
-				fmt.Fprintln(env.Stdout, t)
-			}
-		} else {
-			fmt.Fprintln(env.Stdout, "\nNothing left to do.")
-		}
+		doctor.WriteText(env.Stdout, printed)
+		doctor.WriteTodo(env.Stdout, printed)
 	}
 	for _, r := range reports {
 		if r.Probe != nil && !r.Probe.OK {

@@ -12,6 +12,9 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"github.com/mcp-heal/mcp-heal/internal/cli"
+	"github.com/mcp-heal/mcp-heal/internal/health"
 )
 
 // Env is the process's I/O, passed to every subcommand so tests can drive
@@ -98,47 +101,14 @@ func run(ctx context.Context, env *Env, args []string) int {
 		}
 	}
 	hint := "run 'mcp-heal --help' for the list"
-	if near := closest(name); near != "" {
+	names := make([]string, len(commands))
+	for i, c := range commands {
+		names[i] = c.name
+	}
+	if near := cli.Closest(name, names); near != "" {
 		hint = fmt.Sprintf("did you mean 'mcp-heal %s'?", near)
 	}
 	return report(env, &usageError{msg: fmt.Sprintf("unknown command %q", name), hint: hint})
-}
-
-// closest is the command name nearest to a mistyped one (at most two
-// edits away, or a prefix of it), "" if none is close.
-func closest(name string) string {
-	best, bestD := "", 3
-	for _, c := range commands {
-		d := editDistance(name, c.name)
-		if len(name) >= 3 && strings.HasPrefix(c.name, name) {
-			d = 1
-		}
-		if d < bestD {
-			best, bestD = c.name, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 // report prints err the house way and returns the exit code.
@@ -153,7 +123,7 @@ func report(env *Env, err error) int {
 	case errors.As(err, &ue):
 		fmt.Fprintf(env.Stderr, "mcp-heal: error: %s\n", ue.msg)
 		if ue.hint != "" {
-			fmt.Fprintf(env.Stderr, "mcp-heal: hint: %s\n", ue.hint)
+			fmt.Fprintf(env.Stderr, "mcp-heal: hint: %s\n", health.FromEnv(env.Getenv).Hint(ue.hint))
 		}
 		return 2
 	default:

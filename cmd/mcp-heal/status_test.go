@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
@@ -55,7 +56,8 @@ func TestStatusReportsShimsAndFailures(t *testing.T) {
 	for _, re := range []string{
 		`(?m)^mem +user +stdio +yes +ok +4242 +1m30s +2 +exited with code 1 `,
 		`(?m)^local-one +local +stdio +yes +failed `,
-		`(?m)^proj-srv +project +stdio +yes +ok `,
+		`(?m)^proj-srv +local +stdio +yes +ok `, // the copy that protects the .mcp.json entry
+		`(?m)^proj-srv +project +stdio +no +shadowed `,
 		`(?m)^api +user +http +yes +unknown `, // its shim and incident belong to another session
 		`local-one: not-connected at .*run /mcp reconnect local-one`,
 		`(?m)^Recent incidents:`,
@@ -69,7 +71,7 @@ func TestStatusReportsShimsAndFailures(t *testing.T) {
 	}
 
 	code, out, _ = c.run("status", "--json")
-	var rep statusReport
+	var rep health.Report
 	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil {
 		t.Fatalf("exit %d, %v\n%s", code, err, out)
 	}
@@ -110,15 +112,15 @@ func TestStatusWithRealShim(t *testing.T) {
 	}
 	t.Cleanup(func() { stdin.Close(); cmd.Wait() }) // closing stdin stops the shim
 
-	status := func() statusServer {
+	status := func() health.Server {
 		_, out, _ := c.run("status", "--json", "ex")
-		var rep statusReport
+		var rep health.Report
 		if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Servers) != 1 {
 			t.Fatalf("status --json: %v\n%s", err, out)
 		}
 		return rep.Servers[0]
 	}
-	waitFor := func(what string, ok func(statusServer) bool) statusServer {
+	waitFor := func(what string, ok func(health.Server) bool) health.Server {
 		deadline := time.Now().Add(20 * time.Second)
 		for {
 			s := status()
@@ -131,7 +133,7 @@ func TestStatusWithRealShim(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	s := waitFor("a running child", func(s statusServer) bool { return len(s.Shims) == 1 && s.Shims[0].ChildPID > 0 && s.Health == "ok" })
+	s := waitFor("a running child", func(s health.Server) bool { return len(s.Shims) == 1 && s.Shims[0].ChildPID > 0 && s.Health == "ok" })
 	first := s.Shims[0].ChildPID
 	if !s.Wrapped || s.Shims[0].ShimPID != cmd.Process.Pid {
 		t.Fatalf("status: %+v", s)
@@ -139,7 +141,7 @@ func TestStatusWithRealShim(t *testing.T) {
 	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	s = waitFor("a restarted child", func(s statusServer) bool {
+	s = waitFor("a restarted child", func(s health.Server) bool {
 		return len(s.Shims) == 1 && s.Shims[0].Restarts >= 1 && s.Shims[0].ChildPID > 0 && s.Shims[0].ChildPID != first && s.Health == "ok"
 	})
 	if e := s.Shims[0].LastExit; e == nil || e.Signal == "" {

@@ -66,7 +66,8 @@ func newCfgEnv(t *testing.T) *cfgEnv {
           "env": {}
         }
       },
-      "hasTrustDialogAccepted": true
+      "hasTrustDialogAccepted": true,
+      "enabledMcpjsonServers": ["proj-srv"]
     }
   }
 }
@@ -133,7 +134,7 @@ func TestWrapUnwrapCommands(t *testing.T) {
 	}
 
 	code, out, errs = c.run("wrap", "--all", "--shim", "/opt/mh/mcp-heal")
-	for _, want := range []string{"local-one: wrapped (local, ~/.claude.json)", "proj-srv: wrapped (project, " + filepath.Join(c.proj, ".mcp.json") + ")", "mem: wrapped (user", "api: wrapped (user", "Restart Claude Code", "Note: .mcp.json is usually shared"} {
+	for _, want := range []string{"local-one: wrapped (local, ~/.claude.json)", "proj-srv: wrapped (project, " + filepath.Join(c.proj, ".mcp.json") + "): by a local entry of the same name", "mem: wrapped (user", "api: wrapped (user", "Restart Claude Code", "Note: project servers are protected by local entries"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("wrap: exit %d, output lacks %q:\n%s\n%s", code, want, out, errs)
 		}
@@ -244,4 +245,107 @@ func TestWrapRefusesBrokenConfig(t *testing.T) {
 	if !equalMaps(c.snapshot(), orig) {
 		t.Fatal("a file changed although one config was broken")
 	}
+}
+
+// TestWrapProjectServers: wrap --all never rewrites a shared .mcp.json by
+// default. An approved project server gets a local copy (which Claude Code
+// prefers), a pending one is skipped, a change to .mcp.json is reported by
+// status and doctor and refreshed by the next wrap, unwrap removes the
+// copy; rewriting .mcp.json needs --project-servers rewrite, and a dry run
+// prints every note the real run does.
+func TestWrapProjectServers(t *testing.T) {
+	c := newCfgEnv(t)
+	mcpJSON := filepath.Join(c.proj, ".mcp.json")
+	c.write(mcpJSON, "{\n  \"mcpServers\": {\n    \"proj-srv\": {\n      \"command\": \"python3\",\n      \"args\": [\"-m\", \"srv\"]\n    },\n    \"unapproved\": {\"command\": \"evil\"}\n  }\n}\n", 0o644)
+	orig := c.snapshot()
+	shared := orig[mcpJSON]
+
+	dry, dryOut, _ := c.run("wrap", "--all", "--dry-run", "--shim", "/opt/mh/mcp-heal")
+	code, out, errs := c.run("wrap", "--all", "--shim", "/opt/mh/mcp-heal")
+	if dry != 0 || code != 0 {
+		t.Fatalf("wrap: exit %d/%d\n%s%s", dry, code, out, errs)
+	}
+	for _, want := range []string{
+		"proj-srv: wrapped (project, " + mcpJSON + "): by a local entry of the same name, which Claude Code prefers; .mcp.json is not changed",
+		"unapproved: skipped (project, " + mcpJSON + "): not approved in Claude Code (pending)",
+		"Note: project servers are protected by local entries",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("wrap output lacks %q:\n%s", want, out)
+		}
+	}
+	if got := c.snapshot()[mcpJSON]; got != shared {
+		t.Fatalf(".mcp.json was rewritten:\n%s", got)
+	}
+	if notes(dryOut) != notes(out) || notes(out) == "" {
+		t.Errorf("the dry run's notes differ from the real run's:\n%s\n---\n%s", notes(dryOut), notes(out))
+	}
+
+	// status: the copy runs, the .mcp.json entry is shadowed by it.
+	code, out, _ = c.run("status")
+	if code != 0 || !regexpMatch(`(?m)^proj-srv +local +stdio +yes `, out) || !regexpMatch(`(?m)^proj-srv +project +stdio +no +shadowed `, out) || strings.Contains(out, "out of date") {
+		t.Fatalf("status after wrap: exit %d\n%s", code, out)
+	}
+
+	// A teammate changes the entry: status and doctor say so, wrap refreshes.
+	c.write(mcpJSON, strings.Replace(shared, `"srv"]`, `"srv", "--new-flag"]`, 1), 0o644)
+	if _, out, _ = c.run("status"); !strings.Contains(out, "proj-srv: changed in "+mcpJSON+" since mcp-heal copied it; Claude Code still runs the old copy until it is wrapped again: run mcp-heal wrap proj-srv") {
+		t.Errorf("status does not report the drift:\n%s", out)
+	}
+	if _, out, _ = c.run("doctor", "proj-srv", "--timeout", "1s"); !strings.Contains(out, "hint: changed in "+mcpJSON) {
+		t.Errorf("doctor does not report the drift:\n%s", out)
+	}
+	if _, out, _ = c.run("wrap", "proj-srv", "--shim", "/opt/mh/mcp-heal"); !strings.Contains(out, "proj-srv: refreshed (project") {
+		t.Errorf("wrap after the change:\n%s", out)
+	}
+	if _, out, _ = c.run("status"); strings.Contains(out, "since mcp-heal copied it") || !strings.Contains(out, "--new-flag") {
+		t.Errorf("status after the refresh:\n%s", out)
+	}
+
+	// unwrap --scope project removes the copy too.
+	if code, out, _ = c.run("unwrap", "--scope", "project", "proj-srv"); code != 0 || !strings.Contains(out, "proj-srv: unwrapped (project") || strings.Contains(out, "not wrapped") {
+		t.Errorf("unwrap --scope project: exit %d\n%s", code, out)
+	}
+	if _, out, _ = c.run("status"); regexpMatch(`(?m)^proj-srv +local `, out) {
+		t.Errorf("the copy is still there after unwrap --scope project:\n%s", out)
+	}
+	c.run("wrap", "proj-srv", "--shim", "/opt/mh/mcp-heal")
+
+	// unwrap removes the copy; ~/.claude.json is as before.
+	if code, out, errs = c.run("unwrap", "--all"); code != 0 || !strings.Contains(out, "proj-srv: unwrapped (local") {
+		t.Fatalf("unwrap: exit %d\n%s%s", code, out, errs)
+	}
+	global := filepath.Join(c.dots, "claude.json")
+	if got := c.snapshot()[global]; got != orig[global] {
+		t.Errorf("unwrap left ~/.claude.json different:\n%s\nwant\n%s", got, orig[global])
+	}
+
+	// Rewriting .mcp.json is explicit, and says what it means, dry or not.
+	shared = c.snapshot()[mcpJSON]
+	dry, dryOut, _ = c.run("wrap", "--all", "--project-servers", "rewrite", "--dry-run", "--shim", "/opt/mh/mcp-heal")
+	code, out, _ = c.run("wrap", "--all", "--project-servers", "rewrite", "--shim", "/opt/mh/mcp-heal")
+	if dry != 0 || code != 0 || !strings.Contains(out, "Note: .mcp.json is usually shared") || notes(dryOut) != notes(out) {
+		t.Errorf("--project-servers rewrite: exit %d\n%s\n---dry run:\n%s", code, out, dryOut)
+	}
+	if got := c.snapshot()[mcpJSON]; !strings.Contains(got, "/opt/mh/mcp-heal") {
+		t.Errorf(".mcp.json not rewritten with --project-servers rewrite:\n%s", got)
+	}
+	c.run("unwrap", "--all")
+	if code, out, _ = c.run("wrap", "--all", "--project-servers", "skip", "--shim", "/opt/mh/mcp-heal"); code != 0 || !strings.Contains(out, "protect them with --project-servers local") || c.snapshot()[mcpJSON] != shared {
+		t.Errorf("--project-servers skip: exit %d\n%s", code, out)
+	}
+	if code, _, errs := c.run("wrap", "--all", "--project-servers", "sometimes"); code != 2 || !strings.Contains(errs, `unknown --project-servers "sometimes"`) {
+		t.Errorf("bad --project-servers: exit %d %s", code, errs)
+	}
+}
+
+// notes returns the Note lines of wrap's output.
+func notes(out string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "Note: ") {
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.String()
 }

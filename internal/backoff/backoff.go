@@ -64,13 +64,19 @@ func (b *Backoff) Fail() time.Duration {
 // Reset forgets the failures: the next Fail returns 0 again.
 func (b *Backoff) Reset() { b.n = 0 }
 
-// Wait sleeps for d or until ctx is done or wake fires, whichever comes
-// first; it reports whether the full delay elapsed.
+// Wait sleeps for d on b's clock or until ctx is done or wake fires,
+// whichever comes first; it reports whether the full delay elapsed.
 func (b *Backoff) Wait(ctx context.Context, d time.Duration, wake <-chan struct{}) bool {
+	return Sleep(ctx, b.Clock, d, wake)
+}
+
+// Sleep is Wait without a Backoff: for a delay the caller already knows
+// (a server's SSE retry: field). c nil is the wall clock; wake may be nil.
+func Sleep(ctx context.Context, c clock.Clock, d time.Duration, wake <-chan struct{}) bool {
 	if d <= 0 {
 		return true
 	}
-	t := clock.Or(b.Clock).NewTimer(d)
+	t := clock.Or(c).NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C():

@@ -63,3 +63,16 @@ func TestWait(t *testing.T) {
 		t.Error("Wait(0) returned false")
 	}
 }
+
+// Sleep is the bridge's wait for a server's retry delay: the wall clock
+// when none is given, no wake channel, and ctx ends it.
+func TestSleep(t *testing.T) {
+	if !Sleep(context.Background(), nil, time.Millisecond, nil) {
+		t.Error("Sleep(1ms) returned false")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if Sleep(ctx, nil, time.Hour, nil) {
+		t.Error("Sleep returned true after cancel")
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
@@ -100,6 +102,26 @@ func (b *base) dropped(tl *jsonrpc.TooLongError) []byte {
 	b.log.Warn("dropped a message from the server over the size ceiling", "bytes", tl.Len, "limit", tl.Limit, "kind", m.Kind.String(), "id", string(m.ID), "method", m.Method)
 	freeMemory()
 	return reply
+}
+
+// message is what one SSE event gives the client: the JSON-RPC message of
+// a "message" event (named so or unnamed), the reply standing for one
+// dropped for its size, or nil (another event type, a priming or keep-alive
+// event, data that is not JSON, which is logged). Both transports' streams
+// go through it.
+func (b *base) message(ev event) []byte {
+	if ev.Dropped != nil {
+		return b.dropped(ev.Dropped)
+	}
+	if len(ev.Data) == 0 || (ev.Name != "" && ev.Name != "message") {
+		return nil
+	}
+	msg := oneLine(ev.Data)
+	if !gjson.ValidBytes(msg) {
+		b.log.Warn("dropped an SSE event that is not JSON", "bytes", len(msg))
+		return nil
+	}
+	return msg
 }
 
 // freeMemory hands the memory of a dropped message back to the system at

@@ -2,7 +2,6 @@ package bridge
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -122,7 +121,7 @@ func (d *Dialer) Dial(ctx context.Context) (upstream.Conn, error) {
 		if headerWait.Load() {
 			return nil, d.dialError(true, "%s accepted the connection but sent no response headers within %s", d.target, min(d.o.HeaderTimeout, d.o.ProbeTimeout))
 		}
-		return nil, d.dialError(permanent(err), "cannot reach %s: %s", d.target, describeErr(err))
+		return nil, d.dialError(permanent(err), "cannot reach %s: %s", d.target, describeErr(err)).because(err, 0)
 	}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	sse := resp.StatusCode == http.StatusOK && ct == "text/event-stream"
@@ -132,13 +131,13 @@ func (d *Dialer) Dial(ctx context.Context) (upstream.Conn, error) {
 		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
 			// The headers are the user's configuration: the same ones
 			// will be refused again.
-			return nil, d.dialError(true, "%s refused the request: HTTP %d %s (check the credentials given with --header or --header-env)", d.target, resp.StatusCode, bodyText(body))
+			return nil, d.dialError(true, "%s refused the request: HTTP %d %s (check the credentials given with --header or --header-env)", d.target, resp.StatusCode, bodyText(body)).because(nil, resp.StatusCode)
 		}
 		if unavailable(resp.StatusCode) {
-			return nil, errors.New(d.red.String(fmt.Sprintf("%s is unavailable: HTTP %d %s", d.target, resp.StatusCode, bodyText(body))))
+			return nil, d.dialError(false, "%s is unavailable: HTTP %d %s", d.target, resp.StatusCode, bodyText(body)).because(nil, resp.StatusCode)
 		}
 		if mode == TransportSSE {
-			return nil, errors.New(d.red.String(fmt.Sprintf("%s is not a legacy SSE endpoint: GET answered HTTP %d %s", d.target, resp.StatusCode, bodyText(body))))
+			return nil, d.dialError(false, "%s is not a legacy SSE endpoint: GET answered HTTP %d %s", d.target, resp.StatusCode, bodyText(body)).because(nil, resp.StatusCode)
 		}
 		return d.streamable(), nil
 	}
@@ -190,6 +189,8 @@ func (d *Dialer) Dial(ctx context.Context) (upstream.Conn, error) {
 type DialError struct {
 	msg       string
 	permanent bool
+	cause     error // the transport error, when there was one
+	status    int   // the HTTP status the server answered, when it did
 }
 
 func (e *DialError) Error() string { return e.msg }
@@ -202,8 +203,22 @@ func (e *DialError) Error() string { return e.msg }
 // trying in the background).
 func (e *DialError) Permanent() bool { return e.permanent }
 
-func (d *Dialer) dialError(permanent bool, format string, a ...any) error {
+// Unwrap is the transport error behind the failure (connection refused,
+// a DNS or TLS error), for callers that explain it, such as the probe.
+// Error never shows it: its text may hold the URL's secrets.
+func (e *DialError) Unwrap() error { return e.cause }
+
+// StatusCode is the HTTP status the server refused Dial with, or 0.
+func (e *DialError) StatusCode() int { return e.status }
+
+func (d *Dialer) dialError(permanent bool, format string, a ...any) *DialError {
 	return &DialError{msg: d.red.String(fmt.Sprintf(format, a...)), permanent: permanent}
+}
+
+// because records what e came from.
+func (e *DialError) because(cause error, status int) *DialError {
+	e.cause, e.status = cause, status
+	return e
 }
 
 // streamable returns a Streamable HTTP session (the probe's context is

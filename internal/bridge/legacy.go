@@ -9,8 +9,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 )
 
@@ -65,21 +63,9 @@ func (c *sseConn) read(r *sseReader) {
 			c.die("session lost: SSE stream closed ("+why+"); the server restarted or dropped the session", nil)
 			return
 		}
-		if ev.Dropped != nil {
-			if reply := c.dropped(ev.Dropped); reply != nil {
-				c.deliver(reply)
-			}
-			continue
+		if msg := c.message(ev); msg != nil {
+			c.deliver(msg)
 		}
-		if len(ev.Data) == 0 || (ev.Name != "" && ev.Name != "message") {
-			continue
-		}
-		msg := oneLine(ev.Data)
-		if !gjson.ValidBytes(msg) {
-			c.log.Warn("dropped an SSE event that is not JSON", "bytes", len(msg))
-			continue
-		}
-		c.deliver(msg)
 	}
 }
 

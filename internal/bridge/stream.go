@@ -8,8 +8,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/tidwall/gjson"
-
+	"github.com/mcp-heal/mcp-heal/internal/backoff"
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 )
 
@@ -66,21 +65,8 @@ func (c *httpConn) readStream(body io.Reader, want []byte, lastID *string, retry
 		if ev.Retry > 0 {
 			*retry = ev.Retry
 		}
-		if ev.Dropped != nil {
-			if reply := c.dropped(ev.Dropped); reply != nil {
-				c.deliverMsg(reply)
-				if want != nil && isResponseTo(reply, want) {
-					return true, nil
-				}
-			}
-			continue
-		}
-		if len(ev.Data) == 0 || (ev.Name != "" && ev.Name != "message") {
-			continue
-		}
-		msg := oneLine(ev.Data)
-		if !gjson.ValidBytes(msg) {
-			c.log.Warn("dropped an SSE event that is not JSON", "bytes", len(msg))
+		msg := c.message(ev)
+		if msg == nil {
 			continue
 		}
 		c.deliverMsg(msg)
@@ -96,7 +82,7 @@ func (c *httpConn) reopen(lastID string, retry time.Duration) (*http.Response, b
 	if retry <= 0 {
 		retry = c.d.o.ReconnectDelay
 	}
-	if !sleep(c.ctx, retry) {
+	if !backoff.Sleep(c.ctx, nil, retry, nil) {
 		return nil, false
 	}
 	c.log.Debug("resuming a response stream", "last_event_id", lastID, "after", retry)
@@ -197,7 +183,7 @@ func (c *httpConn) listen() {
 		if d <= 0 {
 			d = c.d.o.ReconnectDelay
 		}
-		if !sleep(c.listenCtx, d) {
+		if !backoff.Sleep(c.listenCtx, nil, d, nil) {
 			return
 		}
 	}

@@ -349,17 +349,6 @@ func (c *httpConn) Close() error {
 	})
 }
 
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
 // isResponseTo reports whether msg is a JSON-RPC response whose id equals
 // the raw id want (compared as JSON values, so "1" and 1 differ but
 // escapes do not matter).

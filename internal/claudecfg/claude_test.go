@@ -212,14 +212,33 @@ func TestWrapWithRealClaude(t *testing.T) {
 	if !strings.Contains(get, "Command: "+c.heal) || !strings.Contains(get, "EXAMPLE_SECRET=") {
 		t.Errorf("claude mcp get ex-user:\n%s", get)
 	}
-	if servers, _ := claudecfg.Discover(o); len(servers) != len(found) {
-		t.Errorf("Discover after wrap: %d servers, want %d", len(servers), len(found))
-	} else {
-		for _, s := range servers {
-			if s.Scope != claudecfg.ScopePlugin && (!s.Wrapped || s.Shim != c.heal) {
-				t.Errorf("%s: not seen as wrapped: %+v", s.Name, s)
+	// The project server runs through a local copy, which Claude Code
+	// prefers (claude mcp list above runs the shim for it); .mcp.json,
+	// shared with a team, is untouched. Claude Code 2.1.328 notes the
+	// same name in two scopes under "MCP config diagnostics" ("Conflicting
+	// scopes"), and nothing else.
+	if got, _ := os.ReadFile(mcpJSON); !bytes.Equal(got, origProject) {
+		t.Errorf("wrap --all rewrote .mcp.json:\n%s", claudecfg.Diff(".mcp.json", origProject, got))
+	}
+	if strings.Contains(c.lastList, "Conflicting scopes") && !strings.Contains(c.lastList, `Server "ex-project" is defined in multiple scopes`) {
+		t.Errorf("claude mcp list reports a conflict for another server than ex-project:\n%s", c.lastList)
+	}
+	var live []claudecfg.Server
+	servers, _ = claudecfg.Discover(o)
+	for _, s := range servers {
+		if s.Shadowed {
+			if s.Name != "ex-project" || s.Scope != claudecfg.ScopeProject || s.Wrapped {
+				t.Errorf("shadowed after wrap: %+v", s)
 			}
+			continue
 		}
+		live = append(live, s)
+		if s.Scope != claudecfg.ScopePlugin && (!s.Wrapped || s.Shim != c.heal) {
+			t.Errorf("%s: not seen as wrapped: %+v", s.Name, s)
+		}
+	}
+	if len(live) != len(found) {
+		t.Errorf("Discover after wrap: %d servers in use, want %d", len(live), len(found))
 	}
 	var st struct {
 		Servers []struct {
@@ -228,7 +247,7 @@ func TestWrapWithRealClaude(t *testing.T) {
 			Command string `json:"command"`
 		} `json:"servers"`
 	}
-	if err := json.Unmarshal([]byte(c.run(c.heal, "status", "--json")), &st); err != nil || len(st.Servers) != len(found) {
+	if err := json.Unmarshal([]byte(c.run(c.heal, "status", "--json")), &st); err != nil || len(st.Servers) != len(found)+1 { // + the shadowed .mcp.json entry
 		t.Errorf("status --json: %v %+v", err, st)
 	}
 

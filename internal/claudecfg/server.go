@@ -5,7 +5,11 @@
 // functions on the file's bytes plus one atomic commit with a backup.
 package claudecfg
 
-import "github.com/mcp-heal/mcp-heal/internal/redact"
+import (
+	"fmt"
+
+	"github.com/mcp-heal/mcp-heal/internal/redact"
+)
 
 // Scopes a server entry can come from.
 const (
@@ -44,6 +48,14 @@ type Server struct {
 	// Approval is, for project (.mcp.json) servers, "approved", "rejected"
 	// or "pending": Claude Code loads only approved ones.
 	Approval string `json:"approval,omitempty"`
+	// Protects is, for a local entry wrap made to protect a project
+	// server, the .mcp.json file of that server (project.go); Drift says
+	// how that .mcp.json entry changed since ("" when it did not).
+	Protects string `json:"protects,omitempty"`
+	Drift    string `json:"drift,omitempty"`
+	// hash is a project entry's content hash, or the one a protecting
+	// local entry recorded.
+	hash string
 }
 
 // Options says where to look.
@@ -62,4 +74,27 @@ func (s Server) Redacted() Server {
 	s.Args = redact.Strings(s.Args)
 	s.Env, s.Headers = nil, nil
 	return s
+}
+
+// Select returns the servers named (by Name or Key), in the order named,
+// or an error naming those it does not have.
+func Select(servers []Server, names []string) ([]Server, error) {
+	var out []Server
+	var missing []string
+	for _, n := range names {
+		found := false
+		for _, s := range servers {
+			if s.Name == n || s.Key == n {
+				out, found = append(out, s), true
+				break
+			}
+		}
+		if !found {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("no MCP server named %q", missing)
+	}
+	return out, nil
 }

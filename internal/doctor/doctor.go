@@ -175,6 +175,9 @@ func (d *Doctor) judge(r *Report) {
 	if !s.Wrapped && s.Scope != claudecfg.ScopePlugin {
 		add(Warn, "not protected: Claude Code runs it directly, so a crash or hang breaks it for the rest of the session", d.Say.Cmd("wrap "+s.Name))
 	}
+	if hint := health.DriftHint(s, d.Say); hint != "" {
+		add(Warn, "the local entry that protects this project server is out of date", hint)
+	}
 	for _, rec := range r.Shims {
 		switch {
 		case rec.State == state.Failed:

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -35,7 +37,22 @@ type costSetup struct {
 var costSetups = []costSetup{
 	{"no plugin", func(*testing.T, *session) {}},
 	{"floor plugin (one blocking PreToolUse running /bin/true)", func(t *testing.T, s *session) { s.plugin = floorPlugin(t) }},
-	{"mcp-heal plugin", func(t *testing.T, s *session) { s.withPlugin() }},
+	{"mcp-heal plugin", func(t *testing.T, s *session) { s.withPlugin(); s.plugin = pluginFiles(t) }},
+}
+
+// pluginFiles copies the plugin's own files (manifest, hooks, command,
+// launcher), as a release lays them out, out of the repository: Claude
+// Code is then measured loading the plugin users install, not a source
+// tree of thousands of files. The binary comes from MCP_HEAL_BIN.
+func pluginFiles(t *testing.T) string {
+	dir := t.TempDir()
+	root := testenv.ModuleRoot(t)
+	for _, d := range []string{".claude-plugin", "hooks", "commands", "plugin"} {
+		if out, err := exec.Command("cp", "-a", filepath.Join(root, d), dir).CombinedOutput(); err != nil {
+			t.Fatalf("cp %s: %v %s", d, err, out)
+		}
+	}
+	return dir
 }
 
 // floorPlugin is the cheapest plugin that checks MCP calls: one blocking
@@ -84,19 +101,23 @@ func costSession(t *testing.T, c costSetup) costRun {
 	return out
 }
 
-func median(d []time.Duration) time.Duration {
+// quantile returns the q-quantile (0..1) of d.
+func quantile(d []time.Duration, q float64) time.Duration {
 	d = append([]time.Duration(nil), d...)
 	sort.Slice(d, func(a, b int) bool { return d[a] < d[b] })
-	return d[len(d)/2]
+	return d[int(q*float64(len(d)-1))]
 }
+
+func median(d []time.Duration) time.Duration { return quantile(d, 0.5) }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // TestHookCost, with -report, measures what the hooks cost per MCP call
 // with the real Claude Code: costRuns sessions of costCalls calls each for
 // no plugin, the floor plugin and mcp-heal, run in turn so that load hits
-// all three alike, and writes the medians and ratios into
-// docs/end-to-end.md:
+// all three alike, and writes the medians, the fastest quarter of the
+// calls (what a call costs when the machine's load does not get in the
+// way; the ratios and the target use it) into docs/end-to-end.md:
 //
 //	go test ./internal/e2e -run TestHookCost -v -args -report
 //
@@ -130,16 +151,23 @@ func TestHookCost(t *testing.T) {
 			calls[k] = append(calls[k], r.calls...)
 		}
 	}
-	perCall := make([]time.Duration, len(costSetups))
+	// The fastest quarter of the calls is what a call costs when nothing
+	// else on the machine gets in its way; the median shows the load.
+	fast := make([]time.Duration, len(costSetups))
 	for k := range costSetups {
-		perCall[k] = median(calls[k])
+		fast[k] = quantile(calls[k], 0.25)
 	}
-	none, floor := perCall[0], perCall[1]
+	none, floor := fast[0], fast[1]
 	var b strings.Builder
-	fmt.Fprintf(&b, "| setup (%d MCP calls in one `-p` session, %d sessions each) | session (median) | one call (median of %d) | vs no plugin | vs floor |\n|---|---|---|---|---|\n", costCalls, costRuns, costCalls*costRuns)
+	// The machine's load is part of the figures: on a busy machine the
+	// spread between runs is larger than what the hooks cost.
+	load, _ := os.ReadFile("/proc/loadavg")
+	la := strings.Fields(string(load))
+	fmt.Fprintf(&b, "Measured %s, %d CPUs, load average %s.\n\n", time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), strings.Join(la[:min(3, len(la))], " "))
+	fmt.Fprintf(&b, "| setup (%d MCP calls in one `-p` session, %d sessions each) | session (median) | one call (median) | one call (fastest quarter) | vs no plugin | vs floor |\n|---|---|---|---|---|---|\n", costCalls, costRuns)
 	for k, c := range costSetups {
-		fmt.Fprintf(&b, "| %s | %.2f s | %.1f ms | %+.1f ms (%.2f×) | %+.1f ms (%.2f×) |\n", c.name, median(sessions[k]).Seconds(), ms(perCall[k]),
-			ms(perCall[k]-none), float64(perCall[k])/float64(none), ms(perCall[k]-floor), float64(perCall[k])/float64(floor))
+		fmt.Fprintf(&b, "| %s | %.2f s | %.1f ms | %.1f ms | %+.1f ms (%.2f×) | %+.1f ms (%.2f×) |\n", c.name, median(sessions[k]).Seconds(), ms(median(calls[k])), ms(fast[k]),
+			ms(fast[k]-none), float64(fast[k])/float64(none), ms(fast[k]-floor), float64(fast[k])/float64(floor))
 	}
 	fmt.Fprint(os.Stdout, "\n"+b.String())
 	if t.Failed() {
@@ -149,7 +177,7 @@ func TestHookCost(t *testing.T) {
 	if err := os.WriteFile(path, out, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if ratio := float64(perCall[2]) / float64(floor); ratio > costTarget {
+	if ratio := float64(fast[2]) / float64(floor); ratio > costTarget {
 		t.Errorf("an MCP call with mcp-heal takes %.2f× what it takes with the floor plugin, want at most %.2f× (the table is written all the same)", ratio, costTarget)
 	}
 }

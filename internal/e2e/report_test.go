@@ -12,12 +12,14 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
-var reportFlag = flag.Bool("report", false, "also run the scenarios with Claude Code alone, print the comparison table and write it into the README")
+var reportFlag = flag.Bool("report", false, "also run the scenarios with Claude Code alone, print the comparison table and write it into docs/end-to-end.md")
 
-// The README's table stands between these markers.
+// The table stands in docs/end-to-end.md between these markers (the doc
+// holds other generated tables, each between its own markers).
 const (
-	reportBegin = "<!-- e2e report: begin -->\n"
-	reportEnd   = "<!-- e2e report: end -->\n"
+	reportDoc   = "docs/end-to-end.md"
+	reportBegin = "<!-- BEGIN scenarios -->\n"
+	reportEnd   = "<!-- END scenarios -->\n"
 )
 
 // reportRow is one scenario of the comparison table: run with Claude Code
@@ -43,21 +45,22 @@ var reportRows = []reportRow{
 }
 
 // TestReport, with -report, runs every scenario with Claude Code alone and
-// with mcp-heal, prints the comparison table and writes it into the README:
+// with mcp-heal, prints the comparison table and writes it into
+// docs/end-to-end.md:
 //
 //	go test ./internal/e2e -run TestReport -v -args -report
 //
-// Without -report it checks that the README's table has one row for every
-// scenario of the report, in order, so the README cannot drift from it.
+// Without -report it checks that the doc's table has one row for every
+// scenario of the report, in order, so the doc cannot drift from it.
 func TestReport(t *testing.T) {
-	readme := filepath.Join(testenv.ModuleRoot(t), "README.md")
-	doc, err := os.ReadFile(readme)
+	path := filepath.Join(testenv.ModuleRoot(t), filepath.FromSlash(reportDoc))
+	doc, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	i, j := bytes.Index(doc, []byte(reportBegin)), bytes.Index(doc, []byte(reportEnd))
 	if i < 0 || j < i {
-		t.Fatalf("README.md has no %q ... %q section", strings.TrimSpace(reportBegin), strings.TrimSpace(reportEnd))
+		t.Fatalf("%s has no %q ... %q section", reportDoc, strings.TrimSpace(reportBegin), strings.TrimSpace(reportEnd))
 	}
 	if !*reportFlag {
 		var rows []string
@@ -67,11 +70,11 @@ func TestReport(t *testing.T) {
 			}
 		}
 		if len(rows) != len(reportRows) {
-			t.Fatalf("README table has %d rows, the report %d: run go test ./internal/e2e -run TestReport -args -report", len(rows), len(reportRows))
+			t.Fatalf("%s: the table has %d rows, the report %d: run go test ./internal/e2e -run TestReport -args -report", reportDoc, len(rows), len(reportRows))
 		}
 		for k, row := range reportRows {
 			if !strings.HasPrefix(rows[k], "| "+row.name+" | ") {
-				t.Errorf("README row %d is %q, want scenario %q", k+1, rows[k], row.name)
+				t.Errorf("%s: row %d is %q, want scenario %q", reportDoc, k+1, rows[k], row.name)
 			}
 		}
 		return
@@ -94,10 +97,10 @@ func TestReport(t *testing.T) {
 	}
 	fmt.Fprint(os.Stdout, "\n"+b.String())
 	if t.Failed() {
-		return // a failed scenario's numbers do not go into the README
+		return // a failed scenario's numbers do not go into the doc
 	}
 	out := append(append(append([]byte{}, doc[:i+len(reportBegin)]...), b.String()...), doc[j:]...)
-	if err := os.WriteFile(readme, out, 0o644); err != nil {
+	if err := os.WriteFile(path, out, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -22,11 +22,12 @@ type Guardian struct {
 	c   *ctrl
 	cmd *exec.Cmd
 
-	mu      sync.Mutex
-	nextID  int
-	pending map[int]chan startReply
-	runs    map[int]*Child
-	dead    chan struct{}
+	mu       sync.Mutex
+	detached bool // Detach closed the connection: its runs go on
+	nextID   int
+	pending  map[int]chan startReply
+	runs     map[int]*Child
+	dead     chan struct{}
 }
 
 type startReply struct {
@@ -92,6 +93,15 @@ func (g *Guardian) Dead() <-chan struct{} { return g.dead }
 // and exits.
 func (g *Guardian) Close() { g.c.c.Close() }
 
+// Detach lets a kept guardian go while its server runs on: the runs end
+// here as detached, and the guardian keeps the server for the next shim.
+func (g *Guardian) Detach() {
+	g.mu.Lock()
+	g.detached = true
+	g.mu.Unlock()
+	g.c.c.Close()
+}
+
 // read dispatches the guardian's events. When the guardian dies, every
 // server it ran is killed here: the kernel killed the leaders on Linux
 // (Pdeathsig); the rest of each group and tree is ours to kill.
@@ -132,8 +142,15 @@ func (g *Guardian) read() {
 		delete(g.pending, id)
 	}
 	close(g.dead)
+	detached := g.detached
 	g.mu.Unlock()
 	for _, r := range runs {
+		if detached {
+			// Left running on purpose (a kept server): not ours to kill.
+			r.status = Status{Detached: true}
+			close(r.done)
+			continue
+		}
 		if r.PID <= 0 {
 			// Never started: Run's reply channel is closed.
 			continue

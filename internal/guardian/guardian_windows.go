@@ -24,6 +24,9 @@ func (*Guardian) Dead() <-chan struct{} { return nil }
 // Close does nothing.
 func (*Guardian) Close() {}
 
+// Detach does nothing.
+func (*Guardian) Detach() {}
+
 // Run is not supported on Windows.
 func (*Guardian) Run(Spec) (*Child, error) { return nil, ErrUnsupported }
 

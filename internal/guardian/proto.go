@@ -48,8 +48,10 @@ type Status struct {
 	Daemons []int `json:"daemons,omitempty"`
 	// Lost: the guardian died before reporting; the shim killed the group
 	// and swept the tree itself.
-	Lost bool   `json:"lost,omitempty"`
-	Err  string `json:"err,omitempty"` // wait failed
+	Lost bool `json:"lost,omitempty"`
+	// Detached: the shim let go of a kept server, which runs on.
+	Detached bool   `json:"detached,omitempty"`
+	Err      string `json:"err,omitempty"` // wait failed
 }
 
 // DaemonNote is the sentence an exit carries when the server daemonized.

@@ -1,5 +1,7 @@
 package health
 
+import "strings"
+
 // Audience is who reads a piece of advice, which decides how it names a
 // command: plugin users have no mcp-heal on PATH, so inside Claude Code the
 // advice is the slash command.
@@ -36,6 +38,15 @@ func (a Audience) Cmd(line string) string {
 	return "mcp-heal " + line
 }
 
+// Hint is a hint that quotes commands as 'mcp-heal ...', for this reader:
+// inside Claude Code they become '/mcp-heal ...'.
+func (a Audience) Hint(h string) string {
+	if a == Claude {
+		return strings.ReplaceAll(h, "'mcp-heal ", "'/mcp-heal ")
+	}
+	return h
+}
+
 // Reconnect names Claude Code's reconnect command for server, which only
 // exists inside Claude Code: a shell reader is told where to type it.
 func (a Audience) Reconnect(server string) string {
@@ -43,4 +54,17 @@ func (a Audience) Reconnect(server string) string {
 		return "/mcp reconnect " + server
 	}
 	return "/mcp reconnect " + server + " in Claude Code"
+}
+
+// ReconnectEach names Claude Code's reconnect command for each server,
+// quoted: "'/mcp reconnect a', '/mcp reconnect b'" (a general form past three).
+func ReconnectEach(servers []string) string {
+	if len(servers) > 3 {
+		return "/mcp reconnect <name> for each"
+	}
+	parts := make([]string, len(servers))
+	for i, n := range servers {
+		parts[i] = "/mcp reconnect " + n
+	}
+	return "'" + strings.Join(parts, "', '") + "'"
 }

@@ -93,6 +93,19 @@ func FailedShim(r *state.Record, server string, a Audience) (what, todo string) 
 	return "crash loop: " + ExitSummary(r), "fix the cause (" + a.Cmd("doctor "+server) + "), then run " + a.Cmd("heal "+server)
 }
 
+// DriftHint is what to do about a local entry that protects a project
+// server whose .mcp.json entry changed or went away since wrap copied it
+// ("" when it did not).
+func DriftHint(s claudecfg.Server, a Audience) string {
+	switch {
+	case s.Drift == "":
+		return ""
+	case strings.HasPrefix(s.Drift, "removed"):
+		return s.Drift + ": run " + a.Cmd("unwrap "+s.Name)
+	}
+	return s.Drift + ": run " + a.Cmd("wrap "+s.Name)
+}
+
 // IncidentHint is what to do about an incident of class c on server: ""
 // unless Claude Code gave up on it for the session.
 func IncidentHint(c string, server string, a Audience) string {

@@ -13,9 +13,10 @@ import (
 // TestVocabulary pins, for every class, what each reader is told: whether
 // Claude Code gave up on the server for the session, what `status` says
 // after an incident of the class (in a shell and from /mcp-heal), what
-// `doctor` hints, what PostToolUseFailure/PostToolBatch tell the model
-// (not probed, and after a probe that failed), and for the shim's own
-// classes that its error reply is classified back to the class.
+// `doctor` hints, what PreToolUse warns of, what PostToolUseFailure and
+// PostToolBatch tell the model (not probed, and after a probe that failed);
+// TestShimErrorsClassified does the shim's replies, PreToolUse's deny and
+// SessionStart's line.
 func TestVocabulary(t *testing.T) {
 	const x = "srv"
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
@@ -107,6 +108,13 @@ func TestVocabulary(t *testing.T) {
 			vc := health.Judge(claudecfg.Server{Name: x, Wrapped: true}, nil, in, now, health.Claude)
 			if want.dead && !strings.HasSuffix(vc.Detail, ": run /mcp reconnect srv") {
 				t.Errorf("status from /mcp-heal: %q", vc.Detail)
+			}
+			// PreToolUse warns before the next call only about a server
+			// Claude Code gave up on (the hook stays silent otherwise).
+			if want.dead {
+				if got, w := health.DeadNotice(x, c, now), "mcp-heal: MCP server \"srv\" was found disconnected at "+now.Local().Format("15:04:05")+" ("+string(c)+") and Claude Code does not reconnect it by itself; if this call fails, continue without it and ask the user to run `/mcp reconnect srv`."; got != w {
+					t.Errorf("PreToolUse notice:\n got %s\nwant %s", got, w)
+				}
 			}
 			hint := health.IncidentHint(string(c), x, health.Shell)
 			if (hint == reconnectShell) != want.dead || (!want.dead && hint != "") {

@@ -186,7 +186,9 @@ func (h *Handler) sessionStart(in *Input) []byte {
 	mine := map[string]bool{}
 	var unprotected []string
 	for _, s := range all {
-		if s.Shadowed || s.Approval == "rejected" {
+		// Pending project servers are not loaded until approved, and
+		// wrap leaves them alone until then.
+		if s.Shadowed || s.Approval == "rejected" || s.Approval == "pending" {
 			continue
 		}
 		mine[s.Name] = true

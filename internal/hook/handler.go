@@ -3,7 +3,9 @@ package hook
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"runtime/debug"
 	"strconv"
@@ -86,6 +88,16 @@ func encode(o output) []byte {
 	return append(b, '\n')
 }
 
+// ContextOf is the additionalContext of a reply ("" for none): what a hook
+// run with asyncRewake says on stderr instead of printing the reply.
+func ContextOf(reply []byte) string {
+	var o output
+	if reply == nil || json.Unmarshal(reply, &o) != nil || o.HookSpecificOutput == nil {
+		return ""
+	}
+	return o.HookSpecificOutput.AdditionalContext
+}
+
 func contextReply(event, text string) []byte {
 	return encode(output{HookSpecificOutput: &specific{HookEventName: event, AdditionalContext: text}})
 }
@@ -166,4 +178,37 @@ func normalize(name string) string {
 		}
 	}
 	return string(b)
+}
+
+// maxPayload bounds what a hook reads: PostToolBatch carries tool
+// results, which can be large, but not unbounded.
+const maxPayload = 64 << 20
+
+// stdinTimeout bounds the wait for stdin, so a hook never blocks a
+// session if its stdin is never closed.
+const stdinTimeout = 10 * time.Second
+
+// ReadPayload reads a hook's stdin: at most maxPayload bytes, within
+// stdinTimeout. On a
+// timeout the reading goroutine is abandoned; the process exits soon after.
+func ReadPayload(r io.Reader) ([]byte, error) {
+	limit, timeout := int64(maxPayload), stdinTimeout
+	type result struct {
+		b   []byte
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		b, err := io.ReadAll(io.LimitReader(r, limit+1))
+		ch <- result{b, err}
+	}()
+	select {
+	case res := <-ch:
+		if res.err == nil && int64(len(res.b)) > limit {
+			return nil, fmt.Errorf("payload larger than %d bytes", limit)
+		}
+		return res.b, res.err
+	case <-time.After(timeout):
+		return nil, errors.New("timed out reading stdin")
+	}
 }

@@ -62,6 +62,13 @@ func (c *conn) Close() error          { return c.p.Close() }
 func (c *conn) Kill(reason string)    { c.p.Kill(reason) }
 func (c *conn) Flush() error          { return c.p.Flush() }
 
+// Detach leaves the server running under its guardian for the next
+// client: the shim is going away (client EOF, SIGTERM).
+func (c *conn) Detach() {
+	c.g.Detach()
+	c.p.Detach()
+}
+
 // Send translates and sends one message.
 func (c *conn) Send(msg []byte) error {
 	out, ok := c.outbound(msg)

@@ -110,8 +110,17 @@ func (d *Dialer) Dial(ctx context.Context) (upstream.Conn, error) {
 // when none listens.
 func (d *Dialer) attach() (*guardian.Attached, error) {
 	var last error
-	for range 5 {
+	busyUntil := time.Now().Add(2 * time.Second)
+	for i := 0; i < 5; i++ {
 		a, err := guardian.Attach(d.Socket, d.Identity)
+		if errors.Is(err, guardian.ErrBusy) && time.Now().Before(busyUntil) {
+			// The shim before us may have just died (Claude Code's
+			// /mcp reconnect kills and starts at once): its guardian
+			// has not read the EOF yet. Ask again for a moment.
+			time.Sleep(50 * time.Millisecond)
+			i--
+			continue
+		}
 		if err == nil || errors.Is(err, guardian.ErrBusy) {
 			return a, err
 		}

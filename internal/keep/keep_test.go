@@ -379,3 +379,66 @@ func TestVersionChangeRestarts(t *testing.T) {
 	waitGone(t, "the server of the old version", 10*time.Second, int(pid))
 	e.stop(t)
 }
+
+// TestSIGTERMAndEOFKeep: Claude Code ends its stdio servers with SIGTERM
+// (and closes their stdin); a kept server outlives both, and the shim
+// exits at once instead of running the stop ladder.
+func TestSIGTERMAndEOFKeep(t *testing.T) {
+	e := newEnv(t)
+	a := e.shim(t, "1m")
+	a.handshake()
+	a.tool("counter_increment", `{}`)
+	pid := a.info().Get("pid").Int()
+	start := time.Now()
+	a.cmd.Process.Signal(syscall.SIGTERM)
+	a.cmd.Wait()
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("the shim took %v to exit on SIGTERM", d)
+	}
+	b := e.shim(t, "1m")
+	b.handshake()
+	if got := b.info().Get("pid").Int(); got != pid {
+		t.Fatalf("after SIGTERM: pid %d, want the kept %d", got, pid)
+	}
+	if got := b.tool("counter_increment", `{}`); got != "2" {
+		t.Errorf("counter after SIGTERM: %q, want 2", got)
+	}
+	b.in.Close() // stdin EOF
+	b.cmd.Wait()
+	c := e.shim(t, "1m")
+	c.handshake()
+	if got := c.info().Get("pid").Int(); got != pid {
+		t.Fatalf("after stdin EOF: pid %d, want the kept %d", got, pid)
+	}
+	if got := c.tool("counter_increment", `{}`); got != "3" {
+		t.Errorf("counter after stdin EOF: %q, want 3", got)
+	}
+	e.stop(t)
+	waitGone(t, "after stop", 10*time.Second, int(pid))
+}
+
+// TestKeptServerCrashRespawns: a kept server that crashes mid-session is
+// respawned under the same guardian (the shim's healing holds), and the
+// next session re-attaches to the new one.
+func TestKeptServerCrashRespawns(t *testing.T) {
+	e := newEnv(t)
+	a := e.shim(t, "1m")
+	a.handshake()
+	pid := a.info().Get("pid").Int()
+	g := ppid(int(pid))
+	r, _ := a.call("tools/call", `{"name":"crash","arguments":{}}`)
+	if !r.Get("error").Exists() && !r.Get("result.isError").Bool() {
+		t.Errorf("crash call: %s", r.Raw)
+	}
+	pid2 := a.info().Get("pid").Int()
+	if pid2 == pid || ppid(int(pid2)) != g {
+		t.Fatalf("after a crash: pid %d (parent %d), want a new server under guardian %d", pid2, ppid(int(pid2)), g)
+	}
+	a.kill()
+	b := e.shim(t, "1m")
+	b.handshake()
+	if got := b.info().Get("pid").Int(); got != pid2 {
+		t.Errorf("re-attached to %d, want the respawned %d", got, pid2)
+	}
+	e.stop(t)
+}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -225,5 +226,38 @@ func TestSSE(t *testing.T) {
 	r := probe.Run(context.Background(), probe.Target{Transport: "sse", URL: srv.URL + "/sse"}, 5*time.Second)
 	if !r.OK || r.ServerName != "legacy" || strings.Join(r.Tools, ",") != "ping" {
 		t.Fatalf("got %+v (%+v), want legacy with tool ping", r, r.Problem)
+	}
+}
+
+// The probe speaks through the bridge, so what the bridge guarantees holds
+// for doctor and the hooks too: configured headers never follow a redirect
+// to another origin (the probe used to follow every redirect with them),
+// and a certificate that does not verify is named as such.
+func TestHTTPThroughBridge(t *testing.T) {
+	var leaked atomic.Bool
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" {
+			leaked.Store(true)
+		}
+		http.Error(w, "nothing here", http.StatusNotFound)
+	}))
+	defer other.Close()
+	redirect := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/mcp", http.StatusTemporaryRedirect)
+	}))
+	defer redirect.Close()
+	r := probe.Run(context.Background(), probe.Target{Transport: "http", URL: redirect.URL + "/mcp", Headers: map[string]string{"Authorization": "Bearer sekrit-token-123"}}, 5*time.Second)
+	if r.OK || leaked.Load() {
+		t.Fatalf("redirect to another origin: ok %v, Authorization reached it: %v (%+v)", r.OK, leaked.Load(), r.Problem)
+	}
+	if strings.Contains(r.Problem.Summary, "sekrit") {
+		t.Fatalf("the token is in the summary: %q", r.Problem.Summary)
+	}
+
+	tlsSrv := httptest.NewTLSServer(http.NotFoundHandler())
+	defer tlsSrv.Close()
+	r = probe.Run(context.Background(), probe.Target{Transport: "http", URL: tlsSrv.URL + "/mcp"}, 5*time.Second)
+	if r.OK || r.Problem.Kind != probe.Network || !strings.Contains(r.Problem.Summary, "TLS certificate rejected") {
+		t.Fatalf("self-signed certificate: got %+v", r.Problem)
 	}
 }

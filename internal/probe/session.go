@@ -22,6 +22,15 @@ type rpcError struct {
 
 func (e *rpcError) Error() string { return fmt.Sprintf("JSON-RPC error %d: %s", e.Code, e.Message) }
 
+// statusError is a request the server refused with an HTTP status.
+type statusError struct {
+	code int
+	msg  string
+}
+
+func (e *statusError) Error() string   { return e.msg }
+func (e *statusError) StatusCode() int { return e.code }
+
 // transport carries one probe's messages: call sends a request and returns
 // its result, notify sends a notification. Both are used by one goroutine.
 type transport interface {
@@ -135,6 +144,11 @@ func response(msg []byte, id int) (json.RawMessage, error, bool) {
 		var re rpcError
 		if json.Unmarshal([]byte(e.Raw), &re) != nil {
 			re = rpcError{Code: jsonrpc.CodeInternalError, Message: e.Raw}
+		}
+		if st := e.Get("data.http_status").Int(); st > 0 {
+			// The bridge's answer for a request the server refused
+			// with an HTTP error (401, 404...).
+			return nil, &statusError{code: int(st), msg: re.Message}, true
 		}
 		return nil, &re, true
 	}

@@ -69,6 +69,10 @@ func (d *Dialer) Target() string {
 	return redact.String(strings.Join(parts, " "))
 }
 
+// Command is the program Dial starts (the shim looks at it when a start
+// fails: a command that is not there cannot start, however often tried).
+func (d *Dialer) Command() string { return d.Config.Path }
+
 // Mode is state.ModeStdio.
 func (d *Dialer) Mode() string { return state.ModeStdio }
 

@@ -197,6 +197,8 @@ type status struct {
 	sig    syscall.Signal
 	err    error
 	note   string // added to the reason (e.g. it daemonized)
+	// detached: the child runs on under a kept guardian (Detach).
+	detached bool
 }
 
 // PID is the child's pid (and process group id).
@@ -333,6 +335,8 @@ func (p *Process) wait() {
 func exitOf(st status, at, started time.Time) state.Exit {
 	e := state.Exit{At: at.UTC(), UptimeMS: at.Sub(started).Milliseconds()}
 	switch {
+	case st.detached:
+		e.Reason = "left running for the next client (kept)"
 	case st.err != nil:
 		e.Reason = fmt.Sprintf("wait failed: %v", st.err)
 	case st.sig != 0:
@@ -382,6 +386,20 @@ func (p *Process) Close() error {
 	p.quitOnce.Do(func() { close(p.quit) })
 	p.ch.release()
 	return nil
+}
+
+// Detach lets go of a child that runs on under a kept guardian (whose
+// connection the caller has let go of first): our ends of its pipes are
+// closed, nothing is signalled, and Detach returns once the Process has
+// ended.
+func (p *Process) Detach() {
+	p.closeOnce.Do(func() {
+		p.stdin.Close()
+		p.stdout.Close()
+		p.stderr.Close()
+		<-p.done
+	})
+	p.quitOnce.Do(func() { close(p.quit) })
 }
 
 func (p *Process) waitDone(d time.Duration) bool {

@@ -136,6 +136,9 @@ func (g guarded) wait() status {
 	if st.Err != "" {
 		out.err = errors.New(st.Err)
 	}
+	if st.Detached {
+		out.detached = true
+	}
 	if st.Lost {
 		out.note = joinNote("its guardian died, so its process group and tree were killed", out.note)
 	}

@@ -88,18 +88,6 @@ func TestCrashLoopFailsThenRecovers(t *testing.T) {
 	}
 }
 
-// A command that cannot be started at all is a failure like any other.
-func TestCommandNotFound(t *testing.T) {
-	h := newHarness(t, hopt{
-		command: []string{"/nonexistent/mcp-server"},
-		opts:    func(o *Options) { o.MaxFailures = 2 },
-	})
-	r := h.call("initialize", initParams)
-	if r.Get("error.data.reason").String() != "server-failed" || !strings.Contains(r.Get("error.message").String(), "could not be started") {
-		t.Errorf("got %s", r.Raw)
-	}
-}
-
 func TestHangDetection(t *testing.T) {
 	for _, era := range []string{"handshake", "stateless"} {
 		t.Run(era, func(t *testing.T) {

@@ -221,14 +221,14 @@ func TestReplayVersionMismatch(t *testing.T) {
 // re-sent after any number of restarts, as long as it ran a while each
 // time; only quick repeated deaths under it count against it.
 func TestLongLivedRequestSurvivesRestarts(t *testing.T) {
-	h := newHarness(t, hopt{opts: func(o *Options) { o.StableAfter = 100 * time.Millisecond }})
+	h := newHarness(t, hopt{fakeClock: true, opts: func(o *Options) { o.StableAfter = 100 * time.Millisecond }})
 	h.handshake()
 	_, ch := h.start("tools/call", `{"name":"hang2"}`)
 	for i := 0; i < 4; i++ {
 		waitFor(t, 5*time.Second, "the call to reach the server", func() bool { return h.countEvents("call hang2") == i+1 })
-		time.Sleep(150 * time.Millisecond)
+		h.clk.Advance(150 * time.Millisecond) // it runs a while
 		old := h.killChild()
-		h.waitUp(old)
+		h.advanceUntil("a new server", func() bool { pid := h.childPID(); return pid != 0 && pid != old })
 	}
 	select {
 	case b := <-ch:

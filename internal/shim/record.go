@@ -7,6 +7,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/redact"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 )
@@ -38,6 +39,12 @@ func (s *Shim) record() {
 	}
 	if s.childPID != 0 {
 		r.ChildStarted = s.childAt.UTC()
+	}
+	if s.isFailed() {
+		r.Failure = string(health.ShimFailed)
+		if s.cantStart {
+			r.Failure = string(health.CannotStart)
+		}
 	}
 	if s.lastExit != nil {
 		ex := s.lastExit.Exit

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
@@ -201,8 +202,13 @@ func (s *Shim) failReplies(q []qitem) [][]byte {
 }
 
 // failedReply is the error for a request that cannot be served because the
-// server is in a crash loop. Called with mu held.
+// server is in a crash loop, or its command cannot start at all (the
+// words are internal/health's). Called with mu held.
 func (s *Shim) failedReply(id []byte, method string) []byte {
+	if s.cantStart {
+		data := errData{Reason: "server-cannot-start", Server: s.o.Name, Method: method, Restarts: s.restarts, Target: s.target}
+		return jsonrpc.ErrorReply(id, jsonrpc.CodeInternalError, health.CannotStartError(s.o.Name, s.lastErr), data)
+	}
 	last := s.lastErr
 	var ex *state.Exit
 	if s.lastExit != nil {
@@ -215,11 +221,10 @@ func (s *Shim) failedReply(id []byte, method string) []byte {
 	if s.dialFails > 0 {
 		last = "it could not be started: " + s.lastErr
 	}
-	msg := fmt.Sprintf("MCP server %s is failing (crash loop): %s", quoteName(s.o.Name), last)
+	stderr := ""
 	if len(s.stderr) > 0 {
-		msg += "; last stderr: " + lastLines(s.stderr, 3)
+		stderr = lastLines(s.stderr, 3)
 	}
-	msg += fmt.Sprintf("; mcp-heal keeps restarting it (at most every %s); this call was not sent", s.o.BackoffMax)
 	data := errData{Reason: "server-failed", Server: s.o.Name, Method: method, Exit: ex, StderrTail: s.stderr, Restarts: s.restarts, Target: s.target}
-	return jsonrpc.ErrorReply(id, jsonrpc.CodeInternalError, msg, data)
+	return jsonrpc.ErrorReply(id, jsonrpc.CodeInternalError, health.CrashLoopError(s.o.Name, last, stderr, s.o.BackoffMax), data)
 }

@@ -132,7 +132,9 @@ type Shim struct {
 	childPID  int
 	childAt   time.Time
 	dialFails int
-	permanent bool // the last dial failed for a reason retrying will not fix soon
+	cantStart bool   // the last start failed because the command cannot start (cannotstart.go)
+	dialSig   string // the command's file as the last Dial found it; the supervisor's alone
+	permanent bool   // the last dial failed for a reason retrying will not fix soon
 	downSince time.Time
 	probing   bool // the janitor has a liveness probe out
 	lastProbe time.Time

@@ -24,6 +24,7 @@ type killer interface{ Kill(reason string) }
 func (s *Shim) supervise(ctx context.Context) {
 	bo := &backoff.Backoff{Min: s.o.BackoffMin, Max: s.o.BackoffMax, Clock: s.clk}
 	for ctx.Err() == nil {
+		s.noteCommand()
 		c, err := s.o.Dialer.Dial(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -31,6 +32,11 @@ func (s *Shim) supervise(ctx context.Context) {
 			}
 			d := bo.Fail()
 			s.dialFailed(err, bo.Failures())
+			if s.waitStartable(ctx) {
+				bo.Reset()
+				s.restartFresh()
+				continue
+			}
 			if !bo.Wait(ctx, d, s.restartCh) && ctx.Err() == nil {
 				bo.Reset()
 				s.restartFresh()
@@ -59,7 +65,7 @@ func (s *Shim) supervise(ctx context.Context) {
 		case <-pumpDone:
 		case <-ctx.Done():
 			s.stop()
-			c.Close()
+			closeOrDetach(c)
 			<-pumpDone
 			s.connDied(gen, c.PID(), c.Exit(), false, "")
 			return
@@ -111,6 +117,7 @@ func (s *Shim) install(c upstream.Conn) uint64 {
 	s.childAt = time.Now()
 	s.lastRecv = s.clk.Now()
 	s.dialFails = 0
+	s.cantStart = false
 	s.permanent = false
 	switch {
 	case s.isFailed():
@@ -200,9 +207,13 @@ func (s *Shim) exitOf(c upstream.Conn) upstream.Exit {
 
 // dialFailed records a failed start.
 func (s *Shim) dialFailed(err error, failures int) {
+	why, cant := s.startFailure(err)
 	s.mu.Lock()
 	s.dialFails++
 	s.lastErr = oneLine(err.Error())
+	if s.cantStart = cant; cant {
+		s.lastErr = why
+	}
 	s.permanent = isPermanent(err)
 	// A remote that refuses connections is down, not crash-looping: its
 	// calls wait in the queue for QueueTimeout, so it is marked failed
@@ -210,7 +221,7 @@ func (s *Shim) dialFailed(err error, failures int) {
 	// long. A stdio command that will not start is failed after
 	// MaxFailures quick tries.
 	switch {
-	case s.permanent || failures >= s.o.MaxFailures && (s.mode != state.ModeRemote || s.clk.Now().Sub(s.downSince) >= s.o.QueueTimeout):
+	case cant || s.permanent || failures >= s.o.MaxFailures && (s.mode != state.ModeRemote || s.clk.Now().Sub(s.downSince) >= s.o.QueueTimeout):
 		s.setPhase(state.Failed)
 	case !s.isFailed():
 		s.setPhase(state.Backoff)

@@ -1,0 +1,59 @@
+package claudecfg
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	dirs "github.com/mcp-heal/mcp-heal/internal/paths"
+)
+
+// OptionsFor is where Claude Code's config is for a command run with this
+// environment: project is the --project flag (default
+// $CLAUDE_PROJECT_DIR, else the working directory).
+func OptionsFor(getenv func(string) string, project string) (Options, error) {
+	if project == "" {
+		project = getenv("CLAUDE_PROJECT_DIR")
+	}
+	if project == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return Options{}, err
+		}
+		project = wd
+	}
+	abs, err := filepath.Abs(project)
+	if err != nil {
+		return Options{}, err
+	}
+	home := getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	return Options{Home: home, ProjectDir: abs, ConfigDir: getenv("CLAUDE_CONFIG_DIR")}, nil
+}
+
+// ErrTemporaryBuild: the running mcp-heal is a `go run` build, which is
+// deleted when it exits, so wrapped entries cannot point at it.
+var ErrTemporaryBuild = errors.New("this mcp-heal is a temporary 'go run' build, which wrapped servers cannot point at")
+
+// DefaultShim is the binary wrapped entries run: the stable copy the
+// plugin installs (paths.StableBinary, which survives plugin updates) when
+// present, else the running binary.
+func DefaultShim(getenv func(string) string) (string, error) {
+	stable := dirs.For(runtime.GOOS, getenv).StableBinary
+	if st, err := os.Stat(stable); err == nil && !st.IsDir() {
+		return stable, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("find the mcp-heal binary: %w", err)
+	}
+	if strings.Contains(exe, string(filepath.Separator)+"go-build") {
+		return "", ErrTemporaryBuild
+	}
+	return exe, nil
+}

@@ -1,0 +1,277 @@
+package claudecfg
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/mcp-heal/mcp-heal/internal/redact"
+)
+
+// Request is what wrap or unwrap is asked to do.
+type Request struct {
+	Unwrap bool
+	Names  []string // the servers named; nil: every server
+	Scope  string   // "all", ScopeLocal, ScopeProject or ScopeUser
+	Shim   string   // wrap: absolute path of the mcp-heal binary entries run
+	// Flags are extra shim flags for stdio entries (e.g. --keep DURATION).
+	Flags []string
+	// Project is what wrap does with project (.mcp.json) servers:
+	// ProjectLocal (the default when empty), ProjectSkip or ProjectRewrite.
+	Project string
+}
+
+// Row is what was (or would be) done to one entry.
+type Row struct {
+	Change
+	Scope string `json:"scope"`
+	File  string `json:"file"`
+}
+
+// Plan is every edit a Request makes, computed from the files as read and
+// not yet written: a dry run prints it, Commit writes it.
+type Plan struct {
+	Rows []Row
+	// Missing are the names asked for that no entry in scope has.
+	Missing []string
+	files   []*fileEdit
+}
+
+type fileEdit struct {
+	path     string
+	old, new []byte
+}
+
+// Backup is where Commit saved a file's previous contents.
+type Backup struct{ File, Backup string }
+
+// NewPlan reads and checks every config file in scope, then computes the
+// edits. Nothing is written; a file that is not valid JSON fails the whole
+// plan.
+func NewPlan(o Options, r Request) (*Plan, error) {
+	if r.Scope == "" {
+		r.Scope = "all"
+	}
+	if r.Project == "" {
+		r.Project = ProjectLocal
+	}
+	p := &Plan{}
+	byPath := map[string]*fileEdit{}
+	edit := func(path string) (*fileEdit, error) {
+		if fe := byPath[path]; fe != nil {
+			return fe, nil
+		}
+		data, err := os.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := Check(path, data); err != nil {
+			return nil, fmt.Errorf("%w (nothing was changed)", err)
+		}
+		fe := &fileEdit{path: path, old: data, new: data}
+		byPath[path] = fe
+		p.files = append(p.files, fe)
+		return fe, nil
+	}
+	files := ConfigFiles(o)
+	local := files[0] // ConfigFiles lists the local scope first
+	var oauth map[string]bool
+	var servers []Server
+	if !r.Unwrap {
+		oauth = OAuthServers(o)
+		servers, _ = Discover(o) // for the approval of project servers
+	}
+	for _, cf := range files {
+		if r.Scope != "all" && cf.Scope != r.Scope {
+			continue
+		}
+		fe, err := edit(cf.File)
+		if err != nil {
+			return nil, err
+		}
+		if fe == nil {
+			continue
+		}
+		sel := EntryNames(fe.new, cf.JSONPath, r.Names)
+		if len(sel) == 0 {
+			continue
+		}
+		var rows []Change
+		switch {
+		case r.Unwrap && cf.Scope == ScopeLocal:
+			rows, err = p.unwrapLocal(fe, cf, sel)
+		case r.Unwrap:
+			fe.new, rows, err = Unwrap(fe.new, cf.JSONPath, sel)
+			if err == nil && cf.Scope == ScopeProject && r.Scope == ScopeProject {
+				// --scope project: the local copies that protect these
+				// servers go too (with every scope, the local pass does it).
+				rows, err = p.unwrapCopies(edit, local, cf.File, sel, rows)
+			}
+		case cf.Scope == ScopeProject && r.Project == ProjectSkip:
+			for _, n := range sel {
+				rows = append(rows, Change{Name: n, Action: ActSkipped, Detail: "a project server, shared through " + filepath.Base(cf.File) + ": left alone"})
+			}
+		case cf.Scope == ScopeProject && r.Project == ProjectLocal:
+			var ge *fileEdit
+			if ge, err = edit(local.File); err == nil && ge == nil {
+				// No ~/.claude.json yet: start one.
+				ge = &fileEdit{path: local.File, new: []byte("{}\n")}
+				byPath[local.File] = ge
+				p.files = append(p.files, ge)
+			}
+			if err == nil {
+				rows, err = protect(ge, local, fe, cf, sel, r, oauth, servers)
+			}
+		default:
+			var keep []string
+			for _, n := range sel {
+				switch {
+				case oauth[n]:
+					rows = append(rows, Change{Name: n, Action: ActSkipped, Detail: "signs in with OAuth, which only Claude Code can do"})
+				case cf.Scope == ScopeLocal && isCopy(fe.new, cf, n):
+					// A copy protecting a project server: the project
+					// scope's pass reports and refreshes it.
+				default:
+					keep = append(keep, n)
+				}
+			}
+			if len(keep) > 0 {
+				var more []Change
+				fe.new, more, err = Wrap(fe.new, cf.JSONPath, keep, r.Shim, r.Flags...)
+				rows = append(rows, more...)
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", cf.File, err)
+		}
+		for _, c := range rows {
+			p.Rows = append(p.Rows, Row{c, cf.Scope, cf.File})
+		}
+	}
+	found := map[string]bool{}
+	for _, row := range p.Rows {
+		found[row.Name] = true
+	}
+	for _, f := range files {
+		if r.Scope != "all" && f.Scope != r.Scope {
+			continue
+		}
+		if fe := byPath[f.File]; fe != nil {
+			for _, n := range EntryNames(fe.old, f.JSONPath, r.Names) {
+				found[n] = true
+			}
+		}
+	}
+	for _, n := range r.Names {
+		if !found[n] {
+			p.Missing = append(p.Missing, n)
+		}
+	}
+	return p, nil
+}
+
+// Changed says whether the plan changes any file.
+func (p *Plan) Changed() bool {
+	for _, fe := range p.files {
+		if string(fe.old) != string(fe.new) {
+			return true
+		}
+	}
+	return false
+}
+
+// Diff is a unified diff of every file the plan changes; name labels a
+// file (e.g. with ~ for the home directory).
+func (p *Plan) Diff(name func(string) string) string {
+	var b strings.Builder
+	for _, fe := range p.files {
+		if string(fe.old) != string(fe.new) {
+			// Env and header values and URL tokens never reach the output:
+			// through /mcp-heal wrap --dry-run it lands in the model's
+			// context (redact.JSON, the one rule).
+			b.WriteString(Diff(name(fe.path), redact.JSON(fe.old), redact.JSON(fe.new)))
+		}
+	}
+	return b.String()
+}
+
+// Commit writes every changed file (Commit: atomic, with a backup, and
+// refused if the file changed since the plan read it).
+func (p *Plan) Commit() ([]Backup, error) {
+	var out []Backup
+	for _, fe := range p.files {
+		if string(fe.old) == string(fe.new) {
+			continue
+		}
+		var backup string
+		var err error
+		if fe.old == nil {
+			err = writeNew(fe.path, fe.new)
+		} else {
+			backup, err = Commit(fe.path, fe.old, fe.new)
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, Backup{fe.path, backup})
+	}
+	return out, nil
+}
+
+// writeNew creates path (0600) whole: written to a temporary file, then
+// linked into place, which fails if path exists by now.
+func writeNew(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".mcp-heal-new-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Link(tmp, path)
+}
+
+// Notes are what a person should know about the plan besides its rows:
+// shim names the binary entries run, status the command that shows drift.
+func (p *Plan) Notes(r Request, shim, status string) []string {
+	var rewritten, copied, skipped bool
+	for _, row := range p.Rows {
+		if row.Scope != ScopeProject || r.Unwrap {
+			continue
+		}
+		switch {
+		case r.Project == ProjectRewrite && row.Changed():
+			rewritten = true
+		case (r.Project == ProjectLocal || r.Project == "") && row.Changed():
+			copied = true
+		case r.Project == ProjectSkip:
+			skipped = true
+		}
+	}
+	var out []string
+	if rewritten {
+		out = append(out, ".mcp.json is usually shared through version control; its wrapped entries run "+shim+", which teammates may not have. Keep it out of commits, or use --project-servers local.")
+	}
+	if copied {
+		out = append(out, "project servers are protected by local entries of the same name in ~/.claude.json; .mcp.json is not changed ('claude mcp list' then notes \"Conflicting scopes\" for them: keep both entries). When .mcp.json changes, '"+status+"' says so: wrap them again.")
+	}
+	if skipped {
+		out = append(out, "project (.mcp.json) servers were left alone; protect them with --project-servers local (a local entry; .mcp.json unchanged).")
+	}
+	return out
+}

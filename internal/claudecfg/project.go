@@ -1,0 +1,225 @@
+package claudecfg
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+)
+
+// A project's .mcp.json is usually committed and shared: pointing its
+// entries at a binary in one person's HOME breaks them for the team. So by
+// default wrap protects a project server with a local-scope entry of the
+// same name (~/.claude.json "projects"[<project>]["mcpServers"]), which
+// Claude Code prefers over .mcp.json (local > project > user precedence),
+// holding the wrapped copy, and leaves .mcp.json alone. The copy's marker
+// names the .mcp.json file and a hash of the entry it copies, so a change
+// to .mcp.json (a teammate's new argument) is noticed (Server.Drift) and
+// wrap refreshes the copy.
+
+// What wrap does with project (.mcp.json) servers.
+const (
+	ProjectLocal   = "local"   // protect them with a local entry (default)
+	ProjectSkip    = "skip"    // leave them alone
+	ProjectRewrite = "rewrite" // rewrite .mcp.json itself
+)
+
+// projectMarker is the key, inside the marker, of {"file", "sha256"}.
+const projectMarker = "project"
+
+// entryHash identifies an entry's content, whitespace aside.
+func entryHash(raw string) string {
+	var buf bytes.Buffer
+	if json.Compact(&buf, []byte(raw)) != nil {
+		buf.Reset()
+		buf.WriteString(raw)
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	return hex.EncodeToString(sum[:])
+}
+
+// copyOf reads a local entry's marker: the .mcp.json file and the hash of
+// the entry it stands in for ("" when it is not such a copy).
+func copyOf(e gjson.Result) (file, hash string) {
+	p := lastVal(lastVal(e, markerKey), projectMarker)
+	return lastVal(p, "file").String(), lastVal(p, "sha256").String()
+}
+
+// protectEntry is the local entry that stands in for project entry e of
+// file: e wrapped, on one line, its marker naming file and e's hash.
+func protectEntry(name string, e gjson.Result, shimPath, file string, flags ...string) (string, Change) {
+	text, ch := wrapEntry(name, e, shimPath, flags...)
+	if ch.Action != ActWrapped {
+		if ch.Action != ActSkipped {
+			// Wrapped in .mcp.json itself (--project-servers rewrite
+			// earlier): nothing to protect, and .mcp.json is not touched.
+			ch.Action, ch.Detail = ActAlreadyWrapped, "in "+filepath.Base(file)+" itself"
+		}
+		return "", ch
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, []byte(text)); err != nil {
+		return "", Change{Name: name, Action: ActSkipped, Detail: err.Error()}
+	}
+	mark := fmt.Sprintf(`{"file":%s,"sha256":%q}`, jsonString(file), entryHash(e.Raw))
+	out, err := sjson.SetRaw(buf.String(), markerKey+"."+projectMarker, mark)
+	if err != nil {
+		return "", Change{Name: name, Action: ActSkipped, Detail: err.Error()}
+	}
+	ch.Detail = "by a local entry of the same name, which Claude Code prefers; " + filepath.Base(file) + " is not changed"
+	return out, ch
+}
+
+// drift says how the local copy s differs from the project entry it
+// stands in for (project: the servers read from .mcp.json files).
+func drift(s Server, project []Server) string {
+	for _, p := range project {
+		if p.Name == s.Name && p.File == s.Protects {
+			if p.hash != s.hash {
+				return "changed in " + s.Protects + " since mcp-heal copied it; Claude Code still runs the old copy until it is wrapped again"
+			}
+			return ""
+		}
+	}
+	return "removed from " + s.Protects + "; Claude Code still runs mcp-heal's copy until it is unwrapped"
+}
+
+// isCopy says whether the local entry name is a copy protecting a project
+// server.
+func isCopy(data []byte, cf ConfigFile, name string) bool {
+	obj, _ := at(data, cf.JSONPath)
+	m, ok := lastMember(obj, name)
+	if !ok {
+		return false
+	}
+	f, _ := copyOf(m.val)
+	return f != ""
+}
+
+// protect makes or refreshes, in the local scope (ge, local), the copies
+// that protect the project servers sel of fe.
+func protect(ge *fileEdit, local ConfigFile, fe *fileEdit, cf ConfigFile, sel []string, r Request, oauth map[string]bool, servers []Server) ([]Change, error) {
+	approval := map[string]string{}
+	for _, s := range servers {
+		if s.Scope == ScopeProject && s.File == cf.File {
+			approval[s.Name] = s.Approval
+		}
+	}
+	obj, _ := at(fe.new, cf.JSONPath)
+	var out []Change
+	for _, n := range sel {
+		m, _ := lastMember(obj, n)
+		lobj, _ := at(ge.new, local.JSONPath)
+		cur, hasLocal := lastMember(lobj, n)
+		file, hash := "", ""
+		if hasLocal {
+			file, hash = copyOf(cur.val)
+		}
+		switch {
+		case oauth[n]:
+			out = append(out, Change{Name: n, Action: ActSkipped, Detail: "signs in with OAuth, which only Claude Code can do"})
+			continue
+		case hasLocal && file == "":
+			out = append(out, Change{Name: n, Action: ActSkipped, Detail: "a local entry of the same name takes precedence over it; wrap that one"})
+			continue
+		case approval[n] == "pending" || approval[n] == "rejected":
+			// A local copy would load a server the user has not approved.
+			out = append(out, Change{Name: n, Action: ActSkipped, Detail: "not approved in Claude Code (" + approval[n] + "): approve it first, then wrap it"})
+			continue
+		}
+		text, ch := protectEntry(n, m.val, r.Shim, cf.File, r.Flags...)
+		if !ch.Changed() {
+			out = append(out, ch)
+			continue
+		}
+		if hasLocal {
+			if hash == entryHash(m.val.Raw) && entryHash(cur.val.Raw) == entryHash(text) {
+				out = append(out, Change{Name: n, Action: ActAlreadyWrapped, Detail: "by a local entry of the same name"})
+				continue
+			}
+			ch.Action, ch.Detail = ActRefreshed, "the local entry that protects it now copies "+filepath.Base(cf.File)+" as it is"
+		}
+		path := make([]string, 0, len(local.JSONPath)+1)
+		for _, k := range append(append(path, local.JSONPath...), n) {
+			path = append(path, gjson.Escape(k))
+		}
+		b, err := sjson.SetRawBytes(ge.new, strings.Join(path, "."), []byte(text))
+		if err != nil {
+			return nil, err
+		}
+		ge.new = b
+		out = append(out, ch)
+	}
+	return out, nil
+}
+
+// unwrapLocal removes the copies protecting project servers and unwraps
+// the other local entries in sel.
+func (p *Plan) unwrapLocal(fe *fileEdit, cf ConfigFile, sel []string) ([]Change, error) {
+	var rest []string
+	var rows []Change
+	for _, n := range sel {
+		if !isCopy(fe.new, cf, n) {
+			rest = append(rest, n)
+			continue
+		}
+		path := make([]string, 0, len(cf.JSONPath)+1)
+		for _, k := range append(append([]string{}, cf.JSONPath...), n) {
+			path = append(path, gjson.Escape(k))
+		}
+		b, err := sjson.DeleteBytes(fe.new, strings.Join(path, "."))
+		if err != nil {
+			return nil, err
+		}
+		fe.new = b
+		rows = append(rows, Change{Name: n, Action: ActUnwrapped, Detail: "removed the local entry that protected the project server; Claude Code uses .mcp.json's again"})
+	}
+	if len(rest) == 0 {
+		return rows, nil
+	}
+	b, more, err := Unwrap(fe.new, cf.JSONPath, rest)
+	if err != nil {
+		return nil, err
+	}
+	fe.new = b
+	return append(rows, more...), nil
+}
+
+// unwrapCopies removes the local copies that protect the project servers
+// sel of file, and says so in rows (replacing their "not wrapped" rows).
+func (p *Plan) unwrapCopies(edit func(string) (*fileEdit, error), local ConfigFile, file string, sel []string, rows []Change) ([]Change, error) {
+	ge, err := edit(local.File)
+	if err != nil || ge == nil {
+		return rows, err
+	}
+	var copies []string
+	for _, n := range sel {
+		obj, _ := at(ge.new, local.JSONPath)
+		if m, ok := lastMember(obj, n); ok {
+			if f, _ := copyOf(m.val); f == file {
+				copies = append(copies, n)
+			}
+		}
+	}
+	if len(copies) == 0 {
+		return rows, nil
+	}
+	removed, err := p.unwrapLocal(ge, local, copies)
+	if err != nil {
+		return nil, err
+	}
+	out := removed
+	for _, r := range rows {
+		if !slices.Contains(copies, r.Name) || r.Changed() {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}

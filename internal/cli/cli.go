@@ -1,0 +1,43 @@
+// Package cli holds what mcp-heal's command line needs beyond flags and
+// printing: the suggestion for a mistyped subcommand.
+package cli
+
+import "strings"
+
+// Closest is the choice nearest to a mistyped name (at most two edits
+// away, or starting with it), "" if none is close: the "did you mean" of
+// a mistyped subcommand.
+func Closest(name string, choices []string) string {
+	best, bestD := "", 3
+	for _, c := range choices {
+		d := editDistance(name, c)
+		if len(name) >= 3 && strings.HasPrefix(c, name) {
+			d = 1
+		}
+		if d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}

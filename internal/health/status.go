@@ -1,0 +1,142 @@
+package health
+
+import (
+	"strings"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/state"
+)
+
+// Server is what `status` says about one configured server (or the
+// shim of one no config file here names).
+type Server struct {
+	claudecfg.Server
+	Health       string          `json:"health"` // ok, failed, restarting, ..., unknown
+	HealthDetail string          `json:"health_detail,omitempty"`
+	Shims        []*state.Record `json:"shims,omitempty"`
+	LastIncident *state.Incident `json:"last_incident,omitempty"`
+}
+
+// Report is `status`: every server, its shims and recent incidents.
+type Report struct {
+	Project   string           `json:"project"`
+	Session   string           `json:"session,omitempty"`
+	Servers   []Server         `json:"servers"`
+	Incidents []state.Incident `json:"incidents"`
+	Errors    []string         `json:"errors,omitempty"`
+}
+
+// Status gathers what `status` shows for the project of o: the servers
+// Claude Code would load (only those named, when only is not empty), the
+// live shims of session (all sessions when empty), incidents of the last
+// day, and each server's verdict. What cannot be read goes to Errors.
+func Status(o claudecfg.Options, session string, now time.Time, only []string, a Audience) Report {
+	rep := Report{Project: o.ProjectDir, Session: session, Servers: []Server{}, Incidents: []state.Incident{}}
+	servers, err := claudecfg.Discover(o)
+	if err != nil {
+		rep.Errors = append(rep.Errors, strings.Split(err.Error(), "\n")...)
+	}
+	recs, err := state.List()
+	if err != nil {
+		rep.Errors = append(rep.Errors, "read shim records: "+err.Error())
+	}
+	var mine []*state.Record
+	for _, r := range recs {
+		// A kept server no client is attached to belongs to no session
+		// yet: show it (internal/keep).
+		if session == "" || r.Session == session || (r.Kept && !r.Attached) {
+			mine = append(mine, r)
+		}
+	}
+	all, err := state.Incidents("", 500)
+	if err != nil {
+		rep.Errors = append(rep.Errors, "read incidents: "+err.Error())
+	}
+	var recent []state.Incident
+	for _, in := range all {
+		if now.Sub(in.Time) > 24*time.Hour || (session != "" && in.Session != "" && in.Session != session) {
+			continue
+		}
+		recent = append(recent, in)
+	}
+	want := map[string]bool{}
+	for _, n := range only {
+		want[n] = true
+	}
+	known := map[string]bool{}
+	for _, s := range servers {
+		known[s.Name] = true
+		if len(want) > 0 && !want[s.Name] {
+			continue
+		}
+		rep.Servers = append(rep.Servers, judged(Server{Server: redacted(s)}, mine, recent, now, a))
+	}
+	// Shims of servers no config file here names (e.g. --mcp-config).
+	for _, r := range mine {
+		if known[r.Server] || (len(want) > 0 && !want[r.Server]) {
+			continue
+		}
+		known[r.Server] = true
+		s := claudecfg.Server{Name: r.Server, Scope: "other", Wrapped: true, Transport: "stdio"}
+		if r.Mode == state.ModeRemote {
+			s.Transport, s.URL = "http", r.Target
+		} else {
+			s.Command = r.Target
+		}
+		rep.Servers = append(rep.Servers, judged(Server{Server: s}, mine, recent, now, a))
+	}
+	for _, in := range recent {
+		if len(want) == 0 || want[in.Server] {
+			rep.Incidents = append(rep.Incidents, in)
+		}
+	}
+	if len(rep.Incidents) > 20 {
+		rep.Incidents = rep.Incidents[len(rep.Incidents)-20:]
+	}
+	return rep
+}
+
+// Missing returns the names asked for that the report has no server of.
+func (rep Report) Missing(names []string) []string {
+	var out []string
+	for _, n := range names {
+		found := false
+		for _, s := range rep.Servers {
+			found = found || s.Name == n
+		}
+		if !found {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// judged fills in what status says about one server: its shims, its
+// latest incident and the verdict (health.Judge).
+func judged(s Server, recs []*state.Record, incidents []state.Incident, now time.Time, a Audience) Server {
+	for _, r := range recs {
+		if r.Server == s.Name {
+			s.Shims = append(s.Shims, r)
+		}
+	}
+	for i := len(incidents) - 1; i >= 0; i-- {
+		if incidents[i].Server == s.Name {
+			in := incidents[i]
+			s.LastIncident = &in
+			break
+		}
+	}
+	var shim *state.Record
+	if len(s.Shims) > 0 {
+		shim = s.Shims[len(s.Shims)-1]
+	}
+	v := Judge(s.Server, shim, s.LastIncident, now, a)
+	s.Health, s.HealthDetail = v.Health, v.Detail
+	return s
+}
+
+// redacted drops what looks like a secret from a server's command line and
+// URL (tokens in arguments or query strings); env and header values are
+// never serialised at all.
+func redacted(s claudecfg.Server) claudecfg.Server { return s.Redacted() }

@@ -1,0 +1,123 @@
+package health
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/keep"
+	"github.com/mcp-heal/mcp-heal/internal/redact"
+)
+
+// WriteText prints the report as `status` does: a table of servers, the
+// notes about them, then recent incidents. Errors are not printed.
+func (rep Report) WriteText(w io.Writer, home string, now time.Time, a Audience) {
+	if len(rep.Servers) == 0 {
+		fmt.Fprintf(w, "No MCP servers configured for %s.\n", rep.Project)
+	} else {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "SERVER\tSCOPE\tTRANSPORT\tWRAPPED\tHEALTH\tCHILD\tUPTIME\tRESTARTS\tLAST EXIT\tTARGET")
+		for _, s := range rep.Servers {
+			child, up, restarts, exit := "-", "-", "-", "-"
+			if n := len(s.Shims); n > 0 {
+				r := s.Shims[n-1]
+				if r.ChildPID > 0 {
+					child = strconv.Itoa(r.ChildPID)
+				}
+				start := r.ChildStarted
+				if start.IsZero() {
+					start = r.Started
+				}
+				if !start.IsZero() {
+					up = now.Sub(start).Round(time.Second).String()
+				}
+				restarts = strconv.Itoa(r.Restarts)
+				if r.LastExit != nil {
+					exit = ExitText(r.LastExit)
+				}
+			}
+			wrapped := "no"
+			if s.Wrapped {
+				wrapped = "yes"
+			} else if s.Scope == claudecfg.ScopePlugin {
+				wrapped = "no (plugin)"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Scope, s.Transport, wrapped, s.Health, child, up, restarts, clip(exit, 40), clip(target(s.Server, home), 60))
+		}
+		tw.Flush()
+		var notes []string
+		for _, s := range rep.Servers {
+			if s.HealthDetail != "" && s.Health != "unknown" {
+				notes = append(notes, fmt.Sprintf("  %s: %s", s.Name, s.HealthDetail))
+			}
+			if d := DriftHint(s.Server, a); d != "" {
+				notes = append(notes, fmt.Sprintf("  %s: %s", s.Name, d))
+			}
+			for _, r := range s.Shims {
+				if k := keep.Describe(r, now); k != "" {
+					notes = append(notes, fmt.Sprintf("  %s: %s", s.Name, k))
+				}
+				if r.LastError != "" && s.Health != "failed" {
+					notes = append(notes, fmt.Sprintf("  %s: last error: %s", s.Name, clip(r.LastError, 200)))
+				}
+			}
+		}
+		if len(notes) > 0 {
+			fmt.Fprintf(w, "\n%s\n", strings.Join(notes, "\n"))
+		}
+		unwrapped := 0
+		for _, s := range rep.Servers {
+			if !s.Wrapped && !s.Shadowed && s.Scope != claudecfg.ScopePlugin && s.Scope != "other" {
+				unwrapped++
+			}
+		}
+		if unwrapped > 0 {
+			fmt.Fprintf(w, "\n%d server(s) not protected by mcp-heal: run '%s' (then restart Claude Code).\n", unwrapped, a.Cmd("wrap --all"))
+		}
+	}
+	if len(rep.Incidents) > 0 {
+		fmt.Fprintf(w, "\nRecent incidents:\n")
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "TIME\tSERVER\tEVENT\tCLASS\tACTION\tERROR")
+		for _, in := range rep.Incidents {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", in.Time.Local().Format("15:04:05"), in.Server, in.Event, in.Class, dash(in.Action), clip(dash(redact.String(in.Error)), 60))
+		}
+		tw.Flush()
+	}
+}
+
+// target shows what a server runs, without env or header values.
+func target(s claudecfg.Server, home string) string {
+	if s.URL != "" {
+		return s.URL
+	}
+	return strings.TrimSpace(TildePath(s.Command, home) + " " + strings.Join(s.Args, " "))
+}
+
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// TildePath shortens a path under home to ~/...
+func TildePath(p, home string) string {
+	if home != "" && strings.HasPrefix(p, home+string(filepath.Separator)) {
+		return "~" + p[len(home):]
+	}
+	return p
+}
