@@ -181,3 +181,25 @@ func TestLauncherUpgradeKeepsRunningShims(t *testing.T) {
 		t.Fatalf("the new version was not verified into the cache: %v", err)
 	}
 }
+
+// TestLauncherRefusesUnlistedBinary: a bundled binary without a
+// SHA256SUMS, or one the file does not list, is never run.
+func TestLauncherRefusesUnlistedBinary(t *testing.T) {
+	for _, c := range []struct{ name, sums, want string }{
+		{"no SHA256SUMS", "", "the plugin has no bin/SHA256SUMS to check"},
+		{"not listed", "0000000000000000000000000000000000000000000000000000000000000000  mcp-heal-plan9-amd64\n", "does not match the plugin's SHA256SUMS"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root, _ := releasedPlugin(t)
+			sums := filepath.Join(root, "bin", "SHA256SUMS")
+			os.Remove(sums)
+			if c.sums != "" {
+				os.WriteFile(sums, []byte(c.sums), 0o644)
+			}
+			out, errOut := runPlugin(t, root, t.TempDir(), `{}`, "hook", "SessionStart")
+			if strings.Count(out, "\n") != 1 || !strings.Contains(out, c.want) || errOut != "" {
+				t.Fatalf("got stdout %q stderr %q, want one systemMessage saying %q and nothing on stderr", out, errOut, c.want)
+			}
+		})
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -37,6 +38,8 @@ type base struct {
 	recv   chan []byte
 	done   chan struct{}
 	closed chan struct{} // Close was called: drop what nobody will read
+
+	junk atomic.Int64 // SSE events dropped for not being JSON
 
 	mu          sync.Mutex
 	dying       bool
@@ -93,6 +96,15 @@ func (b *base) deliver(msg []byte) {
 	}
 }
 
+// junkEvent logs an SSE event dropped for not being JSON: the first ten,
+// then one in a thousand, so that a server cannot flood the log (which
+// Claude Code keeps) at will.
+func (b *base) junkEvent(size int) {
+	if n := b.junk.Add(1); n <= 10 || n%1000 == 0 {
+		b.log.Warn("dropped an SSE event that is not JSON", "bytes", size, "dropped_so_far", n)
+	}
+}
+
 // dropped logs a server message discarded for its size and returns what
 // to deliver in its place (jsonrpc.DroppedReply: an error to the request
 // it answered, when the head shows one), or nil.
@@ -118,7 +130,7 @@ func (b *base) message(ev event) []byte {
 	}
 	msg := oneLine(ev.Data)
 	if !gjson.ValidBytes(msg) {
-		b.log.Warn("dropped an SSE event that is not JSON", "bytes", len(msg))
+		b.junkEvent(len(msg))
 		return nil
 	}
 	return msg

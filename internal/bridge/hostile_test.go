@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -106,9 +107,9 @@ func TestHostileRemoteMemory(t *testing.T) {
 		t.Skip("moves gigabytes through the bridge: full suite only")
 	}
 	srv := hostileRemote(t)
-	// A 16 MiB ceiling: an endless message is held up to the ceiling
+	// An 8 MiB ceiling: an endless message is held up to the ceiling
 	// before it can be told from a legitimate one.
-	sh := startShim(t, "--name", "hostile", "--max-message", "16MiB", "--url", srv.URL+"/mcp")
+	sh := startShim(t, "--name", "hostile", "--max-message", "8MiB", "--url", srv.URL+"/mcp")
 	if _, err := sh.ok("initialize", initParams, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -123,15 +124,21 @@ func TestHostileRemoteMemory(t *testing.T) {
 		{"bigjson", 1024, false},
 		{"bigsse", 1024, false},
 		{"bigfield", 300, true},
+		{"bigjson", 4, true}, // within the ceiling: passes whole
+		{"bigsse", 4, true},
 	} {
-		t.Run(tc.tool, func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s %d MB", tc.tool, tc.mb), func(t *testing.T) {
 			r, err := sh.call("tools/call", fmt.Sprintf(`{"name":%q,"arguments":{"mb":%d}}`, tc.tool, tc.mb), 120*time.Second)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if tc.ok {
-				if gjson.GetBytes(r, "result.content.0.text").Str != "ok" {
-					t.Errorf("got %.300s, want ok", r)
+				want := "ok"
+				if tc.tool != "bigfield" {
+					want = strings.Repeat("x", tc.mb<<20)
+				}
+				if gjson.GetBytes(r, "result.content.0.text").Str != want {
+					t.Errorf("got %.300s, want %.20s... (%d bytes)", r, want, len(want))
 				}
 			} else if gjson.GetBytes(r, "error.data.reason").Str != "message-too-large" {
 				t.Errorf("got %.300s, want a message-too-large error", r)
@@ -142,4 +149,32 @@ func TestHostileRemoteMemory(t *testing.T) {
 		})
 	}
 	t.Logf("peak RSS of the shim: %d MiB", peakRSS(t, sh.cmd.Process.Pid))
+}
+
+// A server that sends thousands of SSE events that are not JSON gets a
+// few log lines, not one each (the shim's log goes to Claude Code's).
+func TestJunkEventsRateLimited(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		m, _ := jsonrpc.Peek(body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		for range 5000 {
+			fmt.Fprint(w, "data: not json\n\n")
+		}
+		fmt.Fprintf(w, "data: %s\n\n", jsonrpc.ResultReply(m.ID, []byte(`{}`)))
+	}))
+	defer srv.Close()
+	var logs lockedBuffer
+	d := newDialer(t, Options{URL: srv.URL + "/mcp", NoServerStream: true, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	cl := dialClient(t, d)
+	if _, err := cl.callID([]byte("1"), "initialize", initParams, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(logs.String(), "not JSON"); n == 0 || n > 15 {
+		t.Errorf("%d log lines for 5000 junk events, want 1 to 15", n)
+	}
 }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 var nsEcho = tool{"echo", "text", ""}
@@ -71,6 +73,7 @@ func TestShimStatelessEra(t *testing.T) {
 // times: every namespace recovers every time, no call fails. Also reports
 // the time from the server being back to each namespace's first good call.
 func TestShimManyNamespaces20Restarts(t *testing.T) {
+	testenv.NeedsFull(t, "a long run (20 server restarts)")
 	srv := newServer(t, multiNS)
 	nss := []string{"a", "b", "c"}
 	shims := make([]*shimProc, len(nss))
@@ -125,6 +128,7 @@ func TestShimManyNamespaces20Restarts(t *testing.T) {
 // A server down for 5 s while calls keep coming: every call waits and
 // succeeds once it is back.
 func TestShimServerDownFiveSeconds(t *testing.T) {
+	testenv.NeedsFull(t, "a long run (a 5 s outage)")
 	srv := newServer(t, multiNS)
 	sh := startShim(t, "--name", "down5", "--deadline", "20s", "--url", srv.URL+"/a/mcp")
 	sh.initialize()

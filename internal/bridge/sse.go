@@ -33,6 +33,11 @@ type event struct {
 // a header.
 const maxField = 4 << 10
 
+// maxRetry caps the reconnection delay a server may ask for with retry:
+// (up to 49 days in 32 bits): a call whose stream the server closed must
+// not wait longer than this to resume.
+const maxRetry = time.Minute
+
 // sseReader reads events from a text/event-stream body. The data of one
 // event may be as long as the message ceiling (a tool result carrying an
 // image arrives as one data line); past it the data is discarded as it
@@ -131,7 +136,7 @@ func (s *sseReader) Next() (event, error) {
 			}
 		case "retry":
 			if n, err := strconv.ParseUint(string(value), 10, 32); err == nil {
-				ev.Retry = time.Duration(n) * time.Millisecond
+				ev.Retry = min(time.Duration(n)*time.Millisecond, maxRetry)
 			}
 		}
 	}

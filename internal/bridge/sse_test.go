@@ -20,6 +20,7 @@ func TestSSEReader(t *testing.T) {
 		"id: 2\r\ndata: {\"a\":\r\ndata: 1}\r\n\r\n" +
 		"data:{\"big\":\"" + big + "\"}\n\n" +
 		"id\ndata: x\n\n" + // id with no value resets it
+		"retry: 4294967295\ndata: y\n\n" + // 49 days: capped
 		"data: cut off at the end"
 	r := newSSEReader(strings.NewReader(in), jsonrpc.DefaultMaxMessage)
 	want := []event{
@@ -28,6 +29,7 @@ func TestSSEReader(t *testing.T) {
 		{ID: "2", HasID: true, Data: []byte("{\"a\":\n1}")},
 		{Data: []byte(`{"big":"` + big + `"}`)},
 		{ID: "", HasID: true, Data: []byte("x")},
+		{Retry: maxRetry, Data: []byte("y")},
 	}
 	for i, w := range want {
 		got, err := r.Next()

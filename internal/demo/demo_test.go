@@ -13,6 +13,7 @@ import (
 // TestDemo runs `mcp-heal demo --json` as a user would (the binary
 // re-executes itself as shim and example server) and checks its figures.
 func TestDemo(t *testing.T) {
+	testenv.NeedsFull(t, "a long run (the whole demo)")
 	bin := testenv.Binary(t)
 	cmd := exec.Command(bin, "demo", "--json", "-q")
 	var stdout, stderr bytes.Buffer

@@ -117,9 +117,7 @@ func installedHook(t *testing.T, s *session, root, data, event, payloadFile stri
 // session on the very first event; the same marketplace with one byte of
 // the bundled binary flipped fails open with the integrity message.
 func TestInstallReleaseWithoutGo(t *testing.T) {
-	if testing.Short() {
-		t.Skip("full suite only: runs the release step and Claude Code")
-	}
+	testenv.NeedsFull(t, "the release step and Claude Code")
 	dir := releaseMarketplace(t)
 	t.Run("verified", func(t *testing.T) {
 		s := newSession(t, Turn{Text: "Here is the mcp-heal status."})

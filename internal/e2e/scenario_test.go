@@ -153,6 +153,11 @@ func hookFailures(r *run) []hookRun {
 		if h.Event == "PostToolBatch" && h.ExitCode == 2 {
 			continue
 		}
+		// PostToolUse runs async: one still running when `-p` exits is
+		// cancelled by Claude Code, which is not the hook failing.
+		if h.Event == "PostToolUse" && h.Outcome == "cancelled" {
+			continue
+		}
 		if h.Outcome != "success" || h.ExitCode != 0 {
 			bad = append(bad, h)
 		}

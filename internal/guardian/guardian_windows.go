@@ -74,7 +74,7 @@ func StopKept(string) error { return ErrUnsupported }
 func (*Guardian) Note(*Session, json.RawMessage, bool) error { return ErrUnsupported }
 
 // StartKept is not supported on Windows.
-func StartKept([]string, *net.UnixListener) error { return ErrUnsupported }
+func StartKept([]string, *net.UnixListener, *os.File) error { return ErrUnsupported }
 
 // ListenerFromFD is not supported on Windows.
 func ListenerFromFD(uintptr) (*net.UnixListener, error) { return nil, ErrUnsupported }

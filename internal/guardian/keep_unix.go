@@ -230,6 +230,14 @@ func (g *guard) drained(srv *server, line []byte) {
 // keptStart starts the kept server (the first one, or after it died).
 func (g *guard) keptStart(m msg) {
 	k := g.kept
+	select {
+	case <-k.exit:
+		// Stopping (mcp-heal stop, the window): the shim's respawn must
+		// not start a server that nothing would stop.
+		_ = g.send(msg{Ev: "error", ID: m.ID, Err: "the kept server is being stopped"})
+		return
+	default:
+	}
 	srv, files, err := startServer(m.Spec)
 	if err != nil {
 		var errno syscall.Errno
@@ -340,12 +348,13 @@ func (g *guard) shutdown(why string) {
 	g.log.Debug("kept server stopping", "why", k.lastWhy)
 	if srv != nil {
 		srv.closeFiles()
-		srv.stop()
 	}
+	// Every server still running (the kept one, and any a shim started
+	// meanwhile) is stopped with the ladder; then their trees are gone.
+	g.stopAll()
 	if c != nil {
 		c.close()
 	}
-	g.wg.Wait()
 	g.mu.Lock()
 	k.srv = nil
 	if k.opts.OnChange != nil {

@@ -16,7 +16,7 @@ import (
 // StartKept starts a kept guardian (argv: the mcp-heal binary, "guardian"
 // and its --keep flags) serving ln, in a session of its own so that it
 // outlives the shim.
-func StartKept(argv []string, ln *net.UnixListener) error {
+func StartKept(argv []string, ln *net.UnixListener, stderr *os.File) error {
 	f, err := ln.File() // a dup: ln stays ours to close
 	if err != nil {
 		return err
@@ -25,6 +25,9 @@ func StartKept(argv []string, ln *net.UnixListener) error {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.ExtraFiles = []*os.File{f} // fd 3
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if stderr != nil {
+		cmd.Stderr = stderr
+	}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start kept guardian: %w", err)
 	}

@@ -26,10 +26,31 @@ import (
 // 2026-07-28).
 var requirementSets = []string{"2025-11-25", "2026-07-28"}
 
-// fixtureModes are the two ways the fixture is served over HTTP: the
-// relay's --stateful flag (one server process per Mcp-Session-Id) and the
-// Go fixture's own -stateless flag for the bridge's target.
-var fixtureModes = []string{"stateful", "stateless"}
+// variants are the fixtures, each served one way: the Go SDK's conformance
+// everything-server stateful (the relay's --stateful sessions; its own HTTP
+// handler with -stateless=false) and stateless, and the TypeScript SDK's
+// reference server, @modelcontextprotocol/server-everything, whose HTTP
+// transport is stateful. Its name is fixture/mode.
+var variants = []string{"go-sdk/stateful", "go-sdk/stateless", "ts-everything/stateful"}
+
+// variantSets are the requirement sets run for a variant: every one, but
+// the TypeScript server speaks no 2026-07-28 (its SDK release predates it).
+func variantSets(v string) []string {
+	if strings.HasPrefix(v, "ts-") {
+		return requirementSets[:1]
+	}
+	return requirementSets
+}
+
+// runsSet reports whether the requirement set is run for the variant.
+func runsSet(v, set string) bool {
+	for _, s := range variantSets(v) {
+		if s == set {
+			return true
+		}
+	}
+	return false
+}
 
 // The columns of the conformance table. "http" is the fixture's own
 // Streamable HTTP server, the reference; the others reach the fixture over
@@ -55,6 +76,7 @@ type scenarioResult struct {
 	passed, failed int
 	notScored      string
 	failedChecks   string
+	reruns         int // how often it was run again alone (see TestConformanceRequirements)
 }
 
 func (r scenarioResult) ok() bool { return r.failed == 0 }
@@ -109,24 +131,65 @@ func runRequirements(t *testing.T, node, conformance, url, set, outDir string) s
 	return res
 }
 
+// runScenario runs one scenario alone at the wire of a requirement set.
+func runScenario(t *testing.T, node, conformance, url, set, scenario, outDir string) scenarioResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	out, _ := exec.CommandContext(ctx, node, conformance, "server", "--url", url, "--scenario", scenario, "--spec-version", set, "-o", outDir).CombinedOutput()
+	for _, m := range summaryLine.FindAllStringSubmatch(string(out), -1) {
+		if m[1] == scenario {
+			p, _ := strconv.Atoi(m[2])
+			f, _ := strconv.Atoi(m[3])
+			r := scenarioResult{passed: p, failed: f}
+			if f > 0 {
+				r.failedChecks = failedChecks(outDir, scenario)
+			}
+			return r
+		}
+	}
+	return scenarioResult{failed: 1, failedChecks: "no result when run alone: " + string(out)}
+}
+
 // startFixtureHTTP serves the Go fixture over Streamable HTTP (stateless
-// or not) and returns its URL once it answers. A port taken by another
-// test's server before the fixture bound it makes the fixture exit: then it
-// starts again on another port.
+// or not) and returns its URL once it answers.
 func startFixtureHTTP(t *testing.T, fixture string, stateful bool) string {
+	t.Helper()
+	return startHTTPServer(t, "go-sdk fixture", func(port int) *exec.Cmd {
+		return exec.Command(fixture, "-http=127.0.0.1:"+strconv.Itoa(port), "-stateless="+strconv.FormatBool(!stateful))
+	})
+}
+
+// startEverythingHTTP serves server-everything over its (stateful)
+// Streamable HTTP transport and returns its URL once it answers.
+func startEverythingHTTP(t *testing.T, node, everything string) string {
+	t.Helper()
+	return startHTTPServer(t, "server-everything", func(port int) *exec.Cmd {
+		cmd := exec.Command(node, everything, "streamableHttp")
+		cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
+		return cmd
+	})
+}
+
+// startHTTPServer starts the server command made for a free port and
+// returns its /mcp URL once it answers there. A port taken by another
+// test's server before this one bound it makes the server exit: then it
+// starts again on another port.
+func startHTTPServer(t *testing.T, name string, command func(port int) *exec.Cmd) string {
 	t.Helper()
 	for attempt := 0; attempt < 3; attempt++ {
 		port := freePort(t)
-		cmd := exec.Command(fixture, "-http=127.0.0.1:"+strconv.Itoa(port), "-stateless="+strconv.FormatBool(!stateful))
-		cmd.Stderr = &testWriter{t: t, prefix: "fixture http stderr: "}
+		cmd := command(port)
+		cmd.Stdout = &testWriter{t: t, prefix: name + " stdout: "}
+		cmd.Stderr = &testWriter{t: t, prefix: name + " stderr: "}
 		if err := cmd.Start(); err != nil {
-			t.Fatalf("start fixture: %v", err)
+			t.Fatalf("start %s: %v", name, err)
 		}
 		exited := make(chan struct{})
 		go func() { cmd.Wait(); close(exited) }()
 		url := fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
 		client := &http.Client{Timeout: time.Second}
-		deadline := time.Now().Add(20 * time.Second)
+		deadline := time.Now().Add(60 * time.Second)
 		up := false
 		for !up && time.Now().Before(deadline) {
 			select {
@@ -142,8 +205,8 @@ func startFixtureHTTP(t *testing.T, fixture string, stateful bool) string {
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
-		// Bound by this fixture, not another test's server: it is still
-		// running a moment after the port answered.
+		// Bound by this server, not another test's: it is still running
+		// a moment after the port answered.
 		if up {
 			select {
 			case <-exited:
@@ -158,7 +221,7 @@ func startFixtureHTTP(t *testing.T, fixture string, stateful bool) string {
 		cmd.Process.Kill()
 		<-exited
 	}
-	t.Fatalf("the fixture's HTTP server did not come up")
+	t.Fatalf("%s's HTTP server did not come up", name)
 	return ""
 }
 
@@ -202,7 +265,8 @@ func TestConformanceRequirements(t *testing.T) {
 	prefix := testenv.NPM(t, npmConformanceNextPkgs...)
 	conformance := filepath.Join(prefix, "node_modules", ".bin", "conformance")
 	supergateway := filepath.Join(prefix, "node_modules", ".bin", "supergateway")
-	fixture := testenv.GoInstall(t, testenv.GoSDKEverything)
+	goFixture := testenv.GoInstall(t, testenv.GoSDKEverything)
+	everything := testenv.NPMBin(t, "mcp-server-everything", npmClientPkgs...)
 	bin := testenv.Binary(t)
 	self, err := os.Executable()
 	if err != nil {
@@ -212,12 +276,12 @@ func TestConformanceRequirements(t *testing.T) {
 	run := requirementsRun{}
 	for _, set := range requirementSets {
 		run[set] = map[string]map[string]setResult{}
-		for _, mode := range fixtureModes {
+		for _, mode := range variants {
 			run[set][mode] = map[string]setResult{}
 		}
 	}
 	kills := map[string]string{}
-	for _, mode := range fixtureModes {
+	for _, mode := range variants {
 		kills[mode] = t.TempDir()
 	}
 	// At most three suites at a time: each is a node process driving
@@ -225,14 +289,23 @@ func TestConformanceRequirements(t *testing.T) {
 	sem := make(chan struct{}, 3)
 	var mu sync.Mutex
 	t.Run("run", func(t *testing.T) {
-		for _, mode := range fixtureModes {
-			stateful := mode == "stateful"
-			fixtureURL := startFixtureHTTP(t, fixture, stateful)
+		// The fixtures' HTTP servers and the relays live for both phases.
+		urls := map[string]string{} // variant+" "+column -> URL
+		for _, mode := range variants {
+			stateful := strings.HasSuffix(mode, "/stateful")
+			var fixture, fixtureURL string
+			if strings.HasPrefix(mode, "go-sdk/") {
+				fixture = goFixture
+				fixtureURL = startFixtureHTTP(t, fixture, stateful)
+			} else {
+				fixture = everything
+				fixtureURL = startEverythingHTTP(t, node, everything)
+			}
 			// $PPID is the shim: the first start under each shim makes its
 			// marker and runs the fixture under killAfterFirstAnswer, so it
-			// dies once idle after its first answer; the shim's respawns run
-			// the fixture alone.
-			selfKill := `sh -c 'mkdir "$0/$PPID" 2>/dev/null && exec env ` + roleEnv + `=kill-after-first-answer "$2" "$1"; exec "$1"' ` +
+			// dies once it has answered; the shim's respawns run the
+			// fixture alone.
+			selfKill := `sh -c 'mkdir "$0/$PPID" 2>/dev/null && exec env ` + roleEnv + `=kill-after-first-answer "$2" "$0/$PPID" "$1"; exec "$1"' ` +
 				kills[mode] + " " + fixture + " " + self
 			stdio := map[string]string{
 				colDirect:   fixture,
@@ -240,35 +313,100 @@ func TestConformanceRequirements(t *testing.T) {
 				colShimKill: bin + " shim --name fixture -- " + selfKill,
 				colBridge:   bin + " shim --name fixture --url " + fixtureURL,
 			}
-			for _, col := range columns {
-				t.Run(mode+"/"+col, func(t *testing.T) {
-					t.Parallel()
-					url := fixtureURL
-					if col != colHTTP {
-						url = relayMode(t, node, supergateway, stdio[col], t.TempDir(), stateful)
-					}
-					for _, set := range requirementSets {
-						sem <- struct{}{}
-						r := runRequirements(t, node, conformance, url, set, filepath.Join(t.TempDir(), "out"))
-						<-sem
-						mu.Lock()
-						run[set][mode][col] = r
-						mu.Unlock()
-					}
-				})
+			urls[mode+" "+colHTTP] = fixtureURL
+			for _, col := range columns[1:] {
+				urls[mode+" "+col] = relayMode(t, node, supergateway, stdio[col], t.TempDir(), stateful)
 			}
 		}
+		t.Run("suites", func(t *testing.T) {
+			for _, mode := range variants {
+				for _, col := range columns {
+					t.Run(mode+"/"+col, func(t *testing.T) {
+						t.Parallel()
+						for _, set := range variantSets(mode) {
+							sem <- struct{}{}
+							r := runRequirements(t, node, conformance, urls[mode+" "+col], set, filepath.Join(t.TempDir(), "out"))
+							<-sem
+							mu.Lock()
+							run[set][mode][col] = r
+							mu.Unlock()
+						}
+					})
+				}
+			}
+		})
+		if t.Failed() {
+			return
+		}
+		// A scenario that fails through the shim or the bridge but passes
+		// without them is run again alone, at most twice: a few checks give
+		// the server 500 ms from request to first frame, and in the relay's
+		// stateless mode that includes starting a shim and its server per
+		// request, which a loaded machine can exceed. The table says so.
+		rerun := func(t *testing.T, mode, col, set, name string, sr scenarioResult) {
+			for attempt := 1; attempt <= 2 && !sr.ok(); attempt++ {
+				again := runScenario(t, node, conformance, urls[mode+" "+col], set, name, filepath.Join(t.TempDir(), "out"))
+				t.Logf("%s %s %s: %s failed (%s); run alone again: %d passed, %d failed", set, mode, col, name, sr.failedChecks, again.passed, again.failed)
+				again.notScored, again.reruns = sr.notScored, attempt
+				sr = again
+			}
+			mu.Lock()
+			run[set][mode][col][name] = sr
+			mu.Unlock()
+		}
+		// The same goes for a failure without mcp-heal that the docs do not
+		// explain (a baseline failure is not run again).
+		t.Run("again-without", func(t *testing.T) {
+			for _, mode := range variants {
+				for _, col := range []string{colHTTP, colDirect} {
+					t.Run(mode+"/"+col, func(t *testing.T) {
+						t.Parallel()
+						for _, set := range variantSets(mode) {
+							mu.Lock()
+							r := run[set][mode][col]
+							mu.Unlock()
+							for name, sr := range r {
+								if !sr.ok() && explain(set, mode, col, name) == "" {
+									rerun(t, mode, col, set, name, sr)
+								}
+							}
+						}
+					})
+				}
+			}
+		})
+		t.Run("again", func(t *testing.T) {
+			for _, mode := range variants {
+				for _, col := range []string{colShim, colShimKill, colBridge} {
+					t.Run(mode+"/"+col, func(t *testing.T) {
+						t.Parallel()
+						for _, set := range variantSets(mode) {
+							mu.Lock()
+							r := run[set][mode][col]
+							direct, http := run[set][mode][colDirect], run[set][mode][colHTTP]
+							mu.Unlock()
+							for name, sr := range r {
+								if sr.ok() || !direct[name].ok() || (col == colBridge && !http[name].ok()) {
+									continue
+								}
+								rerun(t, mode, col, set, name, sr)
+							}
+						}
+					})
+				}
+			}
+		})
 	})
 	if t.Failed() {
 		return
 	}
-	for _, mode := range fixtureModes {
-		killed, _ := os.ReadDir(kills[mode])
+	for _, mode := range variants {
+		killed, _ := filepath.Glob(filepath.Join(kills[mode], "*", "killed"))
 		scenarios := 0
 		for _, set := range requirementSets {
 			scenarios += len(run[set][mode][colShimKill])
 		}
-		t.Logf("%s shim+kill: %d server processes SIGKILLed as they started, for %d scenarios", mode, len(killed), scenarios)
+		t.Logf("%s shim+kill: %d server processes SIGKILLed after their first answer, for %d scenarios", mode, len(killed), scenarios)
 		if len(killed) < scenarios {
 			t.Errorf("%s shim+kill: %d server processes killed, want at least one per scenario (%d)", mode, len(killed), scenarios)
 		}
@@ -278,7 +416,7 @@ func TestConformanceRequirements(t *testing.T) {
 		t.Error(p)
 	}
 	table := run.table()
-	t.Logf("conformance %s, Go SDK fixture:\n%s", testenv.ConformanceNext, table)
+	t.Logf("conformance %s:\n%s", testenv.ConformanceNext, table)
 	doc := filepath.Join(testenv.ModuleRoot(t), "docs", "conformance.md")
 	if *conformanceReport {
 		if len(problems) > 0 {
@@ -300,7 +438,10 @@ func TestConformanceRequirements(t *testing.T) {
 func (run requirementsRun) check() []string {
 	var out []string
 	for _, set := range requirementSets {
-		for _, mode := range fixtureModes {
+		for _, mode := range variants {
+			if !runsSet(mode, set) {
+				continue
+			}
 			cols := run[set][mode]
 			for _, col := range columns {
 				for name, r := range cols[col] {
@@ -365,14 +506,18 @@ func (run requirementsRun) scenarios(set, mode string) []string {
 // table renders the run as the markdown that goes into the docs.
 func (run requirementsRun) table() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Measured with `%s` against the Go SDK fixture `%s`.\n", testenv.ConformanceNext, testenv.GoSDKEverything)
+	fmt.Fprintf(&b, "Measured with `%s` against the fixtures go-sdk (`%s`) and ts-everything (`%s`, stdio and `streamableHttp`).\n", testenv.ConformanceNext, testenv.GoSDKEverything, testenv.ServerEverything)
 	for _, set := range requirementSets {
-		for _, mode := range fixtureModes {
+		for _, mode := range variants {
+			if !runsSet(mode, set) {
+				continue
+			}
 			cols := run[set][mode]
 			fmt.Fprintf(&b, "\n### Requirement set %s, fixture %s\n\n", set, mode)
 			b.WriteString("| scenario | " + strings.Join(columns, " | ") + " |\n|---|")
 			b.WriteString(strings.Repeat("---|", len(columns)) + "\n")
 			var failures []string
+			failedIn := map[string][]string{} // scenario and reason -> columns
 			for _, name := range run.scenarios(set, mode) {
 				label := name
 				if ns := cols[colDirect][name].notScored; ns != "" {
@@ -384,11 +529,19 @@ func (run requirementsRun) table() string {
 					switch {
 					case !ok:
 						b.WriteString(" not run |")
+					case r.ok() && r.passed == 0:
+						b.WriteString(" ✓ 0 (no check ran) |")
+					case r.ok() && r.reruns > 0:
+						fmt.Fprintf(&b, " ✓ %d (run alone: %d) |", r.passed, r.reruns)
 					case r.ok():
 						fmt.Fprintf(&b, " ✓ %d |", r.passed)
 					default:
 						fmt.Fprintf(&b, " ✗ %d/%d |", r.passed, r.passed+r.failed)
-						failures = append(failures, fmt.Sprintf("- %s, %s: %s", name, col, explain(set, mode, col, name)))
+						key := name + "\x00" + explain(set, mode, col, name)
+						if failedIn[key] == nil {
+							failures = append(failures, key)
+						}
+						failedIn[key] = append(failedIn[key], col)
 					}
 				}
 				b.WriteString("\n")
@@ -399,7 +552,11 @@ func (run requirementsRun) table() string {
 			}
 			b.WriteString("\n")
 			if len(failures) > 0 {
-				b.WriteString("\nFailures:\n\n" + strings.Join(failures, "\n") + "\n")
+				b.WriteString("\nFailures:\n\n")
+				for _, key := range failures {
+					name, why, _ := strings.Cut(key, "\x00")
+					fmt.Fprintf(&b, "- %s (%s): %s\n", name, strings.Join(failedIn[key], ", "), why)
+				}
 			}
 		}
 	}
@@ -442,7 +599,11 @@ func checkDocCounts(t *testing.T, doc string, run requirementsRun) {
 			}
 		}
 	}
-	if seen != len(requirementSets)*len(fixtureModes) {
-		t.Errorf("docs/conformance.md has %d tables, want %d: run go test ./internal/interop -run TestConformanceRequirements -args -conformance-report", seen, len(requirementSets)*len(fixtureModes))
+	want := 0
+	for _, v := range variants {
+		want += len(variantSets(v))
+	}
+	if seen != want {
+		t.Errorf("docs/conformance.md has %d tables, want %d: run go test ./internal/interop -run TestConformanceRequirements -args -conformance-report", seen, want)
 	}
 }

@@ -114,7 +114,11 @@ exec "$1" example-server --era stateless --state-file "$2"`
 	if r, err := c.Call(ctx, "tools/list", nil); err != nil || r.Error != nil {
 		t.Fatalf("tools/list: %v %s", err, r.Raw)
 	}
-	kill9(t, shimChild(t, xdg, shim, 0))
+	// The call comes once the shim has seen the death (so it is not
+	// written to the dead server's pipe) and started the next server.
+	old := shimChild(t, xdg, shim, 0)
+	kill9(t, old)
+	shimChild(t, xdg, shim, old)
 	r, err := c.CallTool(ctx, example.ToolCounterIncrement, nil)
 	if err != nil || r.Error != nil {
 		t.Fatalf("counter_increment queued across the restarts: %v %s; want it run once on a working server", err, r.Raw)

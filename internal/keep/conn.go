@@ -62,9 +62,9 @@ func (c *conn) Close() error          { return c.p.Close() }
 func (c *conn) Kill(reason string)    { c.p.Kill(reason) }
 func (c *conn) Flush() error          { return c.p.Flush() }
 
-// Detach leaves the server running under its guardian for the next
+// LeaveRunning leaves the server running under its guardian for the next
 // client: the shim is going away (client EOF, SIGTERM).
-func (c *conn) Detach() {
+func (c *conn) LeaveRunning() {
 	c.g.Detach()
 	c.p.Detach()
 }
@@ -135,7 +135,8 @@ func (c *conn) outbound(msg []byte) ([]byte, bool) {
 // takeOver answers the first initialize of a client attaching to a
 // running server from the InitializeResult the server gave the previous
 // client, when the protocol versions agree. When they do not, the server
-// is restarted: the shim re-sends the initialize to the new one.
+// is restarted: the shim re-sends the initialize to the new one. It
+// reports whether the initialize was dealt with (not to be sent).
 func (c *conn) takeOver(msg []byte, m jsonrpc.Msg) bool {
 	c.mu.Lock()
 	r := c.resume
@@ -146,9 +147,11 @@ func (c *conn) takeOver(msg []byte, m jsonrpc.Msg) bool {
 	}
 	want := gjson.GetBytes(msg, "params.protocolVersion").String()
 	if want != r.Version {
+		// Not sent: the server dies first, and the shim re-sends the
+		// initialize (always safe to) to the fresh one.
 		c.log.Warn("the client asks for another protocol version than the kept server speaks: restarting it", "kept", r.Version, "asked", want)
 		c.p.Kill("protocol version " + want + " asked, the kept server speaks " + r.Version + ": restarted")
-		return false
+		return true
 	}
 	c.mu.Lock()
 	c.swallowInit = true

@@ -155,7 +155,16 @@ func (d *Dialer) spawn(stale bool) error {
 	}
 	defer ln.Close()
 	argv := append(append([]string(nil), d.Proc.Guardian...), "--keep", d.Keep.String(), "--identity", d.Identity, "--name", d.Name)
-	return guardian.StartKept(argv, ln)
+	// The guardian outlives Claude Code's pipe: its own log goes to a file
+	// of its own when debugging (MCP_HEAL_DEBUG), else nowhere.
+	var logf *os.File
+	if os.Getenv("MCP_HEAL_DEBUG") != "" {
+		if f, err := state.OpenChildLog(d.Name + ".guardian"); err == nil {
+			defer f.Close()
+			logf = f
+		}
+	}
+	return guardian.StartKept(argv, ln, logf)
 }
 
 // replaceOld stops the detached kept servers of the same name whose
@@ -181,10 +190,10 @@ func (d *Dialer) replaceOld() {
 func (d *Dialer) KeepRecord(r *state.Record) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.fallback != nil {
-		return
+	if d.fallback != nil || d.g == nil {
+		return // not (or not yet) attached to a kept server
 	}
-	r.Kept, r.Attached, r.KeepSocket = true, d.g != nil, d.Socket
+	r.Kept, r.Attached, r.KeepSocket = true, true, d.Socket
 }
 
 // Stop asks the kept guardian of the server whose socket is path to stop

@@ -51,7 +51,7 @@ func (e *env) shim(t *testing.T, window string, extra ...string) *client {
 	args := append([]string{"shim", "--keep", window, "--name", "kept", "--"}, e.bin, "example-server")
 	args = append(args, extra...)
 	cmd := exec.Command(e.bin, args...)
-	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+e.state, "XDG_RUNTIME_DIR="+e.runtime, "CLAUDE_CODE_SESSION_ID="+strconv.Itoa(time.Now().Nanosecond()))
+	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+e.state, "XDG_RUNTIME_DIR="+e.runtime, "CLAUDE_CODE_SESSION_ID="+strconv.Itoa(time.Now().Nanosecond()), "MCP_HEAL_DEBUG=1")
 	in, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
 	cmd.Stderr = os.Stderr
@@ -174,7 +174,7 @@ func (e *env) keptRecord(t *testing.T) map[string]any {
 		for _, f := range files {
 			b, _ := os.ReadFile(f)
 			var m map[string]any
-			if json.Unmarshal(b, &m) == nil && m["kept"] == true && m["attached"] != true {
+			if json.Unmarshal(b, &m) == nil && m["kept"] == true && m["attached"] != true && m["detached_since"] != nil {
 				return m
 			}
 		}
@@ -321,10 +321,30 @@ func TestConfigChangeNotKept(t *testing.T) {
 
 func (e *env) stop(t *testing.T) {
 	t.Helper()
+	// The records are written asynchronously: wait until one names the
+	// kept server's socket.
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		files, _ := filepath.Glob(filepath.Join(e.state, "mcp-heal", "shims", "*.json"))
+		found := false
+		for _, f := range files {
+			b, _ := os.ReadFile(f)
+			found = found || gjson.GetBytes(b, "keep_socket").String() != ""
+		}
+		if found {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	cmd := exec.Command(e.bin, "stop", "kept")
 	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+e.state, "XDG_RUNTIME_DIR="+e.runtime)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("mcp-heal stop kept: %v\n%s", err, out)
+		files, _ := filepath.Glob(filepath.Join(e.state, "mcp-heal", "shims", "*.json"))
+		for _, f := range files {
+			b, _ := os.ReadFile(f)
+			t.Logf("%s: %s", f, b)
+		}
 	}
 }
 

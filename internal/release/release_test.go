@@ -25,9 +25,7 @@ var (
 // cross-compiles).
 func release(t *testing.T) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("full suite only: cross-compiles five binaries")
-	}
+	testenv.NeedsFull(t, "five cross-compiles")
 	releaseOnce.Do(func() {
 		d, err := os.MkdirTemp("", "mcp-heal-release-")
 		if err != nil {

@@ -137,3 +137,44 @@ func TestBinaryKilledTakesChild(t *testing.T) {
 	cmd.Wait()
 	waitFor(t, 5*time.Second, "the child to die with the shim", func() bool { return !alive(child) })
 }
+
+// Issue 9 defect 6 through the real binary: SIGINT (what Claude Code sends
+// at session end) while a restarted server has not answered the replayed
+// initialize stops the shim within the stop ladder, not after the replay's
+// 30s timeout.
+func TestBinarySIGINTDuringReplay(t *testing.T) {
+	bin := testenv.Binary(t)
+	events := filepath.Join(t.TempDir(), "events")
+	cmd := exec.Command(bin, "shim", "--name", "bin-replay", "--", os.Args[0])
+	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0", "FAKE_MCP=server", "FAKE_MUTE_INIT_AFTER=1", "FAKE_EVENTS="+events, "FAKE_COUNTER="+events+".n", "XDG_STATE_HOME="+t.TempDir())
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	stdin.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":` + initParams + "}\n"))
+	if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	count := func(s string) int {
+		b, _ := os.ReadFile(events)
+		return strings.Count(string(b), s)
+	}
+	cmd.Process.Signal(syscall.SIGHUP)
+	waitFor(t, 10*time.Second, "the replayed initialize to reach the new server", func() bool { return count(" muted") == 1 })
+	start := time.Now()
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the shim did not exit within 20s of SIGINT")
+	}
+	d := time.Since(start)
+	t.Logf("exited %v after SIGINT", d)
+	if d > 6*time.Second {
+		t.Errorf("the shim took %v to exit after SIGINT, want the stop ladder", d)
+	}
+}

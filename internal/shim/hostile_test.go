@@ -268,6 +268,12 @@ func TestHostileServerMemory(t *testing.T) {
 			t.Errorf("peak RSS %d MiB after a 300 MB response line, want < %d", got, maxRSS)
 		}
 	})
+	t.Run("large response within the ceiling", func(t *testing.T) {
+		r := h.tool("endless", `{"mb":4}`)
+		if got := len(r.Get("result.content.0.text").String()); got != 4<<20 {
+			t.Fatalf("got a text of %d bytes (%.200s), want the whole 4 MiB", got, r.Raw)
+		}
+	})
 	t.Run("junk lines", func(t *testing.T) {
 		if r := h.tool("junk", `{"mb":10}`); r.Get("result.content.0.text").String() != "ok" {
 			t.Fatalf("got %s", r.Raw)

@@ -162,3 +162,25 @@ func (l *LogFile) Close() error {
 	l.f = nil
 	return err
 }
+
+// OpenChildLog opens the lifecycle log of server as a plain file that a
+// child process writes to directly (its stderr), rotating it first if it
+// is past its size. What the child writes is not redacted line by line:
+// use it only for debugging output (MCP_HEAL_DEBUG).
+func OpenChildLog(server string) (*os.File, error) {
+	l, err := OpenLogFile(LogPath(server), MaxLifecycleBytes, KeepLogs)
+	if err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if st, err := l.f.Stat(); err == nil && st.Size() > l.max {
+		if err := l.rotate(); err != nil {
+			l.f.Close()
+			return nil, fmt.Errorf("rotate %s: %w", l.path, err)
+		}
+	}
+	f := l.f
+	l.f = nil
+	return f, nil
+}
