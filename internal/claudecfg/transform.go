@@ -248,7 +248,13 @@ func wrapEntry(name string, e gjson.Result, shimPath string, flags ...string) (s
 			envKeys = append(envKeys, v)
 			headers = append(headers, k+": ${"+v+"}")
 		}
-		shimArgs := st.strings(RemoteShimArgs(name, url.String(), transport, headers), st.inner)
+		shimURL, movedURL := url.String(), urlHasSecret(url.String())
+		if movedURL {
+			v := envName(URLEnvName, taken)
+			env[v], shimURL = url.String(), "${"+v+"}"
+			envKeys = append(envKeys, v)
+		}
+		shimArgs := st.strings(RemoteShimArgs(name, shimURL, transport, headers), st.inner)
 		envRaw := st.stringObject(envKeys, env, st.inner)
 		if !typ.Exists() {
 			fields = append(fields, field{`"type"`, `"stdio"`})
@@ -259,7 +265,7 @@ func wrapEntry(name string, e gjson.Result, shimPath string, flags ...string) (s
 				fields = append(fields, field{m.kraw.Raw, `"stdio"`})
 			case "url":
 				fields = append(fields, field{`"command"`, jsonString(shimPath)}, field{`"args"`, shimArgs})
-				if len(headers) > 0 && !lastVal(e, "env").Exists() {
+				if (len(headers) > 0 || movedURL) && !lastVal(e, "env").Exists() {
 					fields = append(fields, field{`"env"`, envRaw})
 				}
 			case "env":

@@ -159,7 +159,7 @@ func (d *Dialer) spawn(stale bool) error {
 	// of its own when debugging (MCP_HEAL_DEBUG), else nowhere.
 	var logf *os.File
 	if os.Getenv("MCP_HEAL_DEBUG") != "" {
-		if f, err := state.OpenLog(d.Name + ".guardian"); err == nil {
+		if f, err := state.OpenChildLog(d.Name + ".guardian"); err == nil {
 			defer f.Close()
 			logf = f
 		}
