@@ -146,61 +146,6 @@ func newProcess(cfg Config, log *slog.Logger, sp spawned) *Process {
 	return p
 }
 
-// withDefaults fills in the defaults of cfg's optional fields.
-func withDefaults(cfg Config) Config {
-	if cfg.TailLines <= 0 {
-		cfg.TailLines = 20
-	}
-	if cfg.StopStep <= 0 {
-		cfg.StopStep = 2 * time.Second
-	}
-	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.DiscardHandler)
-	}
-	return cfg
-}
-
-// stderrFile is where a guardian logs: the shim's stderr when it is a
-// file (Claude Code's MCP log), else nowhere.
-func stderrFile(cfg Config) *os.File {
-	f, _ := cfg.Stderr.(*os.File)
-	return f
-}
-
-// spawned is a started child: how to wait for and signal it, and the
-// parent's ends of its pipes.
-type spawned struct {
-	ch                    child
-	pid                   int
-	started               time.Time
-	stdin, stdout, stderr *os.File
-	// prefix is read before stdout: the start of a line a kept server's
-	// guardian read while nobody was attached.
-	prefix []byte
-}
-
-// child is a started server, run directly or under a guardian.
-type child interface {
-	// wait blocks until the leader has exited and what was left of its
-	// group is killed.
-	wait() status
-	// signal signals the child's process group.
-	signal(sig syscall.Signal) error
-	// release lets go of the child once it is done.
-	release()
-}
-
-// status is how a child ended.
-type status struct {
-	exited bool
-	code   int
-	sig    syscall.Signal
-	err    error
-	note   string // added to the reason (e.g. it daemonized)
-	// detached: the child runs on under a kept guardian (Detach).
-	detached bool
-}
-
 // PID is the child's pid (and process group id).
 func (p *Process) PID() int { return p.pid }
 
