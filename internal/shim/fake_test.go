@@ -179,6 +179,7 @@ func fakeServer() {
 			reply(id, text(strings.Repeat("x", int(args.Get("bytes").Int()))))
 		case "ask":
 			r := ask("roots/list")
+			fakeEvent("asked error=%t", gjson.GetBytes(r, "error").Exists())
 			reply(id, text(gjson.GetBytes(r, "result.roots.0.uri").String()))
 		case "pid":
 			reply(id, text(strconv.Itoa(pid)))
