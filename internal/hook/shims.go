@@ -49,7 +49,9 @@ func findShims(server, session string, claudePID int) []*state.Record {
 			continue
 		}
 		var r state.Record
-		if json.Unmarshal(b, &r) != nil || r.ShimPID != pid {
+		if json.Unmarshal(b, &r) != nil || r.ShimPID != pid || !state.Live(&r) {
+			// Live also rules out a pid the kernel gave to another process
+			// since the shim died (its recorded start time differs).
 			continue
 		}
 		out = append(out, &r)

@@ -109,3 +109,25 @@ func TestHookOutputRedacted(t *testing.T) {
 		}
 	}
 }
+
+// TestPreToolUseIgnoresReusedPid: the record of a shim that died while
+// failed names a pid now held by an unrelated process. PreToolUse must not
+// deny calls to the server on the strength of it.
+func TestPreToolUseIgnoresReusedPid(t *testing.T) {
+	w := newWorld(t)
+	stranger := start(t, "sleep", "1000")
+	path := staleRecord(t, w.state, stranger.Process.Pid, preSession, true)
+	b, _ := os.ReadFile(path)
+	var r map[string]any
+	json.Unmarshal(b, &r)
+	r["server"], r["state"] = "everything", "failed"
+	b, _ = json.Marshal(r)
+	os.WriteFile(path, b, 0o600)
+	// The launcher's fast path would skip the binary; the marker sends the
+	// call to it, as a failed shim's record does.
+	os.MkdirAll(filepath.Join(w.state, "mcp-heal", "attention"), 0o700)
+	os.WriteFile(filepath.Join(w.state, "mcp-heal", "attention", "shim-"+strconv.Itoa(stranger.Process.Pid)), nil, 0o600)
+	if out := w.hook(t, "PreToolUse", marshal(sharedPayload(t, "PreToolUse.mcp.json"))); len(out) != 0 {
+		t.Fatalf("got %s, want no output: the record's shim is gone", out)
+	}
+}
