@@ -20,8 +20,8 @@ import (
 // the reconnect instruction, and `/mcp-heal status`, run in the same
 // session, reports the server as failed. An interactive session drops the
 // server's tools after the failure, so the next call is refused as "No such
-// tool available": then PostToolBatch (asyncRewake) gives the same advice
-// after the turn, in a notification of its own.
+// tool available": then PostToolBatch gives the same advice with that
+// refused result.
 func scenarioRespawnFailed(t *testing.T, m mode, interactive bool) outcome {
 	const fails = 20 // more than Claude Code ever tries
 	var s *session
@@ -41,9 +41,7 @@ func scenarioRespawnFailed(t *testing.T, m mode, interactive bool) outcome {
 		},
 		Turn{Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "again"})}},
 		Turn{Text: "The ex server is down."},
-		// Whatever comes next (the status report; in an interactive
-		// session also the PostToolBatch notification, in a request of
-		// its own) gets "Done.".
+		// Whatever comes next (the status report) gets "Done.".
 	)
 	s.userScope = true
 	failFile = dataFile(s, "starts")
@@ -91,9 +89,9 @@ func scenarioRespawnFailed(t *testing.T, m mode, interactive bool) outcome {
 	third := mustResult(t, s.model, 3, ToolUseID(2, 0))
 	t.Logf("third call (interactive=%v): %q", interactive, third.Text)
 	if refused() {
-		// PostToolBatch runs with asyncRewake: its advice comes after the
-		// turn, as a background-task notification (see
-		// docs/claude-code-behaviour.md), not in the request for turn 3.
+		// Wherever it arrives: with the refused result (PostToolBatch is
+		// blocking), or, were it run with asyncRewake, in a background-task
+		// notification after the turn (docs/claude-code-behaviour.md).
 		adv := s.model.Find(batchAdvice("ex"))
 		if adv == nil {
 			t.Errorf("the third call was refused as not available, and PostToolBatch's advice never reached the model")
