@@ -81,12 +81,12 @@ func runDoctor(ctx context.Context, env *Env, args []string) error {
 				fmt.Fprintln(env.Stdout)
 			}
 			first = false
-			r.WriteText(env.Stdout)
+			doctor.Redacted([]*doctor.Report{r})[0].WriteText(env.Stdout)
 		}
 	}
 	reports := d.Check(ctx, servers)
 	if f.json {
-		writeJSON(env.Stdout, reports)
+		writeJSON(env.Stdout, doctor.Redacted(reports))
 	}
 	for _, r := range reports {
 		if r.Worst() == doctor.Error {

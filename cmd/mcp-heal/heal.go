@@ -25,11 +25,12 @@ func runHeal(ctx context.Context, env *Env, args []string) error {
 	}
 	reports := d.Check(ctx, servers)
 	d.Heal(ctx, reports)
+	printed := doctor.Redacted(reports)
 	if f.json {
-		writeJSON(env.Stdout, reports)
+		writeJSON(env.Stdout, printed)
 	} else {
-		doctor.WriteText(env.Stdout, reports)
-		doctor.WriteTodo(env.Stdout, reports)
+		doctor.WriteText(env.Stdout, printed)
+		doctor.WriteTodo(env.Stdout, printed)
 	}
 	for _, r := range reports {
 		if r.Probe != nil && !r.Probe.OK {

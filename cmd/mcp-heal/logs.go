@@ -7,6 +7,7 @@ import (
 	"io/fs"
 
 	"github.com/mcp-heal/mcp-heal/internal/logview"
+	"github.com/mcp-heal/mcp-heal/internal/redact"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 )
 
@@ -47,6 +48,9 @@ func runLogs(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	for _, l := range lines {
+		// Logs are redacted as written; lines written by an older
+		// version were not, and /mcp-heal logs reaches the model.
+		l = redact.String(l)
 		if *asJSON {
 			l = logview.JSON(l)
 		} else {

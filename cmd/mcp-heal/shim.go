@@ -51,8 +51,9 @@ func runShim(ctx context.Context, env *Env, args []string) error {
 	backoffMax := fs.Duration("backoff-max", 30*time.Second, "longest wait between restarts of a crash-looping server")
 	trafficLog := fs.Bool("traffic-log", false, "log every message (secrets redacted) to the server's traffic log")
 	keepFor := fs.Duration("keep", 0, "keep the server running this long after its client went away, so that the next session or /mcp reconnect re-attaches to it (0: off)")
+	keepEnv := fs.StringSlice("keep-env", nil, "with --keep: the environment variables (`NAMES`) the server's config entry sets, part of what makes it the same server")
 	queueTimeout := fs.Duration("queue-timeout", 0, "fail calls that waited this long for a server that is down (0: wait until it is up or marked failed)")
-	ro := addRemoteFlags(fs)
+	ro := addRemoteFlags(fs, env)
 	if err := parseFlags(env, fs, shimSynopsis, shimDescription, args); err != nil {
 		return err
 	}
@@ -100,7 +101,7 @@ func runShim(ctx context.Context, env *Env, args []string) error {
 		pc := proc.Config{Path: cmdArgs[0], Args: cmdArgs[1:], Stderr: env.Stderr, Log: log, Guardian: guardian.SelfCommand(), MaxMessage: int(ro.MaxMessage)}
 		dialer = &proc.Dialer{Config: pc}
 		if *keepFor > 0 {
-			if kd, err := keep.NewDialer(pc, *name, *keepFor, log); err != nil {
+			if kd, err := keep.NewDialer(pc, *name, *keepFor, *keepEnv, log); err != nil {
 				log.Warn("cannot keep the server: it runs unkept", "err", err)
 			} else {
 				dialer = kd

@@ -31,9 +31,10 @@ type remoteOptions struct {
 	HeaderTimeout time.Duration
 }
 
-func addRemoteFlags(fs *pflag.FlagSet) *remoteOptions {
+func addRemoteFlags(fs *pflag.FlagSet, env *Env) *remoteOptions {
 	o := &remoteOptions{}
 	fs.StringVar(&o.URL, "url", "", "bridge the remote MCP server at `URL` (http or https) instead of running a command")
+	fs.Var(&urlEnvFlag{o: o, getenv: env.Getenv}, "url-env", "like --url, with the URL in environment variable `VAR` (what wrap writes when the URL holds a token, so it stays out of argv)")
 	fs.StringVar(&o.Transport, "transport", "auto", "remote transport: auto, http (Streamable HTTP) or sse (legacy HTTP+SSE)")
 	fs.StringArrayVar(&o.Headers, "header", nil, "add an HTTP header `'K: V'` to every request (repeatable; ${VAR} expands from the environment)")
 	fs.StringArrayVar(&o.HeaderEnv, "header-env", nil, "add an HTTP header `K=VAR` whose value is environment variable VAR (repeatable; what wrap writes, so Claude Code does not try to expand it)")
@@ -79,6 +80,30 @@ func newRemoteDialer(o *remoteOptions, env *Env, log *slog.Logger) (upstream.Dia
 		return nil, &usageError{msg: "--url: " + err.Error()}
 	}
 	return d, nil
+}
+
+// urlEnvFlag is --url-env VAR: --url with the value of VAR, read when the
+// flag is parsed. A URL's query often carries an API key, and argv is
+// readable by every user on the machine (ps); the environment is not.
+type urlEnvFlag struct {
+	o      *remoteOptions
+	getenv func(string) string
+	name   string
+}
+
+func (f *urlEnvFlag) String() string { return f.name }
+func (f *urlEnvFlag) Type() string   { return "VAR" }
+
+func (f *urlEnvFlag) Set(v string) error {
+	if !isEnvName(v) {
+		return fmt.Errorf("want the name of an environment variable, not %q", v)
+	}
+	u := f.getenv(v)
+	if u == "" {
+		return fmt.Errorf("environment variable %s is not set", v)
+	}
+	f.name, f.o.URL = v, u
+	return nil
 }
 
 // byteSize is a flag value in bytes, written as a number with an optional

@@ -26,7 +26,7 @@ func TestWrapKeep(t *testing.T) {
 	for _, a := range args {
 		got = append(got, a.String())
 	}
-	if s := strings.Join(got, " "); !strings.HasPrefix(s, "shim --name mem --keep 10m0s -- npx -y @modelcontextprotocol/server-memory") {
+	if s := strings.Join(got, " "); !strings.HasPrefix(s, "shim --name mem --keep 10m0s --keep-env MEMORY_FILE -- npx -y @modelcontextprotocol/server-memory") {
 		t.Errorf("wrapped args: %s", s)
 	}
 	if strings.Contains(gjson.GetBytes(b, "mcpServers.api.args").Raw, "--keep") {

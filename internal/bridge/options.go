@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
+	"github.com/mcp-heal/mcp-heal/internal/redact"
 )
 
 // Transports the bridge speaks.
@@ -174,24 +175,8 @@ func redactURLError(err error) error {
 }
 
 // RedactURL returns u as text with the password and every query value
-// replaced, for logs and the state record.
-func RedactURL(u *url.URL) string {
-	c := *u
-	if c.User != nil {
-		if _, ok := c.User.Password(); ok {
-			c.User = url.UserPassword(c.User.Username(), "REDACTED")
-		}
-	}
-	if c.RawQuery != "" {
-		q := c.Query()
-		for k := range q {
-			q[k] = []string{"REDACTED"}
-		}
-		c.RawQuery = q.Encode()
-	}
-	c.Fragment = ""
-	return c.String()
-}
+// replaced, for logs and the state record (redact.URL, the one rule).
+func RedactURL(u *url.URL) string { return redact.URL(u.String()) }
 
 var varRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`) })
 
@@ -257,45 +242,27 @@ func isTChar(c rune) bool {
 
 // redactor removes secrets (header values, URL credentials and query
 // values) from text the bridge writes to logs, errors and the state
-// record, whatever the server echoed back.
-type redactor struct{ secrets []string }
+// record, whatever the server echoed back, then applies the one rule.
+type redactor = redact.Values
 
 func newRedactor(u *url.URL, h http.Header) *redactor {
 	r := &redactor{}
-	add := func(s string) {
-		if len(s) >= 4 && !slices.Contains(r.secrets, s) {
-			r.secrets = append(r.secrets, s)
-		}
-	}
 	for _, vs := range h {
 		for _, v := range vs {
-			add(v)
+			r.Add(v)
 			// "Bearer abc": the token alone may be echoed too.
 			if _, tok, ok := strings.Cut(v, " "); ok {
-				add(strings.TrimSpace(tok))
+				r.Add(strings.TrimSpace(tok))
 			}
 		}
 	}
 	if u.User != nil {
 		if p, ok := u.User.Password(); ok {
-			add(p)
+			r.Add(p)
 		}
 	}
 	for _, vs := range u.Query() {
-		for _, v := range vs {
-			add(v)
-		}
+		r.Add(vs...)
 	}
-	// Longest first, so a token inside a longer value is not half-replaced.
-	slices.SortFunc(r.secrets, func(a, b string) int { return len(b) - len(a) })
 	return r
-}
-
-func (r *redactor) String(s string) string {
-	for _, sec := range r.secrets {
-		if strings.Contains(s, sec) {
-			s = strings.ReplaceAll(s, sec, "[redacted]")
-		}
-	}
-	return s
 }

@@ -23,7 +23,10 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
-const secretHeader = "Bearer s3cret-tok-7f3a"
+const (
+	secretHeader = "Bearer s3cret-tok-7f3a"
+	urlToken     = "qtok-91x2"
+)
 
 // remoteServer is a Streamable HTTP MCP server (the official Go SDK) that
 // answers only requests carrying secretHeader.
@@ -112,7 +115,9 @@ func TestWrapWithRealClaude(t *testing.T) {
 	c.run(c.claude, "mcp", "add", "-s", "user", "ex-user", "-e", "EXAMPLE_SECRET=hunter2", "--", c.heal, "example-server", "--name", "user one")
 	c.run(c.claude, "mcp", "add", "-s", "local", "ex-local", "--", c.heal, "example-server")
 	c.run(c.claude, "mcp", "add", "-s", "project", "ex-project", "--", c.heal, "example-server", "--era", "handshake")
-	c.run(c.claude, "mcp", "add", "-s", "user", "--transport", "http", "remote", url, "-H", "Authorization: "+secretHeader)
+	// The URL carries a token in its query too, which wrap must keep out
+	// of the shim's argv (--url-env).
+	c.run(c.claude, "mcp", "add", "-s", "user", "--transport", "http", "remote", url+"?token="+urlToken, "-H", "Authorization: "+secretHeader)
 
 	// A plugin with its own server, from a local marketplace.
 	mk := filepath.Join(base, "market")
@@ -190,8 +195,11 @@ func TestWrapWithRealClaude(t *testing.T) {
 		if !strings.Contains(v[1], "Connected") {
 			t.Errorf("%s: %s after wrap", n, v[1])
 		}
-		if strings.Contains(v[0], "s3cret") {
-			t.Errorf("%s: the secret header is on the command line: %s", n, v[0])
+		if strings.Contains(v[0], "s3cret") || strings.Contains(v[0], urlToken) {
+			t.Errorf("%s: a secret is on the command line: %s", n, v[0])
+		}
+		if n == "remote" && !strings.Contains(v[0], "--url-env "+claudecfg.URLEnvName) {
+			t.Errorf("remote: claude runs %q, want the URL read from the env (--url-env)", v[0])
 		}
 	}
 	if authed.Load() == authedBefore {

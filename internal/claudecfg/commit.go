@@ -13,6 +13,7 @@ import (
 	"time"
 
 	dirs "github.com/mcp-heal/mcp-heal/internal/paths"
+	"github.com/mcp-heal/mcp-heal/internal/state"
 )
 
 // KeepBackups is how many backups of each config file Commit keeps.
@@ -37,6 +38,37 @@ var ErrChanged = errors.New("the file changed while mcp-heal was rewriting it; n
 // what it held, or what a concurrent writer put there, and no temporary
 // file is left. It returns the backup's path.
 func Commit(path string, old, new []byte) (backup string, err error) {
+	return commitWith(path, func(cur []byte) ([]byte, error) {
+		if !bytes.Equal(cur, old) {
+			return nil, fmt.Errorf("%s: %w", path, ErrChanged)
+		}
+		return new, nil
+	})
+}
+
+// maxUpdates bounds how often Update starts over while other programs keep
+// changing the file.
+const maxUpdates = 5
+
+// Update rewrites path with f, reading it under Claude Code's lock, so
+// that the file f sees is the file replaced: f gets the current contents
+// and returns the new ones (equal bytes: nothing is written, backup is
+// ""). When a writer that ignores the lock changes the file between the
+// read and the swap, the swap is undone (as in Commit) and Update starts
+// over with the newer contents, up to 5 times. f must be a pure function
+// of its input (wrap and unwrap are). It returns the backup's path.
+func Update(path string, f func(cur []byte) ([]byte, error)) (backup string, err error) {
+	for range maxUpdates {
+		backup, err = commitWith(path, f)
+		if !errors.Is(err, ErrChanged) {
+			return backup, err
+		}
+	}
+	return backup, err
+}
+
+// commitWith is one compare-and-swap: lock, read, f, back up, swap in.
+func commitWith(path string, f func(cur []byte) ([]byte, error)) (backup string, err error) {
 	target, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		return "", err
@@ -50,12 +82,13 @@ func Commit(path string, old, new []byte) (backup string, err error) {
 	if err != nil {
 		return "", err
 	}
-	cur, err := os.ReadFile(target)
+	old, err := os.ReadFile(target)
 	if err != nil {
 		return "", err
 	}
-	if !bytes.Equal(cur, old) {
-		return "", fmt.Errorf("%s: %w", path, ErrChanged)
+	new, err := f(old)
+	if err != nil || bytes.Equal(new, old) {
+		return "", err
 	}
 	if backup, err = saveBackup(target, old); err != nil {
 		return "", fmt.Errorf("back up %s: %w", path, err)
@@ -108,10 +141,9 @@ func writeTemp(target string, data []byte, st os.FileInfo) (f *os.File, err erro
 // and prunes old backups of the same file.
 func saveBackup(target string, data []byte) (string, error) {
 	dir := BackupDir()
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
-	}
-	if err := os.Chmod(dir, 0o700); err != nil {
+	// 0700, and never a link: backups hold the whole config, secrets and
+	// all.
+	if err := state.EnsureDir(dir); err != nil {
 		return "", err
 	}
 	h := sha256.Sum256([]byte(target))

@@ -280,6 +280,10 @@ func parseEntry(name string, e gjson.Result) Server {
 		return s
 	}
 	s.Command, s.Args, s.URL = "", nil, inv.URL
+	if v, name, ok := fromEnv(inv.URL, s.Env, URLEnvName); ok {
+		s.URL = v
+		delete(s.Env, name)
+	}
 	s.Transport = inv.Transport
 	if orig := lastVal(lastVal(e, markerKey), "original"); orig.IsObject() {
 		s.Transport = transportOf(lastVal(orig, "type").String(), "", inv.URL)
@@ -293,7 +297,7 @@ func parseEntry(name string, e gjson.Result) Server {
 	}
 	var keys []string
 	for _, k := range s.EnvKeys {
-		if !strings.HasPrefix(k, HeaderEnvPrefix) {
+		if !strings.HasPrefix(k, HeaderEnvPrefix) && !strings.HasPrefix(k, URLEnvName) {
 			keys = append(keys, k)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/mcp-heal/mcp-heal/internal/redact"
 )
 
 // Request is what wrap or unwrap is asked to do.
@@ -189,7 +191,10 @@ func (p *Plan) Diff(name func(string) string) string {
 	var b strings.Builder
 	for _, fe := range p.files {
 		if string(fe.old) != string(fe.new) {
-			b.WriteString(Diff(name(fe.path), fe.old, fe.new))
+			// Env and header values and URL tokens never reach the output:
+			// through /mcp-heal wrap --dry-run it lands in the model's
+			// context (redact.JSON, the one rule).
+			b.WriteString(Diff(name(fe.path), redact.JSON(fe.old), redact.JSON(fe.new)))
 		}
 	}
 	return b.String()

@@ -5,7 +5,11 @@
 // functions on the file's bytes plus one atomic commit with a backup.
 package claudecfg
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/mcp-heal/mcp-heal/internal/redact"
+)
 
 // Scopes a server entry can come from.
 const (
@@ -61,6 +65,15 @@ type Options struct {
 	// ConfigDir is Claude Code's config directory (CLAUDE_CONFIG_DIR);
 	// empty means Home/.claude, with the global config at Home/.claude.json.
 	ConfigDir string
+}
+
+// Redacted returns s fit to print: its command, arguments and URL through
+// the one rule (redact); Env and Headers are dropped.
+func (s Server) Redacted() Server {
+	s.Command, s.URL = redact.String(s.Command), redact.URL(s.URL)
+	s.Args = redact.Strings(s.Args)
+	s.Env, s.Headers = nil, nil
+	return s
 }
 
 // Select returns the servers named (by Name or Key), in the order named,

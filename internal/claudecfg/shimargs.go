@@ -1,6 +1,7 @@
 package claudecfg
 
 import (
+	"net/url"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -15,13 +16,19 @@ import (
 // the process it starts).
 const HeaderEnvPrefix = "MCP_HEAL_HEADER_"
 
+// URLEnvName is the env variable a wrapped remote entry carries its URL in
+// when the URL holds a secret (a query value such as ?token=..., or a
+// password): the shim reads it with --url-env instead of --url, so the
+// secret stays out of argv, as header values do.
+const URLEnvName = "MCP_HEAL_URL"
+
 // ShimInvocation is what a wrapped entry's shim arguments say about the real
 // server.
 type ShimInvocation struct {
 	Name      string   // --name
 	Command   string   // stdio: the real command (after --)
 	Args      []string // stdio: its arguments
-	URL       string   // remote: --url
+	URL       string   // remote: --url, or "${VAR}" for --url-env VAR
 	Transport string   // remote: --transport (auto, http, sse)
 	Headers   []string // remote: --header values, "K: V" (V usually ${VAR})
 }
@@ -44,8 +51,15 @@ func StdioShimArgs(name, command string, args []string, flags ...string) []strin
 // value wrap moved into the entry's env) is written as --header-env K=VAR:
 // Claude Code expands ${VAR} in args against its own environment and warns
 // about variables it lacks, while the entry's env reaches only the shim.
+//
+// A url that is exactly ${MCP_HEAL_URL...} (wrap moved a URL holding a
+// secret into the entry's env) is written as --url-env VAR, for the same
+// reason.
 func RemoteShimArgs(name, url, transport string, headers []string) []string {
 	out := []string{"shim", "--name", name, "--url", url, "--transport", transport}
+	if m := envRef().FindStringSubmatch(url); m != nil && strings.HasPrefix(m[1], URLEnvName) {
+		out[3], out[4] = "--url-env", m[1]
+	}
 	for _, h := range headers {
 		k, v := splitHeader(h)
 		if m := envRef().FindStringSubmatch(v); m != nil && strings.HasPrefix(m[1], HeaderEnvPrefix) {
@@ -81,7 +95,7 @@ func ParseShimArgs(args []string) (ShimInvocation, bool) {
 			continue
 		}
 		switch name {
-		case "name", "url", "transport", "header", "header-env":
+		case "name", "url", "url-env", "transport", "header", "header-env":
 		default:
 			continue
 		}
@@ -97,6 +111,9 @@ func ParseShimArgs(args []string) (ShimInvocation, bool) {
 			s.Name = val
 		case "url":
 			s.URL = val
+		case "url-env":
+			// Seen by the rest of the package as the equivalent --url.
+			s.URL = "${" + val + "}"
 		case "transport":
 			s.Transport = val
 		case "header":
@@ -120,13 +137,39 @@ var nonEnv = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[
 
 // headerEnvName is the env variable for header key k, unique among taken.
 func headerEnvName(k string, taken map[string]bool) string {
-	base := HeaderEnvPrefix + strings.Trim(nonEnv().ReplaceAllString(strings.ToUpper(k), "_"), "_")
+	return envName(HeaderEnvPrefix+strings.Trim(nonEnv().ReplaceAllString(strings.ToUpper(k), "_"), "_"), taken)
+}
+
+// envName is base, or base_2, base_3... if taken; it marks it taken.
+func envName(base string, taken map[string]bool) string {
 	n := base
 	for i := 2; taken[n]; i++ {
 		n = base + "_" + strconv.Itoa(i)
 	}
 	taken[n] = true
 	return n
+}
+
+// urlHasSecret reports whether a remote URL holds a secret that must not
+// reach argv: a query (API keys are usually passed there) or a password.
+func urlHasSecret(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return strings.ContainsAny(raw, "?@")
+	}
+	_, pass := u.User.Password()
+	return u.RawQuery != "" || pass
+}
+
+// fromEnv resolves v when it is exactly ${VAR} with VAR one of wrap's own
+// variables (prefix) present in env; ok is false otherwise.
+func fromEnv(v string, env map[string]string, prefix string) (value, name string, ok bool) {
+	m := envRef().FindStringSubmatch(v)
+	if m == nil || !strings.HasPrefix(m[1], prefix) {
+		return "", "", false
+	}
+	value, ok = env[m[1]]
+	return value, m[1], ok
 }
 
 var envRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$`) })

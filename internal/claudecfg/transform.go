@@ -121,6 +121,30 @@ func rewrite(data []byte, path []string, names []string, edit func(string, gjson
 	return apply(data, sp), changes, nil
 }
 
+// withKeepEnv adds --keep-env with the names of the entry's env to
+// flags that ask for --keep: a kept server's identity covers the
+// variables its config entry sets, and only those (the rest of Claude
+// Code's environment differs from one session to the next).
+func withKeepEnv(flags []string, env gjson.Result) []string {
+	keep := false
+	for _, f := range flags {
+		keep = keep || f == "--keep"
+	}
+	if !keep || !env.IsObject() {
+		return flags
+	}
+	var names []string
+	env.ForEach(func(k, _ gjson.Result) bool {
+		names = append(names, k.String())
+		return true
+	})
+	if len(names) == 0 {
+		return flags
+	}
+	sort.Strings(names)
+	return append(append([]string(nil), flags...), "--keep-env", strings.Join(names, ","))
+}
+
 func hasDuplicateKeys(e gjson.Result) bool {
 	seen := map[string]bool{}
 	for _, m := range members(e) {
@@ -177,7 +201,7 @@ func wrapEntry(name string, e gjson.Result, shimPath string, flags ...string) (s
 			ch.Detail = "\"args\" is not an array of strings"
 			return "", ch
 		}
-		shimArgs := st.strings(StdioShimArgs(name, command.String(), args, flags...), st.inner)
+		shimArgs := st.strings(StdioShimArgs(name, command.String(), args, withKeepEnv(flags, lastVal(e, "env"))...), st.inner)
 		for _, m := range members(e) {
 			switch m.key {
 			case "command":
@@ -224,7 +248,13 @@ func wrapEntry(name string, e gjson.Result, shimPath string, flags ...string) (s
 			envKeys = append(envKeys, v)
 			headers = append(headers, k+": ${"+v+"}")
 		}
-		shimArgs := st.strings(RemoteShimArgs(name, url.String(), transport, headers), st.inner)
+		shimURL, movedURL := url.String(), urlHasSecret(url.String())
+		if movedURL {
+			v := envName(URLEnvName, taken)
+			env[v], shimURL = url.String(), "${"+v+"}"
+			envKeys = append(envKeys, v)
+		}
+		shimArgs := st.strings(RemoteShimArgs(name, shimURL, transport, headers), st.inner)
 		envRaw := st.stringObject(envKeys, env, st.inner)
 		if !typ.Exists() {
 			fields = append(fields, field{`"type"`, `"stdio"`})
@@ -235,7 +265,7 @@ func wrapEntry(name string, e gjson.Result, shimPath string, flags ...string) (s
 				fields = append(fields, field{m.kraw.Raw, `"stdio"`})
 			case "url":
 				fields = append(fields, field{`"command"`, jsonString(shimPath)}, field{`"args"`, shimArgs})
-				if len(headers) > 0 && !lastVal(e, "env").Exists() {
+				if (len(headers) > 0 || movedURL) && !lastVal(e, "env").Exists() {
 					fields = append(fields, field{`"env"`, envRaw})
 				}
 			case "env":

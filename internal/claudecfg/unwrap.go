@@ -86,6 +86,10 @@ func rebuild(name string, e gjson.Result, inv ShimInvocation) (string, Change) {
 	hm := map[string]string{}
 	var hkeys []string
 	used := map[string]bool{}
+	realURL := inv.URL
+	if v, name, ok := fromEnv(realURL, env, URLEnvName); ok {
+		realURL, used[name] = v, true
+	}
 	for _, h := range inv.Headers {
 		k, v := splitHeader(h)
 		if m := envRef().FindStringSubmatch(v); m != nil && strings.HasPrefix(m[1], HeaderEnvPrefix) {
@@ -113,7 +117,7 @@ func rebuild(name string, e gjson.Result, inv ShimInvocation) (string, Change) {
 		case "type":
 			fields = append(fields, field{m.kraw.Raw, jsonString(transport)})
 		case "command":
-			fields = append(fields, field{`"url"`, jsonString(inv.URL)})
+			fields = append(fields, field{`"url"`, jsonString(realURL)})
 			if len(hkeys) > 0 {
 				fields = append(fields, field{`"headers"`, st.stringObject(hkeys, hm, st.inner)})
 			}

@@ -339,7 +339,7 @@ func runPhase(ctx context.Context, o Options, t *target, p int, f failure, failF
 		<-sentInject
 		time.Sleep(60 * time.Millisecond) // let it reach the server
 		injected = time.Now()
-		if st.OldPID > 0 {
+		if st.OldPID > 0 && t.isServer(st.OldPID) {
 			f.inject(st.OldPID, failFile)
 		}
 	}()

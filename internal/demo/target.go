@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/example"
+	"github.com/mcp-heal/mcp-heal/internal/procinfo"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 )
 
@@ -28,7 +29,7 @@ type target struct {
 	stderr   *tailBuffer
 
 	mu   sync.Mutex
-	pids map[int]bool // every server pid seen, killed at the end
+	pids map[int]procinfo.Identity // every server seen, killed at the end if still that process
 }
 
 // startTarget starts bin with args, its own process group, and a client on
@@ -37,7 +38,7 @@ func startTarget(bin string, args []string, viaShim bool, stateDir string) (*tar
 	cmd := exec.Command(bin, args...)
 	cmd.SysProcAttr = ownGroup()
 	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+stateDir)
-	t := &target{viaShim: viaShim, cmd: cmd, stateDir: stateDir, stderr: &tailBuffer{max: 40}, pids: map[int]bool{}}
+	t := &target{viaShim: viaShim, cmd: cmd, stateDir: stateDir, stderr: &tailBuffer{max: 40}, pids: map[int]procinfo.Identity{}}
 	cmd.Stderr = t.stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -62,10 +63,24 @@ func (t *target) serverPID() int {
 	pid := t.serverPIDNow()
 	if pid > 0 {
 		t.mu.Lock()
-		t.pids[pid] = true
+		if _, seen := t.pids[pid]; !seen {
+			if p, err := procinfo.Get(pid); err == nil {
+				t.pids[pid] = p.Identity()
+			}
+		}
 		t.mu.Unlock()
 	}
 	return pid
+}
+
+// isServer reports whether pid is still the server process seen under that
+// pid: a server killed earlier in the demo has left its pid to the kernel,
+// which may have given it to any process since.
+func (t *target) isServer(pid int) bool {
+	t.mu.Lock()
+	id, ok := t.pids[pid]
+	t.mu.Unlock()
+	return ok && procinfo.Verify(pid, id) == nil
 }
 
 func (t *target) serverPIDNow() int {
@@ -99,15 +114,13 @@ func (t *target) record() *state.Record {
 	return &r
 }
 
-// procChild returns a child of pid from /proc (Linux), or 0.
+// procChild returns a live child of pid (procinfo: /proc on Linux, sysctl
+// on macOS), or 0.
 func procChild(pid int) int {
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
-	for _, f := range tasks {
-		b, _ := os.ReadFile(f)
-		for _, s := range strings.Fields(string(b)) {
-			if n, err := strconv.Atoi(s); err == nil {
-				return n
-			}
+	procs, _ := procinfo.List()
+	for _, p := range procs {
+		if p.PPID == pid && !p.Zombie {
+			return p.PID
 		}
 	}
 	return 0
@@ -141,8 +154,8 @@ func (t *target) stop() {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for pid := range t.pids {
-		if state.Alive(pid) {
+	for pid, id := range t.pids {
+		if procinfo.Verify(pid, id) == nil {
 			kill(pid)
 		}
 	}

@@ -42,6 +42,7 @@ var reportRows = []reportRow{
 	{"6. three MCP servers on one port restarted", healed, scenarioNamespaces},
 	{"7. unwrapped stdio server dies, respawn fails (`-p`): hooks only", hooksOnly, func(t *testing.T, m mode) outcome { return scenarioRespawnFailed(t, m, false) }},
 	{"7. the same, interactive session", hooksOnly, func(t *testing.T, m mode) outcome { return scenarioRespawnFailed(t, m, true) }},
+	{"8. shim killed by Claude Code, stateful server (`--keep`)", healed, scenarioKeptShimKilled},
 }
 
 // TestReport, with -report, runs every scenario with Claude Code alone and

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/procinfo"
 )
 
 // Guardian is the shim's connection to its guardian process. One guardian
@@ -23,9 +25,9 @@ type Guardian struct {
 	mu       sync.Mutex
 	detached bool // Detach closed the connection: its runs go on
 	nextID   int
-	pending map[int]chan startReply
-	runs    map[int]*Child
-	dead    chan struct{}
+	pending  map[int]chan startReply
+	runs     map[int]*Child
+	dead     chan struct{}
 }
 
 type startReply struct {
@@ -153,7 +155,13 @@ func (g *Guardian) read() {
 			// Never started: Run's reply channel is closed.
 			continue
 		}
-		_ = syscall.Kill(-r.PID, syscall.SIGKILL)
+		// The guardian is gone, so nobody holds the leader unreaped: its
+		// pid may already name another process. Signal the group only
+		// while the pid still leads it and started when the server did
+		// (Sweep then finds the rest by their cookie).
+		if p, err := procinfo.Get(r.PID); err == nil && p.PGID == r.PID && p.Start.Sub(r.Started).Abs() < 2*time.Second {
+			_ = syscall.Kill(-r.PID, syscall.SIGKILL)
+		}
 		r.status = Status{Lost: true, Signal: int(syscall.SIGKILL), Daemons: Sweep(r.cookie, r.PID, r.Started)}
 		close(r.done)
 	}

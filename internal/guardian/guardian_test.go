@@ -36,54 +36,13 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// alive reports whether pid is a live process (not a zombie).
-func alive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	out, err := exec.Command("ps", "-o", "stat=", "-p", strconv.Itoa(pid)).Output()
-	if err != nil {
-		return false
-	}
-	return !strings.HasPrefix(strings.TrimSpace(string(out)), "Z")
-}
+func alive(pid int) bool { return testenv.Alive(pid) }
 
-func ppid(t *testing.T, pid int) int {
-	t.Helper()
-	out, err := exec.Command("ps", "-o", "ppid=", "-p", strconv.Itoa(pid)).Output()
-	if err != nil {
-		t.Fatalf("ps for %d: %v", pid, err)
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(string(out)))
-	if err != nil {
-		t.Fatalf("ps for %d: %q", pid, out)
-	}
-	return n
-}
+func ppid(_ *testing.T, pid int) int { return testenv.ParentPID(pid) }
 
-// waitGone waits until none of pids lives, and kills the survivors so a
-// failing test leaves nothing behind either.
 func waitGone(t *testing.T, what string, pids ...int) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		left := 0
-		for _, p := range pids {
-			if alive(p) {
-				left++
-			}
-		}
-		if left == 0 {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	for _, p := range pids {
-		if alive(p) {
-			t.Errorf("%s: pid %d still runs 15s later", what, p)
-			syscall.Kill(p, syscall.SIGKILL)
-		}
-	}
+	testenv.WaitGone(t, what, 15*time.Second, pids...)
 }
 
 func readPids(t *testing.T, path string, n int) []int {

@@ -81,3 +81,6 @@ func ListenerFromFD(uintptr) (*net.UnixListener, error) { return nil, ErrUnsuppo
 
 // ServeKept is not supported on Windows.
 func ServeKept(*net.UnixListener, KeepOptions) error { return ErrUnsupported }
+
+// NoteListen is not supported on Windows.
+func (*Guardian) NoteListen(json.RawMessage, bool) error { return ErrUnsupported }

@@ -23,6 +23,7 @@ type keptState struct {
 	epoch    int
 	sess     Session
 	srvReqs  map[string][]byte // server->client requests open at the client, by raw id
+	listens  map[string][]byte // subscriptions/listen streams the client holds open, by upstream id
 	drain    *drainer
 	timer    *time.Timer
 	since    time.Time
@@ -46,7 +47,7 @@ func ServeKept(ln *net.UnixListener, opts KeepOptions) error {
 	if err := becomeSubreaper(); err != nil {
 		log.Debug("no sub-reaper", "err", err)
 	}
-	k := &keptState{opts: opts, ln: ln, srvReqs: map[string][]byte{}, exit: make(chan struct{}), finished: make(chan struct{})}
+	k := &keptState{opts: opts, ln: ln, srvReqs: map[string][]byte{}, listens: map[string][]byte{}, exit: make(chan struct{}), finished: make(chan struct{})}
 	g := &guard{log: log, servers: map[int]*server{}, kept: k}
 	term := make(chan os.Signal, 1)
 	signal.Notify(term, syscall.SIGTERM)
@@ -195,6 +196,10 @@ func (g *guard) detach(c *ctrl) {
 		k.srv.reply(id)
 	}
 	clear(k.srvReqs)
+	for _, id := range k.listens {
+		k.srv.write(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%s,"reason":"the client went away"}}`, id))
+	}
+	clear(k.listens)
 	k.drain = startDrain(k.srv, g.drained)
 	g.startWindow()
 }
@@ -252,6 +257,7 @@ func (g *guard) keptStart(m msg) {
 	k.srv, k.srvID = srv, m.ID
 	k.sess = Session{}
 	clear(k.srvReqs)
+	clear(k.listens)
 	g.wg.Add(1)
 	g.changed()
 	g.mu.Unlock()
@@ -318,6 +324,13 @@ func (g *guard) keptOp(m msg) {
 		}
 		if m.Session.Subs != nil {
 			k.sess.Subs = m.Session.Subs
+		}
+	}
+	if len(m.Listen) > 0 {
+		if m.Open {
+			k.listens[string(m.Listen)] = m.Listen
+		} else {
+			delete(k.listens, string(m.Listen))
 		}
 	}
 	if len(m.ReqID) > 0 {
@@ -390,11 +403,16 @@ func (s *server) closeFiles() {
 // reply answers a server->client request nobody will answer, so the
 // server does not wait for it forever.
 func (s *server) reply(id []byte) {
+	s.write(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":"the client went away (mcp-heal kept the server running)"}}`, id))
+}
+
+// write sends one line to the server's stdin, giving up after a second
+// (a server that does not read is not waited for).
+func (s *server) write(line string) {
 	if len(s.files) == 0 {
 		return
 	}
-	line := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":"the client went away (mcp-heal kept the server running)"}}`+"\n", id)
 	_ = s.files[0].SetWriteDeadline(time.Now().Add(time.Second))
-	_, _ = s.files[0].Write([]byte(line))
+	_, _ = s.files[0].Write([]byte(line + "\n"))
 	_ = s.files[0].SetWriteDeadline(time.Time{})
 }

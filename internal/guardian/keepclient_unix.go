@@ -136,6 +136,13 @@ func (g *Guardian) Note(sess *Session, reqID json.RawMessage, open bool) error {
 	return g.c.send(msg{Op: "note", Session: sess, ReqID: reqID, Open: open})
 }
 
+// NoteListen tells a kept guardian about a subscriptions/listen stream
+// (its id as sent upstream) now open or closed: one left open by a shim
+// that died is cancelled.
+func (g *Guardian) NoteListen(id json.RawMessage, open bool) error {
+	return g.c.send(msg{Op: "note", Listen: id, Open: open})
+}
+
 // StopKept asks the kept guardian at path to stop its server and exit.
 func StopKept(path string) error {
 	c, err := dialKept(path)

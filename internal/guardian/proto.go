@@ -82,6 +82,7 @@ type msg struct {
 	Session  *Session        `json:"session,omitempty"`
 	Prefix   []byte          `json:"prefix,omitempty"` // stdout bytes read while detached, before the next line
 	ReqID    json.RawMessage `json:"req_id,omitempty"`
+	Listen   json.RawMessage `json:"listen,omitempty"`
 	Open     bool            `json:"open,omitempty"`
 
 	Ev      string  `json:"ev,omitempty"` // started (with 3 fds), exit, error

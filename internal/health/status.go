@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
-	"github.com/mcp-heal/mcp-heal/internal/proc"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 )
 
@@ -140,14 +139,4 @@ func judged(s Server, recs []*state.Record, incidents []state.Incident, now time
 // redacted drops what looks like a secret from a server's command line and
 // URL (tokens in arguments or query strings); env and header values are
 // never serialised at all.
-func redacted(s claudecfg.Server) claudecfg.Server {
-	s.Command, s.URL = proc.Redact(s.Command), proc.Redact(s.URL)
-	args := make([]string, len(s.Args))
-	for i, a := range s.Args {
-		args[i] = proc.Redact(a)
-	}
-	if len(args) > 0 {
-		s.Args = args
-	}
-	return s
-}
+func redacted(s claudecfg.Server) claudecfg.Server { return s.Redacted() }

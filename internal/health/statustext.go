@@ -11,7 +11,7 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/keep"
-	"github.com/mcp-heal/mcp-heal/internal/proc"
+	"github.com/mcp-heal/mcp-heal/internal/redact"
 )
 
 // WriteText prints the report as `status` does: a table of servers, the
@@ -85,7 +85,7 @@ func (rep Report) WriteText(w io.Writer, home string, now time.Time, a Audience)
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "TIME\tSERVER\tEVENT\tCLASS\tACTION\tERROR")
 		for _, in := range rep.Incidents {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", in.Time.Local().Format("15:04:05"), in.Server, in.Event, in.Class, dash(in.Action), clip(dash(proc.Redact(in.Error)), 60))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", in.Time.Local().Format("15:04:05"), in.Server, in.Event, in.Class, dash(in.Action), clip(dash(redact.String(in.Error)), 60))
 		}
 		tw.Flush()
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/probe"
+	"github.com/mcp-heal/mcp-heal/internal/redact"
 )
 
 // Events mcp-heal handles.
@@ -73,7 +74,16 @@ type specific struct {
 	PermissionDecisionReason string `json:"permissionDecisionReason,omitempty"`
 }
 
+// encode is the one way a reply leaves a hook, so the text, which quotes
+// servers' answers and stderr, goes through the one redaction rule here:
+// it lands in the model's context.
 func encode(o output) []byte {
+	o.SystemMessage = redact.String(o.SystemMessage)
+	if s := o.HookSpecificOutput; s != nil {
+		c := *s
+		c.AdditionalContext, c.PermissionDecisionReason = redact.String(c.AdditionalContext), redact.String(c.PermissionDecisionReason)
+		o.HookSpecificOutput = &c
+	}
 	b, _ := json.Marshal(o)
 	return append(b, '\n')
 }

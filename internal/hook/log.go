@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/mcp-heal/mcp-heal/internal/redact"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 )
 
@@ -33,12 +34,17 @@ func (l *lazyFile) Write(p []byte) (int, error) {
 		if st, err := os.Stat(path); err == nil && st.Size() > maxLogBytes {
 			_ = os.Rename(path, path+".1")
 		}
-		l.f, _ = os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		// Never through a link planted in the state dir (state.OpenFile).
+		l.f, _ = state.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE)
 	})
 	if l.f == nil {
 		return len(p), nil
 	}
-	return l.f.Write(p)
+	// Hook log lines quote errors and servers' answers: the one rule.
+	if _, err := l.f.Write([]byte(redact.String(string(p)))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // NewLogger returns a logger that appends to LogPath on first use.

@@ -281,22 +281,10 @@ func TestHungUnwrappedServerKilled(t *testing.T) {
 // childRunning returns the pid of a live (not zombie) child of parent whose
 // last argument is arg.
 func childRunning(parent int, arg string) int {
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		i := bytes.LastIndexByte(stat, ')')
-		f := strings.Fields(string(stat[i+1:]))
-		if len(f) < 2 || f[1] != strconv.Itoa(parent) || f[0] == "Z" {
-			continue
-		}
-		cl, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		args := strings.Split(strings.TrimRight(string(cl), "\x00"), "\x00")
-		if args[len(args)-1] == arg {
-			pid, _ := strconv.Atoi(e.Name())
-			return pid
+	procs, _ := procinfo.List()
+	for _, p := range procs {
+		if p.PPID == parent && !p.Zombie && len(p.Args) > 0 && p.Args[len(p.Args)-1] == arg {
+			return p.PID
 		}
 	}
 	return 0

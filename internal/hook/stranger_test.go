@@ -2,9 +2,13 @@ package hook_test
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -72,5 +76,36 @@ func TestNoSignalToStranger(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestHookOutputRedacted: Claude Code gave up on a remote server whose URL
+// carries its API key; the hook probes it, and the server's error body
+// echoes the key. Neither the model's context (the hook's reply) nor the
+// incident log may show it.
+func TestHookOutputRedacted(t *testing.T) {
+	const secret = "HOOKSECRETk3j4h5"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusInternalServerError)
+		io.WriteString(w, `{"error":"unknown key","api_key":"`+r.URL.Query().Get("token")+`"}`)
+	}))
+	defer srv.Close()
+	w := newWorld(t)
+	w.userConfig(t, `{"keyed":{"type":"http","url":"`+srv.URL+`/mcp?token=`+secret+`"}}`)
+	p := sharedPayload(t, "PostToolUseFailure.stdio-not-connected.json")
+	p["tool_name"], p["error"] = "mcp__keyed__echo", `MCP server "keyed" is not connected`
+	p["mcp_server"] = map[string]any{"name": "keyed", "source": "dynamic"}
+	out := w.hook(t, "PostToolUseFailure", marshal(p))
+	r := decode(t, out)
+	if !strings.Contains(r.HookSpecificOutput.AdditionalContext, "HTTP 500") {
+		t.Fatalf("got %s, want advice quoting the server's answer", out)
+	}
+	if strings.Contains(string(out), secret) {
+		t.Errorf("the hook's reply shows the key:\n%s", out)
+	}
+	for _, in := range w.incidents(t) {
+		if b, _ := json.Marshal(in); strings.Contains(string(b), secret) {
+			t.Errorf("the incident log shows the key: %s", b)
+		}
 	}
 }

@@ -106,8 +106,12 @@ func (c *conn) outbound(msg []byte) ([]byte, bool) {
 			c.mu.Unlock()
 		case "resources/subscribe", "resources/unsubscribe":
 			c.noteSub(m.Method, gjson.GetBytes(msg, "params.uri").String())
+		case "subscriptions/listen":
+			// A stream the server keeps open: if this shim dies, the
+			// guardian cancels it (nobody else knows its id).
+			_ = c.g.NoteListen(c.upID(m.ID), true)
 		}
-		return replaceID(msg, c.upID(m.ID)), true
+		return jsonrpc.ReplaceID(msg, c.upID(m.ID)), true
 	case jsonrpc.KindNotification:
 		switch m.Method {
 		case "notifications/initialized":
@@ -120,7 +124,9 @@ func (c *conn) outbound(msg []byte) ([]byte, bool) {
 			}
 		case "notifications/cancelled":
 			if r := gjson.GetBytes(msg, "params.requestId"); r.Exists() {
-				if out, err := sjson.SetRawBytes(msg, "params.requestId", c.upID([]byte(r.Raw))); err == nil {
+				up := c.upID([]byte(r.Raw))
+				_ = c.g.NoteListen(up, false)
+				if out, err := sjson.SetRawBytes(msg, "params.requestId", up); err == nil {
 					return out, true
 				}
 			}
@@ -247,24 +253,29 @@ func (c *conn) inbound(line []byte) ([]byte, bool) {
 			sess := &guardian.Session{Init: json.RawMessage(res.Raw), Version: res.Get("protocolVersion").String()}
 			_ = c.g.Note(sess, nil, false)
 		}
-		return replaceID(line, []byte(raw)), true
+		return jsonrpc.ReplaceID(line, []byte(raw)), true
 	case jsonrpc.KindRequest:
 		// Open until the client answers; if the shim dies first, the
 		// guardian answers it.
 		_ = c.g.Note(nil, append(json.RawMessage(nil), m.ID...), true)
+	case jsonrpc.KindNotification:
+		// A subscriptions/listen stream (2026-07-28) names its request in
+		// every notification: give the client back its own id, and drop
+		// what a listen of an earlier client still sends.
+		r := gjson.GetBytes(line, subIDPath)
+		if r.Type != gjson.String || !strings.HasPrefix(r.Str, "k") {
+			return line, true
+		}
+		if !strings.HasPrefix(r.Str, c.tag) {
+			return nil, false
+		}
+		if out, err := sjson.SetRawBytes(line, subIDPath, []byte(r.Str[len(c.tag):])); err == nil {
+			return out, true
+		}
 	}
 	return line, true
 }
 
-// replaceID returns a copy of line with its top-level id replaced by id
-// (raw JSON).
-func replaceID(line, id []byte) []byte {
-	r := gjson.GetBytes(line, "id")
-	if !r.Exists() || r.Index <= 0 || r.Index+len(r.Raw) > len(line) {
-		return line
-	}
-	out := make([]byte, 0, len(line)-len(r.Raw)+len(id))
-	out = append(out, line[:r.Index]...)
-	out = append(out, id...)
-	return append(out, line[r.Index+len(r.Raw):]...)
-}
+// subIDPath is where a 2026-07-28 notification names the
+// subscriptions/listen request it belongs to.
+const subIDPath = `params._meta.io\.modelcontextprotocol/subscriptionId`

@@ -159,7 +159,7 @@ func (d *Dialer) spawn(stale bool) error {
 	// of its own when debugging (MCP_HEAL_DEBUG), else nowhere.
 	var logf *os.File
 	if os.Getenv("MCP_HEAL_DEBUG") != "" {
-		if f, err := state.OpenLog(d.Name + ".guardian"); err == nil {
+		if f, err := state.OpenChildLog(d.Name + ".guardian"); err == nil {
 			defer f.Close()
 			logf = f
 		}
@@ -201,16 +201,19 @@ func (d *Dialer) KeepRecord(r *state.Record) {
 func Stop(path string) error { return guardian.StopKept(path) }
 
 // NewDialer is the Dialer for the server cfg known as name, kept for
-// window: its identity comes from this process's environment and working
-// directory (what Claude Code gave the shim, which the server inherits).
-func NewDialer(cfg proc.Config, name string, window time.Duration, log *slog.Logger) (*Dialer, error) {
+// window: its identity covers the environment variables envNames (the
+// ones its config entry sets) as this process has them, and the working
+// directory.
+func NewDialer(cfg proc.Config, name string, window time.Duration, envNames []string, log *slog.Logger) (*Dialer, error) {
 	if len(cfg.Guardian) == 0 {
 		return nil, errors.New("the mcp-heal binary cannot be found to run a guardian")
 	}
 	cwd, _ := os.Getwd()
-	env := cfg.Env
-	if env == nil {
-		env = os.Environ()
+	env := map[string]string{}
+	for _, n := range envNames {
+		if v, ok := os.LookupEnv(n); ok {
+			env[n] = v
+		}
 	}
 	id := Identity(name, cfg.Path, cfg.Args, env, cwd)
 	sock, err := SocketPath(id)

@@ -8,26 +8,19 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/mcp-heal/mcp-heal/internal/paths"
 )
 
-// volatileEnv are environment variables that differ between two launches
-// of the same configured server (Claude Code sets CLAUDE_CODE_SESSION_ID
-// and friends per session; shells set the rest): they are left out of the
-// identity, or a new session would never find its kept server.
-var volatileEnv = []string{"_", "SHLVL", "PWD", "OLDPWD", "TERM_SESSION_ID", "ITERM_SESSION_ID", "WINDOWID", "TMUX_PANE", "SECURITYSESSIONID"}
-
-func volatile(name string) bool {
-	return strings.HasPrefix(name, "CLAUDE") || strings.HasPrefix(name, "MCP_HEAL_") || slices.Contains(volatileEnv, name)
-}
-
 // Identity is the hash of what makes a kept server the same server: its
-// name, command, arguments, environment (less volatileEnv) and working
-// directory. A config entry that changes any of them gets a new identity,
-// so its old kept server is never reused.
-func Identity(name, command string, args, env []string, cwd string) string {
+// name, command, arguments, working directory and the environment
+// variables its config entry sets (envNames; wrap --keep names them with
+// --keep-env). The rest of the environment is Claude Code's own and
+// differs between sessions (CLAUDE_CODE_SESSION_ID and more), so it is
+// left out, or a new session would never find its kept server. A config
+// entry that changes any of them gets a new identity: its old kept server
+// is never reused.
+func Identity(name, command string, args []string, env map[string]string, cwd string) string {
 	h := sha256.New()
 	field := func(s string) { fmt.Fprintf(h, "%d:%s;", len(s), s) }
 	field("mcp-heal keep 1")
@@ -37,17 +30,14 @@ func Identity(name, command string, args, env []string, cwd string) string {
 	for _, a := range args {
 		field(a)
 	}
-	var kept []string
-	for _, e := range env {
-		k, _, _ := strings.Cut(e, "=")
-		if !volatile(k) {
-			kept = append(kept, e)
-		}
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
 	}
-	slices.Sort(kept)
-	field(fmt.Sprint(len(kept)))
-	for _, e := range kept {
-		field(e)
+	slices.Sort(keys)
+	field(fmt.Sprint(len(keys)))
+	for _, k := range keys {
+		field(k + "=" + env[k])
 	}
 	field(cwd)
 	return hex.EncodeToString(h.Sum(nil))

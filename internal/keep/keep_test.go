@@ -127,43 +127,14 @@ func (c *client) kill() {
 	c.cmd.Wait()
 }
 
-func alive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	out, _ := exec.Command("ps", "-o", "stat=", "-p", strconv.Itoa(pid)).Output()
-	s := strings.TrimSpace(string(out))
-	return s != "" && !strings.HasPrefix(s, "Z")
-}
+func alive(pid int) bool { return testenv.Alive(pid) }
 
 func waitGone(t *testing.T, what string, within time.Duration, pids ...int) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
-		n := 0
-		for _, p := range pids {
-			if alive(p) {
-				n++
-			}
-		}
-		if n == 0 {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	for _, p := range pids {
-		if alive(p) {
-			t.Errorf("%s: pid %d still runs", what, p)
-			syscall.Kill(p, syscall.SIGKILL)
-		}
-	}
+	testenv.WaitGone(t, what, within, pids...)
 }
 
-func ppid(pid int) int {
-	out, _ := exec.Command("ps", "-o", "ppid=", "-p", strconv.Itoa(pid)).Output()
-	n, _ := strconv.Atoi(strings.TrimSpace(string(out)))
-	return n
-}
+func ppid(pid int) int { return testenv.ParentPID(pid) }
 
 // keptRecord waits for the detached guardian's state record.
 func (e *env) keptRecord(t *testing.T) map[string]any {

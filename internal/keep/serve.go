@@ -62,7 +62,7 @@ func target(argv []string) string {
 }
 
 // event appends one lifecycle line, in the shim's format.
-func event(f *os.File, server, ev, detail string) {
+func event(f *state.LogFile, server, ev, detail string) {
 	if f == nil {
 		return
 	}

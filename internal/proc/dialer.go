@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/mcp-heal/mcp-heal/internal/guardian"
+	"github.com/mcp-heal/mcp-heal/internal/redact"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
@@ -65,7 +66,7 @@ func (d *Dialer) Target() string {
 	for _, a := range append([]string{d.Config.Path}, d.Config.Args...) {
 		parts = append(parts, quote(a))
 	}
-	return Redact(strings.Join(parts, " "))
+	return redact.String(strings.Join(parts, " "))
 }
 
 // Command is the program Dial starts (the shim looks at it when a start

@@ -25,6 +25,7 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/guardian"
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
+	"github.com/mcp-heal/mcp-heal/internal/redact"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
@@ -259,7 +260,7 @@ func (p *Process) readStdout(prefix []byte) {
 	for {
 		line, err := r.Next()
 		if tl, ok := err.(*jsonrpc.TooLongError); ok {
-			p.log.Warn("dropped a message from the server over the size ceiling", "pid", p.pid, "bytes", tl.Len, "limit", tl.Limit, "head", Redact(string(tl.Head[:min(len(tl.Head), 200)])))
+			p.log.Warn("dropped a message from the server over the size ceiling", "pid", p.pid, "bytes", tl.Len, "limit", tl.Limit, "head", redact.String(string(tl.Head[:min(len(tl.Head), 200)])))
 			if line, err = jsonrpc.DroppedReply(tl), nil; line == nil {
 				continue
 			}

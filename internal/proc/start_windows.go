@@ -12,11 +12,10 @@ func startChild(Config, string, *slog.Logger, *guardian.Guardian) (spawned, erro
 	return spawned{}, errors.New("stdio servers are not supported on Windows yet")
 }
 
-// StartUnder: kept servers need the guardian, which Windows lacks.
+// StartUnder: the shim does not run stdio servers on Windows yet.
 func StartUnder(Config, *guardian.Guardian) (*Process, error) {
-	return nil, guardian.ErrUnsupported
+	return nil, errors.New("stdio servers are not supported on Windows yet")
 }
 
-// Adopt is never reached on Windows: guardian.Attach, which hands out the
-// child to adopt, always fails there.
-func Adopt(Config, *guardian.Child, []byte) *Process { return nil }
+// Adopt is never called on Windows (there are no kept servers).
+func Adopt(cfg Config, _ *guardian.Child, _ []byte) *Process { return nil }

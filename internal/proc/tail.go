@@ -1,6 +1,10 @@
 package proc
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/mcp-heal/mcp-heal/internal/redact"
+)
 
 // maxTailLine bounds one remembered stderr line.
 const maxTailLine = 512
@@ -19,7 +23,7 @@ func (t *tail) add(line []byte) {
 	if len(line) > maxTailLine {
 		line = append(line[:maxTailLine:maxTailLine], "…"...)
 	}
-	s := Redact(string(line))
+	s := redact.String(string(line))
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if len(t.lines) >= t.n {

@@ -93,7 +93,7 @@ func Verify(pid int, want Identity) error {
 	if pid <= 0 {
 		return ErrNotFound
 	}
-	got, err := Get(pid)
+	got, err := identify(pid)
 	if err != nil {
 		return err
 	}

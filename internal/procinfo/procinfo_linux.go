@@ -30,39 +30,70 @@ func Get(pid int) (*Info, error) {
 	if err != nil {
 		return nil, err
 	}
+	if bt, err := bootTime(); err == nil {
+		i.Start = bt.Add(time.Duration(i.startTicks) * time.Second / clockTicks)
+	}
 	if exe, err := os.Readlink(dir + "/exe"); err == nil {
 		i.Exe = exe
 	}
 	if cl, err := os.ReadFile(dir + "/cmdline"); err == nil && len(cl) > 0 {
 		i.Args = strings.Split(strings.TrimRight(string(cl), "\x00"), "\x00")
 	}
-	return i, nil
+	return i.Info, nil
+}
+
+// identify is what Verify needs, and no more: it runs before every signal
+// and for every record a hook lists. The start time as a time and the
+// arguments are left out.
+func identify(pid int) (*Info, error) {
+	if pid <= 0 {
+		return nil, ErrNotFound
+	}
+	dir := "/proc/" + strconv.Itoa(pid)
+	stat, err := os.ReadFile(dir + "/stat")
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	i, err := parseStat(pid, stat)
+	if err != nil {
+		return nil, err
+	}
+	if exe, err := os.Readlink(dir + "/exe"); err == nil {
+		i.Exe = exe
+	}
+	return i.Info, nil
+}
+
+// parsed is an Info with its start in clock ticks.
+type parsed struct {
+	*Info
+	startTicks uint64
 }
 
 // parseStat reads "pid (comm) state ppid pgrp session tty tpgid flags
 // minflt cminflt majflt cmajflt utime stime cutime cstime priority nice
 // num_threads itrealvalue starttime ..." (proc(5)). comm may hold spaces
 // and parentheses, so the fields are counted from the last ')'.
-func parseStat(pid int, stat []byte) (*Info, error) {
+func parseStat(pid int, stat []byte) (parsed, error) {
 	j := bytes.LastIndexByte(stat, ')')
 	if j < 0 {
-		return nil, errors.New("procinfo: malformed /proc stat of pid " + strconv.Itoa(pid))
+		return parsed{}, errors.New("procinfo: malformed /proc stat of pid " + strconv.Itoa(pid))
 	}
 	f := strings.Fields(string(stat[j+1:]))
 	if len(f) < 20 {
-		return nil, errors.New("procinfo: short /proc stat of pid " + strconv.Itoa(pid))
+		return parsed{}, errors.New("procinfo: short /proc stat of pid " + strconv.Itoa(pid))
 	}
 	ppid, err1 := strconv.Atoi(f[1])
 	pgid, err2 := strconv.Atoi(f[2])
 	ticks, err3 := strconv.ParseUint(f[19], 10, 64)
 	if err := errors.Join(err1, err2, err3); err != nil {
-		return nil, errors.New("procinfo: malformed /proc stat of pid " + strconv.Itoa(pid) + ": " + err.Error())
+		return parsed{}, errors.New("procinfo: malformed /proc stat of pid " + strconv.Itoa(pid) + ": " + err.Error())
 	}
 	i := &Info{PID: pid, PPID: ppid, PGID: pgid, StartKey: f[19], Zombie: f[0] == "Z" || f[0] == "X"}
-	if bt, err := bootTime(); err == nil {
-		i.Start = bt.Add(time.Duration(ticks) * time.Second / clockTicks)
-	}
-	return i, nil
+	return parsed{i, ticks}, nil
 }
 
 // bootTime is the btime line of /proc/stat.

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -211,11 +212,11 @@ func TestParseStat(t *testing.T) {
 		i, err := parseStat(12, []byte(tt.stat))
 		if tt.wantError {
 			if err == nil {
-				t.Errorf("%q: got %+v, want an error", tt.stat, i)
+				t.Errorf("%q: got %+v, want an error", tt.stat, i.Info)
 			}
 			continue
 		}
-		if err != nil || i.PPID != tt.ppid || i.PGID != tt.pg || i.StartKey != tt.key || i.Zombie != tt.zombie {
+		if err != nil || i.PPID != tt.ppid || i.PGID != tt.pg || i.StartKey != tt.key || i.Zombie != tt.zombie || strconv.FormatUint(i.startTicks, 10) != tt.key {
 			t.Errorf("%q: got %+v %v, want ppid %d pgid %d start %s zombie %v", tt.stat, i, err, tt.ppid, tt.pg, tt.key, tt.zombie)
 		}
 	}

@@ -8,3 +8,5 @@ func Get(pid int) (*Info, error) { return nil, ErrUnsupported }
 
 // List returns ErrUnsupported.
 func List() ([]Info, error) { return nil, ErrUnsupported }
+
+func identify(pid int) (*Info, error) { return nil, ErrUnsupported }

@@ -262,16 +262,6 @@ func (s *Shim) dropQueued(e *entry) {
 
 // replaceID returns a copy of line with its top-level id replaced by id
 // (raw JSON). Everything else stays byte for byte.
-func replaceID(line, id []byte) []byte {
-	r := gjson.GetBytes(line, "id")
-	if !r.Exists() || r.Index <= 0 || r.Index+len(r.Raw) > len(line) {
-		return line
-	}
-	out := make([]byte, 0, len(line)-len(r.Raw)+len(id))
-	out = append(out, line[:r.Index]...)
-	out = append(out, id...)
-	out = append(out, line[r.Index+len(r.Raw):]...)
-	return out
-}
+func replaceID(line, id []byte) []byte { return jsonrpc.ReplaceID(line, id) }
 
 func itoaID(n int64) []byte { return strconv.AppendInt(nil, n, 10) }

@@ -52,6 +52,8 @@ func TestObservability(t *testing.T) {
 	}
 
 	h.tool("echo", `{"text":"x","api_key":"sk-abcdefghijklmnop"}`)
+	// A tool result whose text is JSON: the secret is in escaped JSON.
+	h.tool("echo", `{"text":"{\"client_secret\":\"plainvalue4711x\"}"}`)
 	h.killChild()
 	pid2 := h.waitUp(pid)
 	r = rec(func(r *state.Record) bool { return r.Restarts == 1 && r.State == state.Running && r.ChildPID == pid2 })
@@ -89,7 +91,7 @@ func TestObservability(t *testing.T) {
 	}
 
 	tb, _ := os.ReadFile(state.TrafficLogPath("fake"))
-	if strings.Contains(string(tb), "sk-abcdefghijklmnop") || !strings.Contains(string(tb), "[REDACTED]") {
+	if strings.Contains(string(tb), "sk-abcdefghijklmnop") || strings.Contains(string(tb), "plainvalue4711x") || !strings.Contains(string(tb), "[REDACTED]") {
 		t.Errorf("traffic log not redacted:\n%s", tb)
 	}
 	if !strings.Contains(string(tb), `"dir":"c2s"`) || !strings.Contains(string(tb), `"dir":"s2c"`) {

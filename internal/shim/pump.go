@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
-	"github.com/mcp-heal/mcp-heal/internal/proc"
+	"github.com/mcp-heal/mcp-heal/internal/redact"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
 
@@ -40,7 +40,7 @@ func (s *Shim) fromUpstream(line []byte, gen uint64, more bool) {
 		// a stray print must never reach the client (a Go SDK client
 		// closes the session on a non-JSON line).
 		if n, ok := s.lim.junk.allow(s.clk.Now()); ok {
-			attrs := []any{"err", err, "line", proc.Redact(snippet(line))}
+			attrs := []any{"err", err, "line", redact.String(snippet(line))}
 			if n > 0 {
 				attrs = append(attrs, "suppressed_since_last", n)
 			}

@@ -8,7 +8,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcp-heal/mcp-heal/internal/health"
-	"github.com/mcp-heal/mcp-heal/internal/proc"
+	"github.com/mcp-heal/mcp-heal/internal/redact"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 )
 
@@ -118,14 +118,14 @@ func (s *Shim) traffic(dir string, line []byte) {
 	}
 	m := map[string]any{"time": time.Now().UTC().Format(time.RFC3339Nano), "dir": dir, "bytes": len(line)}
 	if len(line) <= maxTrafficMsg {
-		red := proc.Redact(string(line))
+		red := redact.String(string(line))
 		if gjson.Valid(red) {
 			m["msg"] = json.RawMessage(red)
 		} else {
 			m["text"] = red
 		}
 	} else {
-		m["truncated"] = proc.Redact(string(line[:1024]))
+		m["truncated"] = redact.String(string(line[:1024]))
 	}
 	b, err := json.Marshal(m)
 	if err != nil {

@@ -42,7 +42,7 @@ func SetAttention(key string, on bool) error {
 	if err := EnsureDir(AttentionDir()); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o600)
+	f, err := OpenFile(path, os.O_CREATE|os.O_WRONLY)
 	if err != nil {
 		return err
 	}

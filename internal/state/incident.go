@@ -4,14 +4,20 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/natefinch/atomic"
+
+	"github.com/mcp-heal/mcp-heal/internal/redact"
 )
 
 // MaxIncidentBytes is the size past which the incident log is trimmed to its
-// newer half.
+// newer half; the log as it was before trimming is kept as
+// incidents.jsonl.1. So incidents take at most 2 MiB on disk.
 const MaxIncidentBytes = 1 << 20
 
 // Incident is one failure a hook or command saw and what it did about it.
@@ -28,7 +34,10 @@ type Incident struct {
 }
 
 // AppendIncident adds one line to the incident log (0600), trimming the log
-// when it grows past MaxIncidentBytes.
+// when it grows past MaxIncidentBytes. Hooks run in parallel (one per tool
+// call of a batch): the append and the trim happen under one lock
+// (incidents.lock), so a trim never drops a line another hook appended
+// meanwhile.
 func AppendIncident(in Incident) error {
 	if err := EnsureDir(Dir()); err != nil {
 		return err
@@ -36,11 +45,19 @@ func AppendIncident(in Incident) error {
 	if in.Time.IsZero() {
 		in.Time = time.Now().UTC()
 	}
+	// The error comes from Claude Code's hook input and the advice quotes
+	// probes and stderr: both may hold what a server answered.
+	in.Error, in.Advice = redact.String(in.Error), redact.String(in.Advice)
 	b, err := json.Marshal(in)
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(IncidentsPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	unlock, err := lockPath(filepath.Join(Dir(), "incidents.lock"))
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	f, err := OpenFile(IncidentsPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE)
 	if err != nil {
 		return err
 	}
@@ -51,27 +68,41 @@ func AppendIncident(in Incident) error {
 		return werr
 	}
 	if serr == nil && st.Size() > MaxIncidentBytes {
-		trimIncidents()
+		if err := trimIncidents(); err != nil {
+			return fmt.Errorf("trim %s: %w", IncidentsPath(), err)
+		}
 	}
 	return cerr
 }
 
-func trimIncidents() {
-	b, err := os.ReadFile(IncidentsPath())
+// trimIncidents keeps the newer half of the log; the caller holds the lock.
+// The full log is copied to incidents.jsonl.1, then the half is written to
+// a new file renamed into place, so readers always find the log, whole.
+func trimIncidents() error {
+	path := IncidentsPath()
+	f, err := OpenFile(path, os.O_RDONLY)
+	if err != nil {
+		return err
+	}
+	b, err := io.ReadAll(f)
+	f.Close()
 	if err != nil || len(b) <= MaxIncidentBytes {
-		return
+		return err
 	}
 	half := b[len(b)-MaxIncidentBytes/2:]
 	if i := bytes.IndexByte(half, '\n'); i >= 0 {
 		half = half[i+1:]
 	}
-	_ = atomic.WriteFile(IncidentsPath(), bytes.NewReader(half))
+	if err := atomic.WriteFile(path+".1", bytes.NewReader(b)); err != nil {
+		return err
+	}
+	return atomic.WriteFile(path, bytes.NewReader(half))
 }
 
 // Incidents returns the last n incidents (all when n <= 0), oldest first,
 // optionally only those of server (empty: all servers).
 func Incidents(server string, n int) ([]Incident, error) {
-	f, err := os.Open(IncidentsPath())
+	f, err := OpenFile(IncidentsPath(), os.O_RDONLY)
 	if os.IsNotExist(err) {
 		return nil, nil
 	}
@@ -96,22 +127,4 @@ func Incidents(server string, n int) ([]Incident, error) {
 		out = out[len(out)-n:]
 	}
 	return out, sc.Err()
-}
-
-// OpenLog opens server's lifecycle log for appending (0600, dir 0700).
-func OpenLog(server string) (*os.File, error) { return openAppend(LogPath(server)) }
-
-// OpenTrafficLog opens server's traffic log for appending.
-func OpenTrafficLog(server string) (*os.File, error) { return openAppend(TrafficLogPath(server)) }
-
-func openAppend(path string) (*os.File, error) {
-	if err := EnsureDir(LogsDir()); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	_ = f.Chmod(0o600)
-	return f, nil
 }

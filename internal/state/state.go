@@ -24,6 +24,7 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/paths"
 	"github.com/mcp-heal/mcp-heal/internal/procinfo"
+	"github.com/mcp-heal/mcp-heal/internal/redact"
 )
 
 // Schema is the version of Record's layout.
@@ -144,15 +145,6 @@ func SafeName(server string) string {
 	return s
 }
 
-// EnsureDir creates dir (and parents) with mode 0700 and tightens an
-// existing dir to 0700.
-func EnsureDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	return os.Chmod(dir, 0o700)
-}
-
 func recordPath(pid int) string { return filepath.Join(ShimsDir(), strconv.Itoa(pid)+".json") }
 
 // Write replaces the record of r.ShimPID atomically, stamping Schema and
@@ -166,6 +158,15 @@ func Write(r *Record) error {
 	}
 	r.Schema = Schema
 	r.Updated = time.Now().UTC()
+	// Hooks show records to the model: whatever the writer redacted, the
+	// free text goes through the one rule again (it changes nothing twice).
+	r.Target, r.LastError = redact.String(r.Target), redact.String(r.LastError)
+	r.StderrTail = redact.Strings(r.StderrTail)
+	if r.LastExit != nil {
+		e := *r.LastExit
+		e.Reason = redact.String(e.Reason)
+		r.LastExit = &e
+	}
 	if r.ShimStart == "" && r.ShimPID == os.Getpid() {
 		if id, err := self(); err == nil {
 			r.ShimStart, r.ShimExe = id.StartKey, id.Exe

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"bufio"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
+)
+
+// TestShimRefusesSymlinkedLog: a link planted in the state dir in place of
+// a server's lifecycle log (pointing at a file of the user's) is neither
+// appended to nor chmodded by a real shim, which still serves its client
+// and says why it has no log.
+func TestShimRefusesSymlinkedLog(t *testing.T) {
+	bin := testenv.Binary(t)
+	stateDir := t.TempDir()
+	logs := filepath.Join(stateDir, "mcp-heal", "logs")
+	if err := os.MkdirAll(logs, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(t.TempDir(), "precious.txt")
+	if err := os.WriteFile(target, []byte("precious\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, filepath.Join(logs, "sym.log")); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "shim", "--name", "sym", "--", bin, "example-server")
+	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+stateDir)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n")
+	line := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Scan()
+		line <- sc.Text()
+		io.Copy(io.Discard, stdout)
+	}()
+	select {
+	case l := <-line:
+		if !strings.Contains(l, `"result"`) {
+			t.Errorf("initialize: got %q", l)
+		}
+	case <-time.After(30 * time.Second):
+		t.Errorf("no answer to initialize")
+	}
+	stdin.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		cmd.Process.Kill()
+		<-done
+	}
+	b, _ := os.ReadFile(target)
+	st, _ := os.Stat(target)
+	if string(b) != "precious\n" || st.Mode().Perm() != 0o644 {
+		t.Errorf("the link's target was changed: %q, mode %v", b, st.Mode().Perm())
+	}
+	if !strings.Contains(stderr.String(), "symbolic link") {
+		t.Errorf("the shim does not say why it has no log; stderr:\n%s", stderr.String())
+	}
+}

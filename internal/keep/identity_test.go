@@ -1,0 +1,25 @@
+package keep
+
+import "testing"
+
+// TestIdentity: what the config entry says makes the identity; Claude
+// Code's own environment (per session) does not.
+func TestIdentity(t *testing.T) {
+	base := Identity("mem", "npx", []string{"-y", "server-memory"}, map[string]string{"MEMORY_FILE": "/a"}, "/p")
+	same := Identity("mem", "npx", []string{"-y", "server-memory"}, map[string]string{"MEMORY_FILE": "/a"}, "/p")
+	if base != same {
+		t.Fatal("identity is not deterministic")
+	}
+	for name, other := range map[string]string{
+		"name":  Identity("mem2", "npx", []string{"-y", "server-memory"}, map[string]string{"MEMORY_FILE": "/a"}, "/p"),
+		"cmd":   Identity("mem", "bunx", []string{"-y", "server-memory"}, map[string]string{"MEMORY_FILE": "/a"}, "/p"),
+		"args":  Identity("mem", "npx", []string{"-y", "server-memory", "x"}, map[string]string{"MEMORY_FILE": "/a"}, "/p"),
+		"split": Identity("mem", "npx", []string{"-y server-memory"}, map[string]string{"MEMORY_FILE": "/a"}, "/p"),
+		"env":   Identity("mem", "npx", []string{"-y", "server-memory"}, map[string]string{"MEMORY_FILE": "/b"}, "/p"),
+		"cwd":   Identity("mem", "npx", []string{"-y", "server-memory"}, map[string]string{"MEMORY_FILE": "/a"}, "/q"),
+	} {
+		if other == base {
+			t.Errorf("a change of %s keeps the identity", name)
+		}
+	}
+}
