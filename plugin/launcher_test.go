@@ -353,12 +353,15 @@ func TestLauncherGoTooOld(t *testing.T) {
 	}
 }
 
-// TestLauncherPostToolBatchRewake: PostToolBatch runs with asyncRewake
-// (hooks/hooks.json), so Claude Code does not wait for it and wakes the
-// model only when it exits 2, showing its stderr. Through the launcher and
-// the real binary: a batch with a call refused because its server is in
-// cool-down exits 2 with the advice on stderr and nothing on stdout; a
-// healthy batch exits 0 without output.
+// TestLauncherPostToolBatchRewake: `hook PostToolBatch --rewake` (for a
+// hook run with asyncRewake) speaks by exiting 2 with its advice on stderr.
+// Through the launcher and the real binary: a batch with a call refused
+// because its server is in cool-down exits 2 with the advice on stderr and
+// nothing on stdout; a healthy batch exits 0 without output. The plugin
+// runs PostToolBatch blocking, not with asyncRewake: Claude Code 2.1.328
+// waits for an asyncRewake PostToolBatch in `-p` sessions all the same,
+// and its exit 2 ends the session there (e2e TestAsyncRewakeDelivery,
+// TestBatchAdviceReachesModel).
 func TestLauncherPostToolBatchRewake(t *testing.T) {
 	l := newLauncherEnv(t)
 	bin := testenv.Binary(t)
@@ -401,7 +404,7 @@ func TestLauncherPostToolBatchRewake(t *testing.T) {
 	if err := json.Unmarshal(b, &hooks); err != nil {
 		t.Fatal(err)
 	}
-	for event, want := range map[string]string{"PreToolUse": "blocking", "PostToolUse": "async", "PostToolUseFailure": "blocking", "PostToolBatch": "asyncRewake", "SessionStart": "blocking"} {
+	for event, want := range map[string]string{"PreToolUse": "blocking", "PostToolUse": "async", "PostToolUseFailure": "blocking", "PostToolBatch": "blocking", "SessionStart": "blocking"} {
 		h := hooks.Hooks[event][0].Hooks[0]
 		got := "blocking"
 		if h.Async {

@@ -388,16 +388,35 @@ func (s *session) killAll() {
 }
 
 // step is one prompt of a session and the script turn the model is asked
-// for last because of it.
+// for last because of it, or, when Want is set, the request that ends it:
+// what arrives in a request Claude Code decides on by itself (a background
+// hook's notification, a prompt queued behind one) gets a turn index that
+// is not known in advance.
 type step struct {
 	Prompt string
 	Until  int
+	Want   func(*Request) bool
+}
+
+// wait waits until the model got the step's last request.
+func (st step) wait(m *Model, timeout time.Duration) bool {
+	if st.Want != nil {
+		return m.WaitRequest(st.Want, timeout) != nil
+	}
+	return m.WaitTurn(st.Until, timeout)
+}
+
+func (st step) String() string {
+	if st.Want != nil {
+		return fmt.Sprintf("the request %q leads to", st.Prompt)
+	}
+	return fmt.Sprintf("turn %d after %q", st.Until, st.Prompt)
 }
 
 // drive runs the session's script with one prompt; see driveSteps.
 func (s *session) drive(interactive bool, prompt string, lastTurn int) *run {
 	s.t.Helper()
-	return s.driveSteps(interactive, step{prompt, lastTurn})
+	return s.driveSteps(interactive, step{Prompt: prompt, Until: lastTurn})
 }
 
 // driveSteps runs the session's script with prompts, as `claude -p`, or
@@ -407,7 +426,7 @@ func (s *session) drive(interactive bool, prompt string, lastTurn int) *run {
 // interactive.
 func (s *session) driveSteps(interactive bool, steps ...step) *run {
 	s.t.Helper()
-	last := steps[len(steps)-1].Until
+	last := steps[len(steps)-1]
 	if !interactive {
 		var prompts []string
 		for _, st := range steps {
@@ -415,8 +434,8 @@ func (s *session) driveSteps(interactive bool, steps ...step) *run {
 		}
 		r := s.runP(prompts, 3*time.Minute)
 		r.mustOK(s.t)
-		if !s.model.WaitTurn(last, 0) {
-			s.t.Fatalf("the session ended before the model was asked for turn %d\nstream:\n%s", last, r.dump())
+		if !last.wait(s.model, 0) {
+			s.t.Fatalf("the session ended before the model got %s\nstream:\n%s", last, r.dump())
 		}
 		return r
 	}
@@ -426,8 +445,8 @@ func (s *session) driveSteps(interactive bool, steps ...step) *run {
 	}
 	for _, st := range steps {
 		ts.typeLine(st.Prompt)
-		if !s.model.WaitTurn(st.Until, 3*time.Minute) {
-			s.t.Fatalf("the model was not asked for turn %d after %q\n%s", st.Until, st.Prompt, ts)
+		if !st.wait(s.model, 3*time.Minute) {
+			s.t.Fatalf("the model never got %s\n%s", st, ts)
 		}
 		// Let the turn's answer reach the screen before typing on.
 		ts.waitScreen("? for shortcuts", 30*time.Second)

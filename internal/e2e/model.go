@@ -51,7 +51,7 @@ type Model struct {
 	reqs     []*Request
 	answered map[int]time.Time // turn index -> when its answer was sent
 	errs     []error
-	changed  chan struct{} // closed and replaced on every answered turn
+	changed  chan struct{} // closed and replaced on every main request and answered turn
 }
 
 // NewModel starts a stand-in model serving script on 127.0.0.1:0.
@@ -150,6 +150,38 @@ func (m *Model) WaitTurn(i int, timeout time.Duration) bool {
 	}
 }
 
+// WaitRequest waits until a main-loop request for which ok holds has
+// arrived, and returns the first such request; nil when the timeout passes
+// first. For what arrives in a request Claude Code decides on its
+// own (a background task's notification, a queued prompt), where the
+// turn index it gets is not known in advance.
+func (m *Model) WaitRequest(ok func(*Request) bool, timeout time.Duration) *Request {
+	deadline := time.After(timeout)
+	for {
+		m.mu.Lock()
+		ch := m.changed
+		m.mu.Unlock()
+		if r := m.Find(ok); r != nil {
+			return r
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			return nil
+		}
+	}
+}
+
+// Find returns the first main-loop request for which ok holds, nil if none.
+func (m *Model) Find(ok func(*Request) bool) *Request {
+	for _, r := range m.Main() {
+		if ok(r) {
+			return r
+		}
+	}
+	return nil
+}
+
 func (m *Model) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	req := &Request{At: time.Now(), Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Turn: -1}
@@ -186,6 +218,9 @@ func (m *Model) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	m.record(req)
+	if req.Main {
+		m.notify() // WaitRequest looks at every main request as it arrives
+	}
 	if req.Main && turn.Before != nil {
 		if err := turn.Before(); err != nil {
 			m.fail(fmt.Errorf("model: turn %d: before: %w", req.Turn, err))
@@ -204,9 +239,8 @@ func (m *Model) serve(w http.ResponseWriter, r *http.Request) {
 	if _, ok := m.answered[req.Turn]; !ok {
 		m.answered[req.Turn] = time.Now()
 	}
-	close(m.changed)
-	m.changed = make(chan struct{})
 	m.mu.Unlock()
+	m.notify()
 	if turn.After != nil {
 		m.wg.Add(1)
 		go func() {
@@ -216,6 +250,14 @@ func (m *Model) serve(w http.ResponseWriter, r *http.Request) {
 			}
 		}()
 	}
+}
+
+// notify wakes WaitTurn and WaitRequest.
+func (m *Model) notify() {
+	m.mu.Lock()
+	close(m.changed)
+	m.changed = make(chan struct{})
+	m.mu.Unlock()
 }
 
 func (m *Model) record(r *Request) {

@@ -18,7 +18,10 @@ import (
 // fails (it tries twice within milliseconds, then never again in the
 // session). The PostToolUseFailure hook's context reaches the model with
 // the reconnect instruction, and `/mcp-heal status`, run in the same
-// session, reports the server as failed.
+// session, reports the server as failed. An interactive session drops the
+// server's tools after the failure, so the next call is refused as "No such
+// tool available": then PostToolBatch gives the same advice with that
+// refused result.
 func scenarioRespawnFailed(t *testing.T, m mode, interactive bool) outcome {
 	const fails = 20 // more than Claude Code ever tries
 	var s *session
@@ -38,7 +41,7 @@ func scenarioRespawnFailed(t *testing.T, m mode, interactive bool) outcome {
 		},
 		Turn{Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "again"})}},
 		Turn{Text: "The ex server is down."},
-		Turn{Text: "Here is the mcp-heal status."},
+		// Whatever comes next (the status report) gets "Done.".
 	)
 	s.userScope = true
 	failFile = dataFile(s, "starts")
@@ -46,9 +49,24 @@ func scenarioRespawnFailed(t *testing.T, m mode, interactive bool) outcome {
 		t.Fatal(err)
 	}
 	s.addExample("ex", false, nil, "--fail-starts", fmt.Sprint(fails), "--fail-file", failFile)
-	steps := []step{{"Echo through the ex server.", 3}, {"/mcp-heal status", 4}}
+	// The echo step ends with turn 3, or, when the third call was refused
+	// as not available (PostToolBatch's case) with the request carrying
+	// PostToolBatch's advice: the status prompt must not race it.
+	refused := func() bool {
+		r := s.model.ForTurn(3)
+		if r == nil {
+			return false
+		}
+		tr, _ := r.ToolResult(ToolUseID(2, 0))
+		return strings.HasPrefix(strings.TrimSpace(tr.Text), "<tool_use_error>")
+	}
+	echoed := func(*Request) bool {
+		return s.model.ForTurn(3) != nil && (!refused() || s.model.Find(batchAdvice("ex")) != nil)
+	}
+	steps := []step{{Prompt: "Echo through the ex server.", Until: 3, Want: echoed}, {Prompt: "/mcp-heal status", Want: statusPrompt}}
 	if m == alone {
 		steps = steps[:1] // no plugin, no /mcp-heal
+		steps[0].Want = nil
 	}
 	r := s.driveSteps(interactive, steps...)
 	o := logCalls(t, s.model, ToolUseID(1, 0))
@@ -68,10 +86,27 @@ func scenarioRespawnFailed(t *testing.T, m mode, interactive bool) outcome {
 	if ctx := hc["PostToolUseFailure:mcp__ex__echo"]; !strings.Contains(ctx, "/mcp reconnect ex") {
 		t.Errorf("PostToolUseFailure context for the failed respawn is %q, want the `/mcp reconnect ex` instruction", ctx)
 	}
-	// The slash command expands into the prompt of turn 4: the model sees
-	// the report.
-	report := s.model.ForTurn(4).UserText()
-	t.Logf("status report the model saw:\n%s", report)
+	third := mustResult(t, s.model, 3, ToolUseID(2, 0))
+	t.Logf("third call (interactive=%v): %q", interactive, third.Text)
+	if refused() {
+		// Wherever it arrives: with the refused result (PostToolBatch is
+		// blocking), or, were it run with asyncRewake, in a background-task
+		// notification after the turn (docs/claude-code-behaviour.md).
+		adv := s.model.Find(batchAdvice("ex"))
+		if adv == nil {
+			t.Errorf("the third call was refused as not available, and PostToolBatch's advice never reached the model")
+		} else {
+			t.Logf("PostToolBatch advice, in the request answered with turn %d:\n%s", adv.Turn, adv.Context())
+		}
+	}
+	// The slash command expands into the prompt of a request of its own:
+	// the model sees the report.
+	sr := s.model.Find(statusPrompt)
+	if sr == nil {
+		t.Fatalf("the /mcp-heal status prompt never reached the model")
+	}
+	report := sr.UserText()
+	t.Logf("status report the model saw (request answered with turn %d):\n%s", sr.Turn, report)
 	if !statusSaysFailed(report, "ex") {
 		t.Errorf("/mcp-heal status did not report ex as failed; the model saw:\n%s", report)
 	}
@@ -79,6 +114,21 @@ func scenarioRespawnFailed(t *testing.T, m mode, interactive bool) outcome {
 		wantHooksRan(t, r, "PreToolUse", "PostToolUseFailure", "PostToolBatch")
 	}
 	return o
+}
+
+// statusPrompt holds for the request carrying `/mcp-heal status`'s report.
+func statusPrompt(r *Request) bool {
+	return strings.Contains(r.UserText(), "<command-args>status</command-args>")
+}
+
+// batchAdvice holds for a request carrying PostToolBatch's advice that
+// server cannot start, with the instruction to reconnect it.
+func batchAdvice(server string) func(*Request) bool {
+	return func(r *Request) bool {
+		c := r.Context()
+		return strings.Contains(c, "PostToolBatch") && strings.Contains(c, "MCP server \""+server+"\"") &&
+			strings.Contains(c, "cannot start") && strings.Contains(c, "/mcp reconnect "+server)
+	}
 }
 
 // toldToReconnect says, for the report, whether any request told the model
@@ -127,8 +177,8 @@ func TestScenario8Commands(t *testing.T) {
 	s.addExample("broken", false, nil, "--fail-starts", "1000", "--fail-file", dataFile(s, "starts"))
 	before := userServers(t, s)
 	s.driveSteps(false,
-		step{"/mcp-heal doctor", 0},
-		step{"/mcp-heal wrap --all --dry-run", 1},
+		step{Prompt: "/mcp-heal doctor", Until: 0},
+		step{Prompt: "/mcp-heal wrap --all --dry-run", Until: 1},
 	)
 	doctor := s.model.ForTurn(0).UserText()
 	t.Logf("doctor report the model saw:\n%s", doctor)
@@ -226,7 +276,7 @@ func TestScenario9Marketplace(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.addExample("ex", false, nil, "--fail-starts", "20", "--fail-file", failFile)
-	r := s.driveSteps(false, step{"Echo through the ex server.", 2}, step{"/mcp-heal wrap --all", 3})
+	r := s.driveSteps(false, step{Prompt: "Echo through the ex server.", Until: 2}, step{Prompt: "/mcp-heal wrap --all", Until: 3})
 	logCalls(t, s.model, ToolUseID(1, 0))
 	wantOK(t, "call before the kill", mustResult(t, s.model, 1, ToolUseID(0, 0)), "before")
 	hc := s.model.ForTurn(2).HookContext()

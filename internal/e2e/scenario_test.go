@@ -149,10 +149,6 @@ func wantOK(t *testing.T, what string, tr ToolResult, want string) {
 func hookFailures(r *run) []hookRun {
 	var bad []hookRun
 	for _, h := range r.hooks() {
-		// PostToolBatch runs with asyncRewake: exit 2 is how it speaks.
-		if h.Event == "PostToolBatch" && h.ExitCode == 2 {
-			continue
-		}
 		// PostToolUse runs async: one still running when `-p` exits is
 		// cancelled by Claude Code, which is not the hook failing.
 		if h.Event == "PostToolUse" && h.Outcome == "cancelled" {

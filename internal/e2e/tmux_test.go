@@ -93,7 +93,7 @@ func (ts *tmuxSession) waitScreen(want string, timeout time.Duration) bool {
 		if strings.Contains(ts.capture(), want) {
 			return true
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond)
 	}
 	return false
 }
@@ -104,7 +104,11 @@ func (ts *tmuxSession) typeLine(text string) {
 	if out, err := ts.tmux("send-keys", "-t", ts.name, "-l", text); err != nil {
 		ts.t.Fatalf("tmux send-keys: %v\n%s", err, out)
 	}
-	time.Sleep(300 * time.Millisecond)
+	// Enter only once Claude Code has drawn the text: a key that arrives
+	// first would be lost on a loaded machine.
+	if !ts.waitScreen(text, 30*time.Second) {
+		ts.t.Logf("the typed text %q did not show on the screen; pressing Enter all the same\n%s", text, ts)
+	}
 	if out, err := ts.tmux("send-keys", "-t", ts.name, "Enter"); err != nil {
 		ts.t.Fatalf("tmux send-keys: %v\n%s", err, out)
 	}

@@ -1,0 +1,170 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
+)
+
+// rewakeSaid is what the probe plugin's PostToolBatch hook says on stderr.
+const rewakeSaid = "rewake-probe: the batch needs attention"
+
+// rewakePlugin is a plugin whose only hook is a PostToolBatch run with
+// asyncRewake that reads its payload, says rewakeSaid on stderr and exits
+// 2: what `mcp-heal hook PostToolBatch --rewake` does when it has advice.
+func rewakePlugin(t *testing.T) string {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, ".claude-plugin"), 0o755)
+	os.MkdirAll(filepath.Join(dir, "hooks"), 0o755)
+	writeJSONFile(t, filepath.Join(dir, ".claude-plugin", "plugin.json"), map[string]any{"name": "rewake-probe", "version": "1.0.0"})
+	script := filepath.Join(dir, "hooks", "batch.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\ncat >/dev/null\necho '"+rewakeSaid+"' >&2\nexit 2\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeJSONFile(t, filepath.Join(dir, "hooks", "hooks.json"), map[string]any{"hooks": map[string]any{
+		"PostToolBatch": []any{map[string]any{"hooks": []any{map[string]any{
+			"type": "command", "command": "${CLAUDE_PLUGIN_ROOT}/hooks/batch.sh", "timeout": 60, "asyncRewake": true,
+		}}}},
+	}})
+	return dir
+}
+
+// TestAsyncRewakeDelivery pins how Claude Code 2.1.328 treats what an
+// asyncRewake PostToolBatch hook says by exiting 2 (docs/claude-code-behaviour.md):
+//   - interactive: the turn goes on without waiting; the stderr reaches the
+//     model after the turn, in a main-loop request of its own that wakes it,
+//     as a background-task notification ("Stop hook blocking error from
+//     command \"PostToolBatch\": <stderr>");
+//   - `-p`: the hook is waited for before the batch's results go to the
+//     model, and its exit 2 ends the session (result event with
+//     terminal_reason "hook_stopped"): the model never sees the batch's
+//     results nor the stderr.
+//
+// This is why the plugin runs PostToolBatch blocking.
+func TestAsyncRewakeDelivery(t *testing.T) {
+	testenv.NeedsFull(t, "Claude Code")
+	for _, interactive := range []bool{false, true} {
+		name := "print"
+		if interactive {
+			name = "interactive"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			s := newSession(t,
+				Turn{Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "one"})}},
+				Turn{Text: "Echoed."},
+			)
+			s.plugin = rewakePlugin(t)
+			s.addExample("ex", false, nil)
+			said := func(r *Request) bool { return strings.Contains(r.Context(), rewakeSaid) }
+			if !interactive {
+				r := s.runP([]string{"Echo once."}, 3*time.Minute)
+				r.mustOK(t)
+				var result struct {
+					TerminalReason string `json:"terminal_reason"`
+				}
+				for _, e := range r.Events {
+					if e.Type == "result" {
+						json.Unmarshal(e.Raw, &result)
+					}
+				}
+				if result.TerminalReason != "hook_stopped" || s.model.ForTurn(1) != nil || s.model.Find(said) != nil {
+					t.Errorf("-p: terminal_reason %q, model asked for turn 1: %v, stderr seen: %v; want the session ended by the hook (hook_stopped) before the model saw anything more\nstream:\n%s",
+						result.TerminalReason, s.model.ForTurn(1) != nil, s.model.Find(said) != nil, r.dump())
+				}
+				return
+			}
+			s.driveSteps(true, step{Prompt: "Echo once.", Want: said})
+			wantOK(t, "the echo call", mustResult(t, s.model, 1, ToolUseID(0, 0)), "one")
+			woke := s.model.Find(said)
+			t.Logf("the request that carried the hook's stderr (turn %d):\n%s", woke.Turn, woke.Context())
+			if woke.Turn < 2 || !strings.Contains(woke.Context(), "<task-notification>") ||
+				!strings.Contains(woke.Context(), `from command "PostToolBatch": `+rewakeSaid) {
+				t.Errorf("interactive: the stderr came in the request for turn %d; want a task notification after the turn (turn 2 or later) quoting the hook", woke.Turn)
+			}
+		})
+	}
+}
+
+// batchReplayPlugin is the mcp-heal plugin as users install it, with one
+// change: its PostToolBatch hook (command, args and options exactly as
+// hooks/hooks.json declares them) gets the recorded payload of a batch in
+// which Claude Code refused a call to an HTTP server in cool-down, whatever
+// the batch really was. Claude Code refuses calls that way only when its
+// reconnect timing says so, which a test cannot bring about at will.
+func batchReplayPlugin(t *testing.T) string {
+	dir := pluginFiles(t)
+	payload := filepath.Join(testenv.HookPayloadDir(t), "PostToolBatch.http-server-in-cooldown.json")
+	replay := filepath.Join(dir, "hooks", "replay.sh")
+	if err := os.WriteFile(replay, []byte("#!/bin/sh\ncat >/dev/null\nexec \"$@\" < '"+payload+"'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "hooks", "hooks.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, group := range cfg["hooks"].(map[string]any)["PostToolBatch"].([]any) {
+		for _, h := range group.(map[string]any)["hooks"].([]any) {
+			h := h.(map[string]any)
+			args := []any{h["command"]}
+			if a, ok := h["args"].([]any); ok {
+				args = append(args, a...)
+			}
+			h["command"], h["args"] = replay, args
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("%s has no PostToolBatch hook", path)
+	}
+	writeJSONFile(t, path, cfg)
+	return dir
+}
+
+// TestBatchAdviceReachesModel: when PostToolBatch has advice (a call was
+// refused because its server is in cool-down), the model gets it and the
+// session goes on, in `-p` and interactive sessions. (Regression: run with
+// asyncRewake and speaking by exit 2, PostToolBatch ended every `-p`
+// session it had advice in, before the model saw the batch's results; see
+// TestAsyncRewakeDelivery.)
+func TestBatchAdviceReachesModel(t *testing.T) {
+	testenv.NeedsFull(t, "Claude Code")
+	for _, interactive := range []bool{false, true} {
+		name := "print"
+		if interactive {
+			name = "interactive"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			s := newSession(t,
+				Turn{Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "one"})}},
+				Turn{Text: "Echoed."},
+			)
+			s.withPlugin()
+			s.plugin = batchReplayPlugin(t)
+			s.addExample("ex", false, nil)
+			advised := func(r *Request) bool {
+				c := r.Context()
+				return strings.Contains(c, "PostToolBatch") && strings.Contains(c, `MCP server "everything" is unreachable`)
+			}
+			r := s.driveSteps(interactive, step{Prompt: "Echo once.", Want: advised})
+			wantOK(t, "the echo call", mustResult(t, s.model, 1, ToolUseID(0, 0)), "one")
+			adv := s.model.Find(advised)
+			t.Logf("PostToolBatch advice, in the request answered with turn %d:\n%s", adv.Turn, adv.Context())
+			if r != nil {
+				wantHooksRan(t, r, "PreToolUse", "PostToolBatch")
+			}
+		})
+	}
+}
