@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/cli"
 	"github.com/mcp-heal/mcp-heal/internal/doctor"
 	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/probe"
@@ -107,7 +108,7 @@ func noServer(o claudecfg.Options, names []string, servers []claudecfg.Server) e
 	if len(known) > 0 {
 		hint = "known servers: " + strings.Join(known, ", ")
 	}
-	return &usageError{msg: fmt.Sprintf("no MCP server named %s for %s", quoteList(names), o.ProjectDir), hint: hint}
+	return &usageError{msg: fmt.Sprintf("no MCP server named %s for %s", cli.QuoteList(names), o.ProjectDir), hint: hint}
 }
 
 func writeJSON(w io.Writer, v any) {

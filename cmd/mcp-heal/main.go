@@ -113,6 +113,9 @@ func run(ctx context.Context, env *Env, args []string) int {
 
 // report prints err the house way and returns the exit code.
 func report(env *Env, err error) int {
+	if cue := (*cli.UsageError)(nil); errors.As(err, &cue) {
+		err = &usageError{msg: cue.Msg, hint: cue.Hint} // a flag value an internal package refused
+	}
 	var ue *usageError
 	var ee *exitError
 	switch {
@@ -132,30 +135,10 @@ func report(env *Env, err error) int {
 	}
 }
 
-// newFlags returns a flag set that returns errors instead of printing or
-// exiting; parseFlags prints --help.
-func newFlags(name string) *pflag.FlagSet {
-	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	fs.SortFlags = false
-	return fs
-}
+// newFlags and parseFlags are every subcommand's flag set and parsing
+// (internal/cli): --help prints to stdout, a parse error is a usage error.
+var newFlags = cli.NewFlags
 
-// parseFlags parses args; --help prints "Usage: mcp-heal <synopsis>", the
-// description and the flags to stdout and returns pflag.ErrHelp; a parse
-// error becomes a usageError.
 func parseFlags(env *Env, fs *pflag.FlagSet, synopsis, description string, args []string) error {
-	err := fs.Parse(args)
-	if errors.Is(err, pflag.ErrHelp) {
-		fmt.Fprintf(env.Stdout, "Usage: mcp-heal %s\n\n%s\n", synopsis, strings.TrimSpace(description))
-		if fs.HasAvailableFlags() {
-			fmt.Fprintf(env.Stdout, "\nFlags:\n%s", fs.FlagUsages())
-		}
-		return pflag.ErrHelp
-	}
-	if err != nil {
-		return &usageError{msg: err.Error(), hint: "run 'mcp-heal " + fs.Name() + " --help'"}
-	}
-	return nil
+	return cli.ParseFlags(env.Stdout, fs, synopsis, description, args)
 }

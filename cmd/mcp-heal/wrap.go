@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
@@ -53,18 +50,18 @@ func runRewrite(env *Env, args []string, unwrap bool) error {
 	all := fs.Bool("all", false, "every server (instead of naming them)")
 	scope := fs.String("scope", "all", "`SCOPE` to rewrite: project, user, local or all")
 	dry := fs.Bool("dry-run", false, "print a diff of what would change, and every note, and write nothing")
-	var shim, mode *string
-	var keepFor *time.Duration
+	var req claudecfg.Request
+	var keepFor time.Duration
 	if !unwrap {
-		keepFor = fs.Duration("keep", 0, "stdio servers keep running this long after Claude Code lets go of them, and the next session or /mcp reconnect re-attaches (see docs/keeper.md)")
-		shim = fs.String("shim", "", "the mcp-heal binary the entries run (default: $XDG_DATA_HOME/mcp-heal/bin/mcp-heal if present, else this binary)")
-		mode = fs.String("project-servers", claudecfg.ProjectLocal, "what to do with project (.mcp.json) servers: `MODE` local (protect them with a local entry; .mcp.json unchanged), skip, or rewrite (.mcp.json itself, shared with your team)")
+		fs.DurationVar(&keepFor, "keep", 0, "stdio servers keep running this long after Claude Code lets go of them, and the next session or /mcp reconnect re-attaches (see docs/keeper.md)")
+		fs.StringVar(&req.Shim, "shim", "", "the mcp-heal binary the entries run (default: $XDG_DATA_HOME/mcp-heal/bin/mcp-heal if present, else this binary)")
+		fs.StringVar(&req.Project, "project-servers", claudecfg.ProjectLocal, "what to do with project (.mcp.json) servers: `MODE` local (protect them with a local entry; .mcp.json unchanged), skip, or rewrite (.mcp.json itself, shared with your team)")
 	}
 	fs.StringVar(&cf.project, "project", "", "the project `DIR` (default: $CLAUDE_PROJECT_DIR, else the current directory)")
 	if err := parseFlags(env, fs, synopsis, help, args); err != nil {
 		return err
 	}
-	req := claudecfg.Request{Unwrap: unwrap, Names: fs.Args(), Scope: *scope}
+	req.Unwrap, req.Names, req.Scope = unwrap, fs.Args(), *scope
 	switch {
 	case *all && len(req.Names) > 0:
 		return &usageError{msg: "give server names or --all, not both"}
@@ -72,47 +69,19 @@ func runRewrite(env *Env, args []string, unwrap bool) error {
 		return &usageError{msg: "no servers named", hint: fmt.Sprintf("run 'mcp-heal %s --all', or name servers (see 'mcp-heal status')", name)}
 	}
 	// (A preview of everything is harmless: `/mcp-heal wrap --dry-run`.)
-	switch *scope {
-	case "all", claudecfg.ScopeProject, claudecfg.ScopeUser, claudecfg.ScopeLocal:
-	default:
-		return &usageError{msg: fmt.Sprintf("unknown scope %q", *scope), hint: "use project, user, local or all"}
+	if err := req.Complete(env.Getenv, keepFor); err != nil {
+		return err
 	}
 	o, err := cf.options(env)
 	if err != nil {
 		return err
 	}
-	if !unwrap {
-		switch req.Project = *mode; req.Project {
-		case claudecfg.ProjectLocal, claudecfg.ProjectSkip, claudecfg.ProjectRewrite:
-		default:
-			return &usageError{msg: fmt.Sprintf("unknown --project-servers %q", *mode), hint: "use local, skip or rewrite"}
-		}
-		if req.Shim = *shim; req.Shim == "" {
-			if req.Shim, err = claudecfg.DefaultShim(env.Getenv); errors.Is(err, claudecfg.ErrTemporaryBuild) {
-				return &usageError{msg: err.Error(), hint: "install it (go install ./cmd/mcp-heal) and run that, or pass --shim PATH"}
-			} else if err != nil {
-				return err
-			}
-		}
-		if req.Shim, err = filepath.Abs(req.Shim); err != nil {
-			return err
-		}
-		if *keepFor > 0 {
-			req.Flags = []string{"--keep", keepFor.String()}
-		}
-	}
 	plan, err := claudecfg.NewPlan(o, req)
 	if err != nil {
 		return err
 	}
-	if len(plan.Missing) > 0 {
-		hint := "run 'mcp-heal status' to see the servers and their scopes"
-		for _, n := range plan.Missing {
-			if strings.HasPrefix(n, "plugin:") {
-				hint = "plugin-provided servers cannot be wrapped: their config belongs to the plugin and is replaced when it updates"
-			}
-		}
-		return &usageError{msg: fmt.Sprintf("no server named %s in scope %s", quoteList(plan.Missing), *scope), hint: hint}
+	if err := plan.MissingError(*scope); err != nil {
+		return err
 	}
 	home := o.Home
 	tilde := func(p string) string { return health.TildePath(p, home) }
@@ -165,14 +134,6 @@ func printPlan(env *Env, plan *claudecfg.Plan, req claudecfg.Request, dry bool, 
 		sort.Strings(reconnect)
 		fmt.Fprintf(env.Stdout, "Restart Claude Code, or run %s in it, to apply.\n", health.ReconnectEach(slices.Compact(reconnect)))
 	}
-}
-
-func quoteList(names []string) string {
-	q := make([]string, len(names))
-	for i, n := range names {
-		q[i] = fmt.Sprintf("%q", n)
-	}
-	return strings.Join(q, ", ")
 }
 
 // runUnwrap undoes wrap; the work is shared with it.

@@ -1,8 +1,14 @@
-// Package cli holds what mcp-heal's command line needs beyond flags and
-// printing: the suggestion for a mistyped subcommand.
+// Package cli holds the pieces of mcp-heal's command line that are not one
+// subcommand's: the usage error internal packages return for a bad flag
+// value, flag value types (sizes, values read from the environment), the
+// flag set and --help every subcommand uses, and the suggestion for a
+// mistyped subcommand.
 package cli
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // Closest is the choice nearest to a mistyped name (at most two edits
 // away, or starting with it), "" if none is close: the "did you mean" of
@@ -40,4 +46,13 @@ func editDistance(a, b string) int {
 		prev = cur
 	}
 	return prev[len(b)]
+}
+
+// QuoteList is names quoted and joined with commas, for messages.
+func QuoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
 }

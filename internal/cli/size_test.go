@@ -1,4 +1,4 @@
-package main
+package cli
 
 import "testing"
 
@@ -11,7 +11,7 @@ func TestByteSize(t *testing.T) {
 		{"1G", 1 << 30}, {"4GiB", 4 << 30}, {"100B", 100}, {" 2 MiB ", 2 << 20},
 		{"0", -1}, {"-1", -1}, {"5GiB", -1}, {"1.5MiB", -1}, {"MiB", -1}, {"12XB", -1},
 	} {
-		var b byteSize
+		var b ByteSize
 		err := b.Set(tc.in)
 		switch {
 		case tc.want < 0 && err == nil:
@@ -20,7 +20,7 @@ func TestByteSize(t *testing.T) {
 			t.Errorf("Set(%q) = %d, %v, want %d", tc.in, b, err, tc.want)
 		}
 	}
-	b := byteSize(256 << 20)
+	b := ByteSize(256 << 20)
 	if b.String() != "256MiB" {
 		t.Errorf("String() = %q", b.String())
 	}
