@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
-	"github.com/mcp-heal/mcp-heal/internal/cli"
 	"github.com/mcp-heal/mcp-heal/internal/doctor"
 	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/probe"
@@ -56,7 +54,7 @@ func check(env *Env, name string, args []string, synopsis, help string) (*checkF
 	servers := doctor.Sorted(all)
 	if fs.NArg() == 1 {
 		if servers, err = claudecfg.Select(servers, fs.Args()); err != nil {
-			return nil, nil, nil, noServer(o, fs.Args(), doctor.Sorted(all))
+			return nil, nil, nil, claudecfg.NoServerError(o.ProjectDir, fs.Args(), doctor.Sorted(all))
 		}
 	}
 	d := doctor.New(o.ProjectDir, f.timeout)
@@ -95,20 +93,6 @@ func runDoctor(ctx context.Context, env *Env, args []string) error {
 		}
 	}
 	return nil
-}
-
-// noServer is the error for server names that are not configured: it
-// names the ones that are.
-func noServer(o claudecfg.Options, names []string, servers []claudecfg.Server) error {
-	var known []string
-	for _, s := range servers {
-		known = append(known, s.Name)
-	}
-	hint := "this project has no MCP servers: add one with 'claude mcp add', or pass --project DIR"
-	if len(known) > 0 {
-		hint = "known servers: " + strings.Join(known, ", ")
-	}
-	return &usageError{msg: fmt.Sprintf("no MCP server named %s for %s", cli.QuoteList(names), o.ProjectDir), hint: hint}
 }
 
 func writeJSON(w io.Writer, v any) {

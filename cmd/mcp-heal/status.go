@@ -36,7 +36,7 @@ func runStatus(ctx context.Context, env *Env, args []string) error {
 		for _, s := range health.Status(o, session, now, nil, a).Servers {
 			known = append(known, s.Server)
 		}
-		return noServer(o, missing, known)
+		return claudecfg.NoServerError(o.ProjectDir, missing, known)
 	}
 	if *asJSON {
 		writeJSON(env.Stdout, rep)

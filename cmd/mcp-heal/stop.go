@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"sort"
 
 	"github.com/mcp-heal/mcp-heal/internal/keep"
 )
@@ -24,23 +23,9 @@ func runStop(_ context.Context, env *Env, args []string) error {
 		return &usageError{msg: "stop takes the name of one kept server", hint: "mcp-heal stop NAME"}
 	}
 	name := fs.Arg(0)
-	socks, err := keep.Kept(name)
-	if err != nil {
-		return err
-	}
-	if len(socks) == 0 {
+	n, err := keep.StopNamed(name, func(pid int) { fmt.Fprintf(env.Stdout, "stopped the kept server %s (pid %d)\n", name, pid) })
+	if err == nil && n == 0 {
 		return &usageError{msg: fmt.Sprintf("no kept server named %q is running", name), hint: "mcp-heal status lists the kept servers"}
 	}
-	paths := make([]string, 0, len(socks))
-	for p := range socks {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	for _, p := range paths {
-		if err := keep.Stop(p); err != nil {
-			return fmt.Errorf("stop the kept server %s (pid %d): %w", name, socks[p], err)
-		}
-		fmt.Fprintf(env.Stdout, "stopped the kept server %s (pid %d)\n", name, socks[p])
-	}
-	return nil
+	return err
 }

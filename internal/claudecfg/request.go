@@ -61,3 +61,17 @@ func (p *Plan) MissingError(scope string) error {
 	}
 	return &cli.UsageError{Msg: fmt.Sprintf("no server named %s in scope %s", cli.QuoteList(p.Missing), scope), Hint: hint}
 }
+
+// NoServerError is the usage error for server names that are not
+// configured for project: its hint names the servers that are.
+func NoServerError(project string, names []string, servers []Server) error {
+	var known []string
+	for _, s := range servers {
+		known = append(known, s.Name)
+	}
+	hint := "this project has no MCP servers: add one with 'claude mcp add', or pass --project DIR"
+	if len(known) > 0 {
+		hint = "known servers: " + strings.Join(known, ", ")
+	}
+	return &cli.UsageError{Msg: fmt.Sprintf("no MCP server named %s for %s", cli.QuoteList(names), project), Hint: hint}
+}
