@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/mcp-heal/mcp-heal/internal/hook"
 )
@@ -12,16 +11,10 @@ reply (one JSON object, or nothing) is written to stdout. Events:
 PreToolUse, PostToolUse, PostToolUseFailure, PostToolBatch, SessionStart.
 
 A hook never fails: whatever goes wrong is logged to the state directory
-(hook.log) and the hook exits 0 without output, so the tool call goes on.
-
---rewake is for hooks Claude Code runs with asyncRewake (in the background,
-waking the model only when the hook exits 2): the reply's context is
-written to stderr as plain text and the hook exits 2; nothing to say is
-exit 0.`
+(hook.log) and the hook exits 0 without output, so the tool call goes on.`
 
 func runHook(ctx context.Context, env *Env, args []string) error {
 	fs := newFlags("hook")
-	rewake := fs.Bool("rewake", false, "say the reply's context on stderr and exit 2 (asyncRewake hooks)")
 	if err := parseFlags(env, fs, "hook <event>", hookHelp, args); err != nil {
 		return err
 	}
@@ -35,15 +28,6 @@ func runHook(ctx context.Context, env *Env, args []string) error {
 		return nil
 	}
 	reply := hook.New(env.Getenv, log).Handle(ctx, fs.Arg(0), payload)
-	if *rewake {
-		// Claude Code 2.1.328 wakes the model when an asyncRewake hook
-		// exits 2 and shows it the hook's stderr in a system reminder.
-		if text := hook.ContextOf(reply); text != "" {
-			fmt.Fprintln(env.Stderr, text)
-			return &exitError{code: 2}
-		}
-		return nil
-	}
 	if reply != nil {
 		if _, err := env.Stdout.Write(reply); err != nil {
 			log.Warn("writing hook reply", "err", err)

@@ -314,7 +314,7 @@ func TestScenario9Marketplace(t *testing.T) {
 	logCalls(t, s.model, ToolUseID(1, 0))
 	wantOK(t, "first call through the shim", mustResult(t, s.model, 1, ToolUseID(0, 0)), "wrapped")
 	wantOK(t, "call after the kill", mustResult(t, s.model, 2, ToolUseID(1, 0)), "after the kill")
-	wantHooksRan(t, r, "SessionStart", "PreToolUse", "PostToolUse", "PostToolBatch")
+	wantHooksRan(t, r, "SessionStart", "PreToolUse", "PostToolBatch")
 }
 
 // seedStableBinary puts the test build where the plugin launcher looks for

@@ -51,12 +51,21 @@ func (h *Handler) postToolUseFailure(ctx context.Context, in *Input) []byte {
 // postToolBatch handles what only PostToolBatch sees: calls Claude Code
 // refused because the tool is "not available" (a server in cool-down, or
 // a stdio server it gave up on). Errors of calls that ran were already
-// handled by PostToolUseFailure.
+// handled by PostToolUseFailure. It also closes the open incident of each
+// MCP server that answered (a content array, not an error string): one
+// blocking hook per batch instead of a process per call.
 func (h *Handler) postToolBatch(ctx context.Context, in *Input) []byte {
-	seen := map[string]bool{}
+	seen, answered := map[string]bool{}, map[string]bool{}
 	var advice []string
 	for _, c := range in.Calls {
-		if !c.IsString || !strings.HasPrefix(strings.TrimSpace(c.Response), "<tool_use_error>") {
+		if !c.IsString {
+			if s := ServerFromTool(c.ToolName); s != "" && !answered[s] {
+				answered[s] = true
+				h.closeIncident(in.Session, s, c.ToolName, PostToolBatch)
+			}
+			continue
+		}
+		if !strings.HasPrefix(strings.TrimSpace(c.Response), "<tool_use_error>") {
 			continue
 		}
 		m, ok := Classify(c.Response)
@@ -76,6 +85,9 @@ func (h *Handler) postToolBatch(ctx context.Context, in *Input) []byte {
 		if len(advice) < maxBatchAdvice {
 			advice = append(advice, o.advice)
 		}
+	}
+	if err := state.StaleOpen(h.Now().Add(-healthyWindow)); err != nil {
+		h.Log.Warn("removing stale open-incident markers", "err", err)
 	}
 	if len(advice) == 0 {
 		return nil

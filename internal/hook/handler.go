@@ -88,16 +88,6 @@ func encode(o output) []byte {
 	return append(b, '\n')
 }
 
-// ContextOf is the additionalContext of a reply ("" for none): what a hook
-// run with asyncRewake says on stderr instead of printing the reply.
-func ContextOf(reply []byte) string {
-	var o output
-	if reply == nil || json.Unmarshal(reply, &o) != nil || o.HookSpecificOutput == nil {
-		return ""
-	}
-	return o.HookSpecificOutput.AdditionalContext
-}
-
 func contextReply(event, text string) []byte {
 	return encode(output{HookSpecificOutput: &specific{HookEventName: event, AdditionalContext: text}})
 }
@@ -125,7 +115,9 @@ func (h *Handler) Handle(ctx context.Context, event string, payload []byte) (rep
 	case PreToolUse:
 		return h.preToolUse(in)
 	case PostToolUse:
-		h.postToolUse(in)
+		// No longer subscribed (PostToolBatch closes incidents), but an
+		// older hooks.json may still send it.
+		h.closeIncident(in.Session, in.Server, in.ToolName, PostToolUse)
 		return nil
 	case PostToolUseFailure:
 		return h.postToolUseFailure(ctx, in)

@@ -87,6 +87,11 @@ func (h *Handler) record(in state.Incident) {
 	case in.Class == string(OK):
 		h.attention(in.Server, false)
 	}
+	// PostToolBatch closes open incidents (closeIncident); the marker
+	// sends a batch to the binary instead of the launcher's fast path.
+	if err := state.SetOpen(in.Server, in.Class != string(OK)); err != nil {
+		h.Log.Error("open-incident marker", "server", in.Server, "err", err)
+	}
 }
 
 func (h *Handler) attention(server string, on bool) {

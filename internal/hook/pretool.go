@@ -11,7 +11,7 @@ import (
 // session is remembered by PreToolUse.
 const deadWindow = 30 * time.Minute
 
-// healthyWindow is how far back PostToolUse looks for an incident to close.
+// healthyWindow is how far back a success looks for an incident to close.
 const healthyWindow = 24 * time.Hour
 
 // preToolUse runs before every MCP tool call, so its healthy path is a
@@ -62,12 +62,13 @@ func latest(recs []*state.Record) *state.Record {
 	return r
 }
 
-// postToolUse closes an open incident of the server: it answered again.
-func (h *Handler) postToolUse(in *Input) {
-	if in.Server == "" {
+// closeIncident closes an open incident of server in session: one of its
+// tools answered again.
+func (h *Handler) closeIncident(session, server, tool, event string) {
+	if server == "" {
 		return
 	}
-	if inc := h.openIncident(in.Server, in.Session, healthyWindow); inc != nil {
-		h.record(state.Incident{Session: in.Session, Server: in.Server, Tool: in.ToolName, Event: PostToolUse, Class: string(OK), Action: "healthy"})
+	if inc := h.openIncident(server, session, healthyWindow); inc != nil {
+		h.record(state.Incident{Session: session, Server: server, Tool: tool, Event: event, Class: string(OK), Action: "healthy"})
 	}
 }

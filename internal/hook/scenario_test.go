@@ -324,24 +324,33 @@ func TestNotConnected(t *testing.T) {
 				t.Fatalf("PreToolUse after the failure: got %+v, want a note that tiny is disconnected", r)
 			}
 
-			ok := sharedPayload(t, "PostToolUse.mcp-success.json")
-			ok["session_id"], ok["tool_name"], ok["mcp_server"] = fail["session_id"], "mcp__tiny__echo", map[string]any{"name": "tiny", "source": "dynamic"}
-			if out := w.hook(t, "PostToolUse", marshal(ok)); len(out) != 0 {
-				t.Fatalf("PostToolUse: got %s, want nothing", out)
+			// The marker that sends the launcher's PostToolBatch to the
+			// binary, which closes the incident when tiny answers again.
+			open := filepath.Join(w.state, "mcp-heal", "open", "server-tiny")
+			if _, err := os.Stat(open); err != nil {
+				t.Fatalf("no open-incident marker after the failure: %v", err)
 			}
-			if in := lastIncident(t, w); in["class"] != "ok" {
-				t.Fatalf("PostToolUse did not record the server healthy: %v", in)
+			ok := sharedPayload(t, "PostToolBatch.success.json")
+			ok["session_id"] = fail["session_id"]
+			ok["tool_calls"].([]any)[0].(map[string]any)["tool_name"] = "mcp__tiny__echo"
+			if out := w.hook(t, "PostToolBatch", marshal(ok)); len(out) != 0 {
+				t.Fatalf("PostToolBatch: got %s, want nothing", out)
 			}
-			if _, err := os.Stat(marker); !os.IsNotExist(err) {
-				t.Fatalf("attention marker still there after PostToolUse: %v", err)
+			if in := lastIncident(t, w); in["class"] != "ok" || in["event"] != "PostToolBatch" {
+				t.Fatalf("PostToolBatch did not record the server healthy: %v", in)
+			}
+			for _, m := range []string{marker, open} {
+				if _, err := os.Stat(m); !os.IsNotExist(err) {
+					t.Fatalf("marker %s still there after PostToolBatch: %v", m, err)
+				}
 			}
 			n := len(w.incidents(t))
 			if out := w.hook(t, "PreToolUse", marshal(pre)); len(out) != 0 {
 				t.Fatalf("PreToolUse after recovery: got %s, want nothing", out)
 			}
-			w.hook(t, "PostToolUse", marshal(ok))
+			w.hook(t, "PostToolBatch", marshal(ok))
 			if len(w.incidents(t)) != n {
-				t.Fatal("PostToolUse recorded a second ok for a healthy server")
+				t.Fatal("PostToolBatch recorded a second ok for a healthy server")
 			}
 		})
 	}

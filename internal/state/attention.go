@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/paths"
 )
@@ -27,8 +28,50 @@ func ShimAttention(pid int) string { return "shim-" + strconv.Itoa(pid) }
 func ServerAttention(server string) string { return "server-" + SafeName(server) }
 
 // SetAttention creates (on) or removes (off) the marker key.
-func SetAttention(key string, on bool) error {
-	path := filepath.Join(AttentionDir(), key)
+func SetAttention(key string, on bool) error { return setMarker(AttentionDir(), key, on) }
+
+// OpenDir holds one empty file per server with an open incident
+// ("server-<name>", kept by the hooks), whose modification time is that of
+// its latest incident. The PostToolBatch hook closes an open incident when
+// the server answers again; while the directory is empty the plugin's
+// launcher answers a batch without errors with builtins alone
+// (plugin/mcp-heal). Like attention markers, a marker left behind only
+// costs speed: the hook removes those older than its window.
+func OpenDir() string { return filepath.Join(Dir(), "open") }
+
+// SetOpen marks (on, refreshing the marker's time) or unmarks the server
+// as having an open incident.
+func SetOpen(server string, on bool) error {
+	key := ServerAttention(server)
+	if err := setMarker(OpenDir(), key, on); err != nil || !on {
+		return err
+	}
+	now := time.Now()
+	return os.Chtimes(filepath.Join(OpenDir(), key), now, now)
+}
+
+// StaleOpen removes the open-incident markers not refreshed since before.
+func StaleOpen(before time.Time) error {
+	ents, err := os.ReadDir(OpenDir())
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	for _, e := range ents {
+		if fi, err := e.Info(); err == nil && fi.ModTime().Before(before) {
+			err = os.Remove(filepath.Join(OpenDir(), e.Name()))
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func setMarker(dir, key string, on bool) error {
+	path := filepath.Join(dir, key)
 	if !on {
 		err := os.Remove(path)
 		if errors.Is(err, os.ErrNotExist) {
@@ -39,7 +82,7 @@ func SetAttention(key string, on bool) error {
 	if _, err := os.Stat(path); err == nil {
 		return nil
 	}
-	if err := EnsureDir(AttentionDir()); err != nil {
+	if err := EnsureDir(dir); err != nil {
 		return err
 	}
 	f, err := OpenFile(path, os.O_CREATE|os.O_WRONLY)
