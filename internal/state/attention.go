@@ -43,11 +43,15 @@ func OpenDir() string { return filepath.Join(Dir(), "open") }
 // as having an open incident.
 func SetOpen(server string, on bool) error {
 	key := ServerAttention(server)
-	if err := setMarker(OpenDir(), key, on); err != nil || !on {
-		return err
+	if on {
+		// Refresh by re-creating the marker (O_NOFOLLOW through
+		// setMarker) rather than os.Chtimes, which would follow a
+		// symlink planted in its place.
+		if err := setMarker(OpenDir(), key, false); err != nil {
+			return err
+		}
 	}
-	now := time.Now()
-	return os.Chtimes(filepath.Join(OpenDir(), key), now, now)
+	return setMarker(OpenDir(), key, on)
 }
 
 // StaleOpen removes the open-incident markers not refreshed since before.
