@@ -151,17 +151,37 @@ func (c *httpConn) startListen() {
 	if !c.begin() {
 		return
 	}
+	opened := make(chan struct{})
 	go func() {
 		defer c.ops.Done()
-		c.listen()
+		c.listen(opened)
 	}()
+	// The stream is opened before the client's next message goes out
+	// (startListen runs before initialized's Send returns), so that the
+	// server sees it before any request: a server that answers a resumed
+	// request stream on the standalone GET (the conformance suite's
+	// sse-retry does) must not mistake a late standalone GET for the
+	// resumption. A server slow to answer the GET holds the session up
+	// for one second at most.
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	select {
+	case <-opened:
+	case <-t.C:
+	case <-c.listenCtx.Done():
+	}
 }
 
-func (c *httpConn) listen() {
+// listen keeps the standalone GET stream open; opened is closed once the
+// first GET has been answered (or refused).
+func (c *httpConn) listen(opened chan struct{}) {
 	var lastID string
 	var retry time.Duration
-	for {
+	for first := true; ; first = false {
 		resp, why, benign := c.get(c.listenCtx, lastID)
+		if first {
+			close(opened)
+		}
 		if resp == nil {
 			if c.listenCtx.Err() != nil {
 				return

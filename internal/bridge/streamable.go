@@ -195,6 +195,13 @@ func (c *httpConn) exchange(x *exchange) {
 				c.smu.Unlock()
 			}
 		}
+		if x.method == "notifications/initialized" {
+			// Send returns once the standalone stream is open
+			// (startListen): see there.
+			c.answered(x, resp)
+			signal()
+			return
+		}
 		signal()
 		c.answered(x, resp)
 		return
