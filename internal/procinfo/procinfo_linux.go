@@ -15,28 +15,14 @@ const clockTicks = 100
 
 // Get returns what /proc says about pid.
 func Get(pid int) (*Info, error) {
-	if pid <= 0 {
-		return nil, ErrNotFound
-	}
-	dir := "/proc/" + strconv.Itoa(pid)
-	stat, err := os.ReadFile(dir + "/stat")
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, ErrNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	i, err := parseStat(pid, stat)
+	i, err := readProc(pid)
 	if err != nil {
 		return nil, err
 	}
 	if bt, err := bootTime(); err == nil {
 		i.Start = bt.Add(time.Duration(i.startTicks) * time.Second / clockTicks)
 	}
-	if exe, err := os.Readlink(dir + "/exe"); err == nil {
-		i.Exe = exe
-	}
-	if cl, err := os.ReadFile(dir + "/cmdline"); err == nil && len(cl) > 0 {
+	if cl, err := os.ReadFile(procDir(pid) + "/cmdline"); err == nil && len(cl) > 0 {
 		i.Args = strings.Split(strings.TrimRight(string(cl), "\x00"), "\x00")
 	}
 	return i.Info, nil
@@ -46,25 +32,36 @@ func Get(pid int) (*Info, error) {
 // and for every record a hook lists. The start time as a time and the
 // arguments are left out.
 func identify(pid int) (*Info, error) {
-	if pid <= 0 {
-		return nil, ErrNotFound
-	}
-	dir := "/proc/" + strconv.Itoa(pid)
-	stat, err := os.ReadFile(dir + "/stat")
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, ErrNotFound
-	}
+	i, err := readProc(pid)
 	if err != nil {
 		return nil, err
+	}
+	return i.Info, nil
+}
+
+func procDir(pid int) string { return "/proc/" + strconv.Itoa(pid) }
+
+// readProc reads pid's stat and executable, what Get and identify share.
+func readProc(pid int) (parsed, error) {
+	if pid <= 0 {
+		return parsed{}, ErrNotFound
+	}
+	dir := procDir(pid)
+	stat, err := os.ReadFile(dir + "/stat")
+	if errors.Is(err, os.ErrNotExist) {
+		return parsed{}, ErrNotFound
+	}
+	if err != nil {
+		return parsed{}, err
 	}
 	i, err := parseStat(pid, stat)
 	if err != nil {
-		return nil, err
+		return parsed{}, err
 	}
 	if exe, err := os.Readlink(dir + "/exe"); err == nil {
 		i.Exe = exe
 	}
-	return i.Info, nil
+	return i, nil
 }
 
 // parsed is an Info with its start in clock ticks.
