@@ -26,6 +26,10 @@ Tools (annotations decide what the shim may retry):
 Every tool takes delay_ms: wait that long before acting.
 Resources example://hello, example://counter (subscribable), example://session;
 prompt greet; logging/setLevel; ping.
+--catalog-file FILE adds tools, prompts and resources (lines 'tool NAME',
+'prompt NAME', 'resource URI'); editing it makes the server send
+notifications/{tools,prompts,resources}/list_changed, as a server whose
+catalog changes from outside does.
 `
 
 func runExampleServer(ctx context.Context, env *Env, args []string) error {
@@ -39,6 +43,7 @@ func runExampleServer(ctx context.Context, env *Env, args []string) error {
 	fs.StringVar(&o.FailFile, "fail-file", "", "file counting starts for --fail-starts")
 	fs.BoolVar(&o.JunkStdout, "junk-stdout", false, "write non-JSON lines to stdout at start and before each tool result")
 	fs.DurationVar(&o.StartDelay, "start-delay", 0, "wait this long before reading stdin (a slow cold start)")
+	fs.StringVar(&o.CatalogFile, "catalog-file", "", "extra tools, prompts, resources ('tool NAME' lines...): re-read every 50 ms, changes announced with list_changed")
 	fs.BoolVar(&o.CrashOnDiscover, "crash-on-discover", false, "exit 1 on server/discover, like servers that die on unknown methods")
 	if err := parseFlags(env, fs, "example-server [flags]", exampleServerHelp, args); err != nil {
 		return err

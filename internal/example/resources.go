@@ -52,6 +52,8 @@ func (s *server) readResource(params json.RawMessage) (any, error) {
 		text, mime = string(b), "application/json"
 	case strings.HasPrefix(p.URI, "example://echo/"):
 		text, mime = strings.TrimPrefix(p.URI, "example://echo/"), "text/plain"
+	case s.isExtra("resource", p.URI):
+		text, mime = p.URI, "text/plain"
 	default:
 		// Resources spec: resource not found is -32002.
 		return nil, &rpcError{-32002, "resource not found: " + p.URI}
@@ -90,7 +92,11 @@ func (s *server) listen(ctx context.Context, req request) (any, error) {
 		return nil, &rpcError{jsonrpc.CodeInvalidParams, "subscriptions/listen: missing notifications"}
 	}
 	key := string(req.ID)
-	l := listen{resources: map[string]bool{}}
+	l := listen{resources: map[string]bool{}, lists: map[string]bool{
+		"toolsListChanged":     p.Notifications.ToolsListChanged,
+		"promptsListChanged":   p.Notifications.PromptsListChanged,
+		"resourcesListChanged": p.Notifications.ResourcesListChanged,
+	}}
 	for _, u := range p.Notifications.ResourceSubscriptions {
 		l.resources[u] = true
 	}
@@ -145,12 +151,17 @@ func promptList() []map[string]any {
 	}
 }
 
-func getPrompt(params json.RawMessage) (any, error) {
+func (s *server) getPrompt(params json.RawMessage) (any, error) {
 	var p struct {
 		Name      string            `json:"name"`
 		Arguments map[string]string `json:"arguments"`
 	}
-	if json.Unmarshal(params, &p) != nil || p.Name != "greet" {
+	err := json.Unmarshal(params, &p)
+	if err == nil && s.isExtra("prompt", p.Name) {
+		return map[string]any{"messages": []map[string]any{{"role": "user",
+			"content": map[string]any{"type": "text", "text": p.Name}}}}, nil
+	}
+	if err != nil || p.Name != "greet" {
 		return nil, &rpcError{jsonrpc.CodeInvalidParams, "unknown prompt: " + p.Name}
 	}
 	name := p.Arguments["name"]

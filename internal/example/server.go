@@ -63,6 +63,12 @@ type Options struct {
 	JunkStdout bool
 	// StartDelay sleeps before reading stdin (a slow cold start).
 	StartDelay time.Duration
+	// CatalogFile lists extra tools, prompts and resources, one `tool
+	// NAME`, `prompt NAME` or `resource URI` a line. The server re-reads it
+	// every 50 ms and announces each list that changed
+	// (notifications/*/list_changed): a catalog that changes from outside
+	// the session, as tests of list_changed need.
+	CatalogFile string
 	// CrashOnDiscover exits (code 1) when it receives server/discover, like
 	// a server that dies on a method it does not know.
 	CrashOnDiscover bool
@@ -128,6 +134,11 @@ func Run(ctx context.Context, opts Options, stdin io.Reader, stdout, stderr io.W
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if opts.CatalogFile != "" {
+		s.extra = readCatalog(opts.CatalogFile)
+		s.wg.Add(1)
+		go s.watchCatalog(ctx)
+	}
 
 	lines := make(chan []byte)
 	readErr := make(chan error, 1)
@@ -197,12 +208,14 @@ type server struct {
 	subs        map[string]bool               // resources/subscribe URIs
 	listens     map[string]listen             // open subscriptions/listen by raw id
 	values      map[string]string             // set_value
+	extra       catalog                       // what CatalogFile lists
 	counter     int                           // when no StateFile
 	initializes int                           // initialize requests answered: a proxy that takes over a session must not send a second
 }
 
 type listen struct {
 	resources map[string]bool
+	lists     map[string]bool // the list_changed flags it asked for (toolsListChanged, ...)
 }
 
 // request is a decoded client request.

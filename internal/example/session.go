@@ -55,11 +55,11 @@ func (s *server) dispatch(ctx context.Context, req request) (any, error) {
 	}
 	switch req.Method {
 	case "tools/list":
-		return map[string]any{"tools": toolList()}, nil
+		return map[string]any{"tools": s.tools()}, nil
 	case "tools/call":
 		return s.callTool(ctx, req)
 	case "resources/list":
-		return map[string]any{"resources": resourceList()}, nil
+		return map[string]any{"resources": s.resources()}, nil
 	case "resources/templates/list":
 		return map[string]any{"resourceTemplates": resourceTemplates()}, nil
 	case "resources/read":
@@ -69,9 +69,9 @@ func (s *server) dispatch(ctx context.Context, req request) (any, error) {
 	case "subscriptions/listen":
 		return s.listen(ctx, req)
 	case "prompts/list":
-		return map[string]any{"prompts": promptList()}, nil
+		return map[string]any{"prompts": s.prompts()}, nil
 	case "prompts/get":
-		return getPrompt(req.Params)
+		return s.getPrompt(req.Params)
 	case "logging/setLevel":
 		return s.setLevel(req.Params)
 	case "completion/complete":

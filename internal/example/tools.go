@@ -143,7 +143,7 @@ func (s *server) callTool(ctx context.Context, req request) (any, error) {
 		}
 	}
 	known := false
-	for _, t := range toolList() {
+	for _, t := range s.tools() {
 		if t["name"] == p.Name {
 			known = true
 		}
@@ -205,6 +205,9 @@ func (s *server) callTool(ctx context.Context, req request) (any, error) {
 	case ToolSessionInfo:
 		b, _ := json.Marshal(s.sessionInfo())
 		return textResult(string(b)), nil
+	}
+	if s.isExtra("tool", p.Name) {
+		return textResult(p.Name), nil
 	}
 	return nil, &rpcError{jsonrpc.CodeInvalidParams, "unknown tool: " + p.Name}
 }
