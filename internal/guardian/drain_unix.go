@@ -97,7 +97,8 @@ func drainLines(f *os.File, onLine func([]byte)) []byte {
 }
 
 const (
-	kindRequest = jsonrpc.KindRequest
+	kindRequest      = jsonrpc.KindRequest
+	kindNotification = jsonrpc.KindNotification
 )
 
 // peek says what a line is: its kind, raw id and method.

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -32,6 +33,12 @@ type keptState struct {
 	stoppers sync.WaitGroup // stop requests still to be answered
 	once     sync.Once
 	lastWhy  string
+
+	// changed: the list_changed methods the server sent while nobody was
+	// attached. Its own lock, never held with g.mu by the drainer: attach
+	// and keptExited stop the drainer (and wait for it) holding g.mu.
+	changedMu sync.Mutex
+	changed   []string
 }
 
 // ServeKept is a kept guardian: it serves shims that connect to ln (one
@@ -148,7 +155,9 @@ func (g *guard) attach(c *ctrl) {
 	k.epoch++
 	g.c = c
 	sess := k.sess
-	k.sess.CatalogChanged = false
+	k.changedMu.Lock()
+	sess.ListChanged, k.changed = k.changed, nil
+	k.changedMu.Unlock()
 	rep := msg{Ev: "attached", Epoch: k.epoch, Session: &sess}
 	var files []*os.File
 	if k.srv != nil {
@@ -220,15 +229,21 @@ func (g *guard) startWindow() {
 	g.changed()
 }
 
-// drained handles a line the server wrote while nobody was attached.
+// drained handles a line the server wrote while nobody was attached. It
+// must not take g.mu (see keptState.changed).
 func (g *guard) drained(srv *server, line []byte) {
 	switch kind, id, method := peek(line); {
 	case kind == kindRequest:
 		srv.reply(id) // nobody can answer it
-	case method == "notifications/tools/list_changed":
-		g.mu.Lock()
-		g.kept.sess.CatalogChanged = true
-		g.mu.Unlock()
+	case kind == kindNotification && IsListChanged(method):
+		// A catalog changed: the next client must hear it (it may have
+		// cached the list), once whatever the server repeated.
+		k := g.kept
+		k.changedMu.Lock()
+		if !slices.Contains(k.changed, method) {
+			k.changed = append(k.changed, method)
+		}
+		k.changedMu.Unlock()
 	}
 }
 

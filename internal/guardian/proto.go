@@ -103,9 +103,24 @@ type Session struct {
 	Version string          `json:"version,omitempty"`
 	// Subs are the resources the last client subscribed to.
 	Subs []string `json:"subs,omitempty"`
-	// CatalogChanged: the server said notifications/tools/list_changed
-	// while no client was attached.
+	// ListChanged are the notifications/{tools,prompts,resources}/list_changed
+	// the server sent while no client was attached, each once, for the next
+	// client to hear.
+	ListChanged []string `json:"list_changed,omitempty"`
+	// CatalogChanged is ListChanged as guardians before it said it (tools
+	// only): a kept guardian outlives an update of the binary.
 	CatalogChanged bool `json:"catalog_changed,omitempty"`
+}
+
+// IsListChanged reports whether method says that one of the server's lists
+// changed (notifications/{tools,prompts,resources}/list_changed, server
+// features, 2025-11-25).
+func IsListChanged(method string) bool {
+	switch method {
+	case "notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed":
+		return true
+	}
+	return false
 }
 
 func encode(m msg) []byte {

@@ -3,6 +3,7 @@ package keep
 import (
 	"encoding/json"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,6 +34,11 @@ type conn struct {
 	swallowInit bool
 	initIDs     map[string]bool // upstream ids of initialize requests in flight
 	subs        map[string]bool
+	// hold: a client is taking over the session and has not entered the
+	// operation phase yet; the list_changed it must hear wait in announce
+	// (see announceLater).
+	hold     bool
+	announce []string
 }
 
 var _ upstream.Conn = (*conn)(nil)
@@ -48,6 +54,11 @@ func newConn(p *proc.Process, g *guardian.Guardian, epoch int, resume *guardian.
 	if resume != nil {
 		for _, u := range resume.Subs {
 			c.subs[u] = true
+		}
+		c.hold = len(resume.Init) > 0
+		c.announce = append(c.announce, resume.ListChanged...)
+		if resume.CatalogChanged && !slices.Contains(c.announce, toolsChanged) {
+			c.announce = append(c.announce, toolsChanged)
 		}
 	}
 	go c.forward()
@@ -97,6 +108,13 @@ func (c *conn) outbound(msg []byte) ([]byte, bool) {
 	switch m.Kind {
 	case jsonrpc.KindRequest:
 		switch m.Method {
+		case "initialize", "ping", "server/discover":
+			// Not yet in the operation phase; server/discover answered
+			// -32601 is followed by initialize (Claude Code 2.1.328).
+		default:
+			c.endHold()
+		}
+		switch m.Method {
 		case "initialize":
 			if c.takeOver(msg, m) {
 				return nil, false
@@ -120,6 +138,7 @@ func (c *conn) outbound(msg []byte) ([]byte, bool) {
 			c.swallowInit = false
 			c.mu.Unlock()
 			if swallow {
+				c.endHold()
 				return nil, false
 			}
 		case "notifications/cancelled":
@@ -173,10 +192,55 @@ func (c *conn) takeOver(msg []byte, m jsonrpc.Msg) bool {
 	if len(old) > 0 {
 		_ = c.g.Note(&guardian.Session{Subs: []string{}}, nil, false)
 	}
-	if r.CatalogChanged {
-		c.inject <- []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+	return true
+}
+
+// toolsChanged is what a guardian's Session.CatalogChanged stands for.
+const toolsChanged = "notifications/tools/list_changed"
+
+// announceLater reports whether a list_changed from the server is kept
+// for later (and keeps it): the client taking over the session hears the
+// lists that changed while nobody was attached, or while it was
+// attaching, once it has entered the operation phase, after its
+// notifications/initialized (lifecycle, 2025-11-25). Before that, a client
+// may have no handler for it yet: the TypeScript SDK's connect() returns
+// only after sending initialized, and a notification without a handler is
+// dropped.
+func (c *conn) announceLater(method string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.hold {
+		return false
+	}
+	if !slices.Contains(c.announce, method) {
+		c.announce = append(c.announce, method)
 	}
 	return true
+}
+
+// endHold ends the wait of announceLater. After an initialize answered
+// here (the client said initialized, or skipped it and sent a request),
+// the client hears what was kept. A client that sends requests without an
+// initialize speaks the stateless era (2026-07-28): list changes travel
+// only on the subscriptions/listen streams it opens, and it lists afresh,
+// so there is nothing to tell it.
+func (c *conn) endHold() {
+	c.mu.Lock()
+	if !c.hold {
+		c.mu.Unlock()
+		return
+	}
+	c.hold = false
+	announce := c.announce
+	c.announce = nil
+	answered := c.resume == nil
+	c.mu.Unlock()
+	if !answered {
+		return
+	}
+	for _, method := range announce {
+		c.inject <- jsonrpc.NewNotification(method, nil)
+	}
 }
 
 func (c *conn) noteSub(method, uri string) {
@@ -259,6 +323,9 @@ func (c *conn) inbound(line []byte) ([]byte, bool) {
 		// guardian answers it.
 		_ = c.g.Note(nil, append(json.RawMessage(nil), m.ID...), true)
 	case jsonrpc.KindNotification:
+		if guardian.IsListChanged(m.Method) && !gjson.GetBytes(line, subIDPath).Exists() && c.announceLater(m.Method) {
+			return nil, false
+		}
 		// A subscriptions/listen stream (2026-07-28) names its request in
 		// every notification: give the client back its own id, and drop
 		// what a listen of an earlier client still sends.
