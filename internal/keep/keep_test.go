@@ -58,8 +58,13 @@ func newEnv(t *testing.T) *env {
 
 func (e *env) shim(t *testing.T, window string, extra ...string) *client {
 	t.Helper()
-	args := append([]string{"shim", "--keep", window, "--name", "kept", "--"}, e.bin, "example-server")
-	args = append(args, extra...)
+	return e.shimOf(t, window, append([]string{e.bin, "example-server"}, extra...)...)
+}
+
+// shimOf runs `mcp-heal shim --keep window` for the server command.
+func (e *env) shimOf(t *testing.T, window string, server ...string) *client {
+	t.Helper()
+	args := append([]string{"shim", "--keep", window, "--name", "kept", "--"}, server...)
 	cmd := exec.Command(e.bin, args...)
 	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+e.state, "XDG_RUNTIME_DIR="+e.runtime, "CLAUDE_CODE_SESSION_ID="+strconv.Itoa(time.Now().Nanosecond()))
 	in, _ := cmd.StdinPipe()

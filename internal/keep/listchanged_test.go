@@ -4,6 +4,7 @@ package keep_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -154,4 +155,60 @@ func listNames(c *client, method, key string) []string {
 		names = append(names, n.String())
 	}
 	return names
+}
+
+// TestAttachWhileServerAnnounces: a kept server that announces list
+// changes without pause while nobody is attached (here `yes` repeating
+// one) still lets the next shim attach, and can still be stopped. The
+// guardian's reader of the detached server's output must never wait for
+// what attach holds while attach waits for that reader to stop.
+func TestAttachWhileServerAnnounces(t *testing.T) {
+	t.Parallel()
+	yes, err := exec.LookPath("yes")
+	if err != nil {
+		t.Fatalf("this test needs yes(1): %v", err)
+	}
+	e := newEnv(t)
+	server := []string{yes, `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`}
+	a := e.shimOf(t, "1m", server...)
+	if l := <-a.lines; !strings.Contains(l, toolsChanged) {
+		t.Fatalf("first line from the kept server: %s", l)
+	}
+	a.kill()
+	pid := int(e.keptRecord(t)["child_pid"].(float64))
+	for i := 0; i < 3; i++ {
+		b := e.shimOf(t, "1m", server...)
+		if got := e.attachedPID(t, b.cmd.Process.Pid); got != pid {
+			t.Fatalf("attach %d: the shim runs server pid %d, want the kept %d", i+1, got, pid)
+		}
+		b.kill()
+	}
+	done := make(chan struct{})
+	go func() { e.stop(t); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		t.Fatal("mcp-heal stop did not return in 15 s")
+	}
+	waitGone(t, "after stop", 10*time.Second, pid)
+}
+
+// attachedPID waits for the record of the shim shimPID to say it is
+// attached to a kept server, and returns the server's pid; 0 when it did
+// not within 8 s (an attach gives up after 10 s).
+func (e *env) attachedPID(t *testing.T, shimPID int) int {
+	t.Helper()
+	deadline := time.Now().Add(8 * time.Second)
+	for time.Now().Before(deadline) {
+		files, _ := filepath.Glob(filepath.Join(e.state, "mcp-heal", "shims", "*.json"))
+		for _, f := range files {
+			b, _ := os.ReadFile(f)
+			r := gjson.ParseBytes(b)
+			if r.Get("shim_pid").Int() == int64(shimPID) && r.Get("kept").Bool() && r.Get("attached").Bool() && r.Get("child_pid").Int() > 0 {
+				return int(r.Get("child_pid").Int())
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return 0
 }
