@@ -15,8 +15,9 @@
 // first one (same protocol version: the server never sees a second
 // initialize; another version: the server is restarted), its
 // notifications/initialized is swallowed, the old client's subscriptions
-// are dropped, and notifications/tools/list_changed is sent when the
-// catalog changed while nobody was attached. Request ids sent upstream
+// are dropped, and notifications/{tools,prompts,resources}/list_changed is
+// sent, after the client's notifications/initialized, for each list that
+// changed while nobody was attached. Request ids sent upstream
 // carry the attach's epoch, so a late response to a request of the dead
 // shim is recognised and dropped, never delivered to the new client.
 package keep

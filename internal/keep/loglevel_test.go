@@ -1,0 +1,68 @@
+//go:build unix
+
+package keep_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+)
+
+// TestLogLevelOutlivesItsClient pins the documented limit (docs/keeper.md,
+// "Log level"): MCP can set a log level but neither read it nor return to
+// the server's default, so a kept server keeps the level the previous
+// client set; a re-attached client that never sends logging/setLevel gets
+// notifications/message at that level, and one that sends it gets its own.
+func TestLogLevelOutlivesItsClient(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	a := e.shim(t, "1m")
+	a.handshake()
+	if r, _ := a.call("logging/setLevel", `{"level":"debug"}`); !r.Get("result").Exists() {
+		t.Fatalf("setLevel: %s", r.Raw)
+	}
+	pid := a.info().Get("pid").Int()
+	a.kill()
+	e.keptRecord(t)
+
+	b := e.shim(t, "1m")
+	b.handshake()
+	info := b.info()
+	if info.Get("pid").Int() != pid {
+		t.Fatalf("re-attached to pid %d, want the kept %d", info.Get("pid").Int(), pid)
+	}
+	if got := info.Get("logLevel").String(); got != "debug" {
+		t.Errorf("log level after re-attach: %q, want the previous client's %q", got, "debug")
+	}
+	if got := messages(b); got == 0 {
+		t.Errorf("a call after re-attach sent no notifications/message, want those of level debug")
+	}
+	if r, _ := b.call("logging/setLevel", `{"level":"error"}`); !r.Get("result").Exists() {
+		t.Fatalf("setLevel: %s", r.Raw)
+	}
+	if got := b.info().Get("logLevel").String(); got != "error" {
+		t.Errorf("log level after the new client's setLevel: %q, want %q", got, "error")
+	}
+	if got := messages(b); got != 0 {
+		t.Errorf("at level error a call sent %d notifications/message (debug, info), want 0", got)
+	}
+	e.stop(t)
+}
+
+// messages counts the notifications/message that come with a call of
+// counter_increment (the example server logs it at debug and info).
+func messages(c *client) int {
+	c.t.Helper()
+	r, notes := c.call("tools/call", `{"name":"counter_increment","arguments":{}}`)
+	if !r.Get("result").Exists() {
+		c.t.Fatalf("counter_increment: %s", r.Raw)
+	}
+	n := 0
+	for _, l := range notes {
+		if strings.Contains(gjson.Get(l, "method").String(), "notifications/message") {
+			n++
+		}
+	}
+	return n
+}
