@@ -23,7 +23,8 @@ const (
 
 // TestListChangedWhileDetached: the kept server's catalog changes while no
 // shim is attached (the example server re-reads its --catalog-file; the
-// change comes from outside the session, not from a client). The next
+// change comes from outside the session, not from a client), or while the
+// next shim is attached but its client has not initialized yet. The
 // client that re-attaches hears notifications/*/list_changed for exactly
 // the lists that changed, once, after its initialize is answered and it
 // said notifications/initialized, and its lists show the change. With
@@ -37,11 +38,15 @@ func TestListChangedWhileDetached(t *testing.T) {
 		// handshake-only server, -32601, then initialize (Claude Code
 		// 2.1.328).
 		probe bool
-		want  []string
+		// attaching: the change comes once the new shim is attached,
+		// before its client's initialize.
+		attaching bool
+		want      []string
 	}{
-		{"tools and prompts changed", changes, false, []string{promptsChanged, toolsChanged}},
-		{"changed, client probes server/discover first", changes, true, []string{promptsChanged, toolsChanged}},
-		{"nothing changed", "", false, nil},
+		{"tools and prompts changed", changes, false, false, []string{promptsChanged, toolsChanged}},
+		{"changed, client probes server/discover first", changes, true, false, []string{promptsChanged, toolsChanged}},
+		{"changed while the client attaches", changes, false, true, []string{promptsChanged, toolsChanged}},
+		{"nothing changed", "", false, false, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -65,16 +70,26 @@ func TestListChangedWhileDetached(t *testing.T) {
 			a.cmd.Wait()
 			e.keptRecord(t)
 
-			if tc.catalog != "" {
-				if err := os.WriteFile(catalog, []byte(tc.catalog), 0o600); err != nil {
-					t.Fatal(err)
+			change := func() {
+				if tc.catalog != "" {
+					if err := os.WriteFile(catalog, []byte(tc.catalog), 0o600); err != nil {
+						t.Fatal(err)
+					}
 				}
+				// The server re-reads the file every 50 ms: give it 10
+				// rounds to announce the change.
+				time.Sleep(500 * time.Millisecond)
 			}
-			// The server re-reads the file every 50 ms: give it 10 rounds
-			// to announce the change to nobody.
-			time.Sleep(500 * time.Millisecond)
-
+			if !tc.attaching {
+				change()
+			}
 			b := e.shim(t, "1m", args...)
+			if tc.attaching {
+				if got := e.attachedPID(t, b.cmd.Process.Pid); got != int(pid) {
+					t.Fatalf("the new shim runs server pid %d, want the kept %d", got, pid)
+				}
+				change()
+			}
 			var notes []string
 			if tc.probe {
 				r, n := b.call("server/discover", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`)
