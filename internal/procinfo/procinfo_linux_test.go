@@ -15,7 +15,12 @@ import (
 // start runs argv in its own process group and stops it at cleanup.
 func start(t *testing.T, argv ...string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(argv[0], argv[1:]...)
+	return startCmd(t, exec.Command(argv[0], argv[1:]...))
+}
+
+// startCmd starts cmd in its own process group and stops it at cleanup.
+func startCmd(t *testing.T, cmd *exec.Cmd) *exec.Cmd {
+	t.Helper()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -260,18 +265,19 @@ func TestEnviron(t *testing.T) {
 	// An empty value, one with '=' and spaces, and a name that is a prefix
 	// of another: each must come back as its own entry, exactly.
 	cmd.Env = []string{"MCP_HEAL_TREE=abc", "MCP_HEAL_TREE_X=def", "EMPTY=", "ODD=a=b c"}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	startCmd(t, cmd)
+	// Start returns as exec closes the child's descriptors, before the
+	// kernel has recorded where the new environment lies: until then it
+	// reads empty.
+	var env []string
+	for deadline := time.Now().Add(10 * time.Second); len(env) == 0 && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		var err error
+		if env, err = Environ(cmd.Process.Pid); err != nil {
+			t.Fatal(err)
+		}
 	}
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Wait()
-	})
-	// Start returns once the child has exec'd: its environment is sleep's.
-	env, err := Environ(cmd.Process.Pid)
-	if err != nil || !slices.Equal(env, cmd.Env) {
-		t.Errorf("got %q, %v, want %q", env, err, cmd.Env)
+	if !slices.Equal(env, cmd.Env) {
+		t.Errorf("got %q, want %q", env, cmd.Env)
 	}
 	for _, pid := range []int{zombie(t), reaped(t), 0} {
 		if env, err := Environ(pid); !errors.Is(err, ErrNotFound) {
