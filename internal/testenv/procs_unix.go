@@ -3,6 +3,10 @@
 package testenv
 
 import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -20,6 +24,23 @@ func ParentPID(pid int) int {
 		return p.PPID
 	}
 	return 0
+}
+
+// StatusKB is a "Field:   N kB" line of /proc/PID/status (Linux), such as
+// VmRSS, RssAnon or VmHWM.
+func StatusKB(pid int, field string) (int, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(b)) {
+		if name, v, ok := strings.Cut(line, ":"); ok && name == field {
+			if f := strings.Fields(v); len(f) > 0 {
+				return strconv.Atoi(f[0])
+			}
+		}
+	}
+	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
 }
 
 // WaitGone waits up to within until none of pids is alive; it reports the
