@@ -117,7 +117,7 @@ func scenarioHTTPRestart(t *testing.T, m mode) outcome {
 			for turn, want := range []string{"before", "after the restart", "again"} {
 				wantOK(t, fmt.Sprintf("call %d", turn), mustResult(t, s.model, turn+1, ToolUseID(turn, 0)), want)
 			}
-			wantHooksRan(t, r, "PreToolUse", "PostToolBatch")
+			wantHooksRan(t, r, "PreToolUse")
 		}
 		return o
 	}
@@ -158,7 +158,7 @@ func scenarioHTTPRestart(t *testing.T, m mode) outcome {
 			t.Logf("Claude Code reconnected by itself in %d tries: the hooks had nothing to explain", try)
 			return o
 		}
-		wantHooksRan(t, r, "PreToolUse", "PostToolUseFailure", "PostToolBatch")
+		wantHooksRan(t, r, "PreToolUse", "PostToolUseFailure")
 		return o
 	}
 }
@@ -288,7 +288,7 @@ func scenarioNamespaces(t *testing.T, m mode) outcome {
 			wantOK(t, fmt.Sprintf("turn %d, namespace %s", turn, ns), mustResult(t, s.model, turn+1, ToolUseID(turn, i)), ns+":"+text)
 		}
 	}
-	wantHooksRan(t, r, "PreToolUse", "PostToolBatch")
+	wantHooksRan(t, r, "PreToolUse")
 	return o
 }
 
