@@ -119,6 +119,9 @@ func TestPlanCommitReplans(t *testing.T) {
 			if b, _ := os.ReadFile(backups[0].Backup); string(b) != string(theirs) {
 				t.Errorf("backup holds\n%s\nwant the other program's version\n%s", b, theirs)
 			}
+			if got := listDir(t, BackupDir()); len(got) != 1 {
+				t.Errorf("backups kept: %v, want only the one of the version replaced", got)
+			}
 			if n := gjson.GetBytes(got, "n").Int(); n != 1 {
 				t.Errorf("n = %d, want the other program's 1", n)
 			}
@@ -155,7 +158,7 @@ func TestPlanCommitReplans(t *testing.T) {
 // TestPlanCommitGivesUp: another program writes the file during every
 // swap Commit tries. After maxUpdates tries Commit gives up with
 // ErrChanged: nothing of the plan is written, the file holds the other
-// program's last version, no temporary file is left.
+// program's last version, no temporary file or backup is left.
 func TestPlanCommitGivesUp(t *testing.T) {
 	o, path := replanHome(t)
 	plan, err := NewPlan(o, Request{Names: []string{"a"}, Scope: "all", Shim: testShim})
@@ -179,6 +182,9 @@ func TestPlanCommitGivesUp(t *testing.T) {
 	}
 	if len(tries) != maxUpdates || len(backups) != 0 {
 		t.Errorf("got %d tries and backups %v, want %d tries and none", len(tries), backups, maxUpdates)
+	}
+	if ents, _ := os.ReadDir(BackupDir()); len(ents) != 0 {
+		t.Errorf("%d backups kept, want none (nothing was replaced)", len(ents))
 	}
 	if got, _ := os.ReadFile(path); string(got) != string(last) {
 		t.Errorf("file holds\n%s\nwant the other program's last version\n%s", got, last)
