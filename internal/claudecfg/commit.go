@@ -74,7 +74,7 @@ func commitWith(path string, f func(cur []byte) ([]byte, error)) (backup string,
 	if err != nil {
 		return "", err
 	}
-	unlock, err := lockFile(target)
+	unlock, err := takeLock(target)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", path, err)
 	}

@@ -58,15 +58,16 @@ type Backup struct{ File, Backup string }
 // edits. Nothing is written; a file that is not valid JSON fails the whole
 // plan.
 func NewPlan(o Options, r Request) (*Plan, error) {
-	return newPlan(o, r, nil)
+	return newPlan(o, r, nil, os.ReadFile)
 }
 
 // entryKey names one server entry of a scope: what a Row is about.
 type entryKey struct{ scope, name string }
 
-// newPlan is NewPlan; when only is not nil, the entries it holds are the
-// only ones planned (Commit's re-plan: the same servers, no others).
-func newPlan(o Options, r Request, only map[entryKey]bool) (*Plan, error) {
+// newPlan is NewPlan reading the files with read; when only is not nil,
+// the entries it holds are the only ones planned (Commit's re-plan: the
+// same servers, no others).
+func newPlan(o Options, r Request, only map[entryKey]bool, read func(string) ([]byte, error)) (*Plan, error) {
 	if r.Scope == "" {
 		r.Scope = "all"
 	}
@@ -79,7 +80,7 @@ func newPlan(o Options, r Request, only map[entryKey]bool) (*Plan, error) {
 		if fe := byPath[path]; fe != nil {
 			return fe, nil
 		}
-		data, err := os.ReadFile(path)
+		data, err := read(path)
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil
 		}

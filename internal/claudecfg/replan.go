@@ -1,81 +1,131 @@
 package claudecfg
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 )
 
 // Claude Code rewrites ~/.claude.json whenever it starts, on `claude mcp
-// add` and as a session runs (its own state lives in the same file), and
-// not every one of those writes waits for the lock (lock.go). Measured
-// beside `claude mcp add` (2.1.328), 1 to 4 of 100 wraps found the file
-// changed between the plan and the write. So Commit does not give up on
-// the first such conflict: it plans the same edit again from what the
-// other program wrote and writes that.
+// add` and as a session runs (its own state lives in the same file).
+// Measured beside `claude mcp add` (2.1.328), 1 to 4 of 100 wraps found the
+// file changed between the plan and the write. So Commit does not give up
+// on the first such conflict: it plans the same edit again from what the
+// other program wrote, holding the file's lock (lock.go) while it does, so
+// a writer that takes the lock, as Claude Code's saves do, cannot change
+// the file again before the swap; one that does not is caught by the swap
+// (swap.go) and costs another try.
 
-// Commit writes every file the plan changes: each with Commit (atomic,
-// with a backup, refused if the file changed since the plan read it), or
-// created whole where the plan starts one. When another program changed a
-// file since the plan read it, Commit plans again from the newer contents,
-// for the same servers and no others, and writes that; up to maxUpdates
-// tries in all, then it gives up with ErrChanged, the last file refused
-// holding what the other program wrote. A server the other program removed
-// meanwhile is left alone and its row says so, as do the rows of a server
-// it changed (the edit is made to the new version). The backups are those
-// of the files written.
+// Commit writes every file the plan changes: each with a compare-and-swap
+// (as Commit does: atomic, with a backup, never over another program's
+// update), or created whole where the plan starts one. When another
+// program changed a file since the plan read it, Commit plans again from
+// the newer contents, for the same servers and no others, and writes that.
+// A write refused because the file changed once more (by a writer that
+// ignores the lock) is tried again, up to maxUpdates tries in all; then
+// Commit gives up with ErrChanged, the file holding what the other program
+// wrote. A server the other program removed meanwhile is left alone and its
+// row says so, as do the rows of a server it changed (the edit is made to
+// its new version). The backups are those of the files written.
 func (p *Plan) Commit() ([]Backup, error) {
-	var out []Backup
 	written := map[string]bool{}
-	for try := 1; ; try++ {
-		err := p.commitFiles(written, &out)
-		if !errors.Is(err, ErrChanged) {
-			return out, err
+	var out []Backup
+	for tries := 1; ; {
+		fe := p.next()
+		if fe == nil {
+			return out, nil
 		}
-		if try == maxUpdates {
-			return out, fmt.Errorf("gave up after %d tries: %w", try, err)
-		}
-		if err := p.replan(written); err != nil {
-			return out, err
-		}
-	}
-}
-
-// commitFiles writes each changed file once and records it in written.
-// Edits are idempotent, so a file written on an earlier try is unchanged
-// in a re-plan unless the other program undid part of it.
-func (p *Plan) commitFiles(written map[string]bool, out *[]Backup) error {
-	for _, fe := range p.files {
-		if string(fe.old) == string(fe.new) {
-			continue
-		}
+		path := fe.path
 		var backup string
 		var err error
 		if fe.old == nil {
-			err = writeNew(fe.path, fe.new)
+			err = writeNew(path, fe.new)
 		} else {
-			backup, err = Commit(fe.path, fe.old, fe.new)
+			backup, err = commitWith(path, func(cur []byte) ([]byte, error) { return p.apply(path, cur, written) })
 		}
-		if err != nil {
-			return err
+		switch {
+		case errors.Is(err, ErrChanged) && tries == maxUpdates:
+			return out, fmt.Errorf("gave up after %d tries: %w", tries, err)
+		case errors.Is(err, ErrChanged) && fe.old == nil:
+			// Created meanwhile (there was nothing to lock): plan again
+			// from it.
+			tries++
+			if err := p.replan(written, os.ReadFile); err != nil {
+				return out, err
+			}
+			continue
+		case errors.Is(err, ErrChanged):
+			// The swap met a writer that ignores the lock: the next try
+			// plans again from its version.
+			tries++
+			continue
+		case err != nil:
+			return out, err
 		}
-		written[fe.path] = true
-		*out = append(*out, Backup{fe.path, backup})
+		if fe := p.file(path); fe != nil {
+			fe.old = fe.new
+		}
+		written[path] = true
+		out = append(out, Backup{path, backup})
+	}
+}
+
+// apply is the edit of path given its contents cur, read under the lock:
+// the planned one when cur is what the plan read, else the one planned
+// again from cur.
+func (p *Plan) apply(path string, cur []byte, written map[string]bool) ([]byte, error) {
+	if fe := p.file(path); fe != nil && bytes.Equal(cur, fe.old) {
+		return fe.new, nil
+	}
+	err := p.replan(written, func(f string) ([]byte, error) {
+		if f == path {
+			return cur, nil
+		}
+		return os.ReadFile(f)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if fe := p.file(path); fe != nil {
+		return fe.new, nil
+	}
+	return cur, nil
+}
+
+// next is the first file whose change is not written yet.
+func (p *Plan) next() *fileEdit {
+	for _, fe := range p.files {
+		if string(fe.old) != string(fe.new) {
+			return fe
+		}
 	}
 	return nil
 }
 
-// replan plans again, from the files as they are now, the entries whose
-// change is not written yet (their edit file is not in written), and puts
-// the new rows in place of theirs. Rows of changes already written stay.
-func (p *Plan) replan(written map[string]bool) error {
+func (p *Plan) file(path string) *fileEdit {
+	for _, fe := range p.files {
+		if fe.path == path {
+			return fe
+		}
+	}
+	return nil
+}
+
+// replan plans again, from the files as read now, the entries whose change
+// is not written yet (their edit file is not in written), and puts the new
+// rows in place of theirs. Rows of changes already written stay. Edits are
+// idempotent, so a file written already is unchanged in the new plan
+// unless the other program undid part of it.
+func (p *Plan) replan(written map[string]bool, read func(string) ([]byte, error)) error {
 	only := map[entryKey]bool{}
 	for _, row := range p.Rows {
 		if row.Changed() && !written[row.edit] {
 			only[row.key()] = true
 		}
 	}
-	q, err := newPlan(p.o, p.r, only)
+	q, err := newPlan(p.o, p.r, only, read)
 	if err != nil {
 		return err
 	}

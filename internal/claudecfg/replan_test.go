@@ -254,3 +254,37 @@ func TestPlanCommitReplansSecondFile(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanCommitBesideLockTaker: a writer that takes Claude Code's lock, as
+// Claude Code's saves do, writes the file just before every time Commit
+// locks it. Commit plans again while it holds the lock, so the writer
+// cannot get in between: one try, both changes kept.
+func TestPlanCommitBesideLockTaker(t *testing.T) {
+	o, path := replanHome(t)
+	plan, err := NewPlan(o, Request{Names: []string{"a"}, Scope: "all", Shim: testShim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	locks := 0
+	takeLock = func(target string) (func(), error) {
+		locks++
+		unlock, err := lockFile(target)
+		if err != nil {
+			return nil, err
+		}
+		otherWrite(t, path, set(t, "n", locks))
+		unlock()
+		return lockFile(target)
+	}
+	defer func() { takeLock = lockFile }()
+	if _, err := plan.Commit(); err != nil {
+		t.Fatalf("got %v, want the edit made under the lock after the other program's write", err)
+	}
+	got, _ := os.ReadFile(path)
+	if locks != 1 || gjson.GetBytes(got, "n").Int() != 1 || gjson.GetBytes(got, "mcpServers.a.command").String() != testShim {
+		t.Fatalf("after %d locks the file holds\n%s\nwant one lock, n=1 and a wrapped", locks, got)
+	}
+	if r := rowOf(plan, "a"); r.Action != ActWrapped || r.Detail != "" {
+		t.Errorf("row a: %+v, want wrapped with no note (the other program did not touch a)", r)
+	}
+}
