@@ -49,6 +49,7 @@ type Plan struct {
 type fileEdit struct {
 	path     string
 	old, new []byte
+	written  bool // by Commit
 }
 
 // Backup is where Commit saved a file's previous contents.

@@ -64,8 +64,8 @@ func (p *Plan) Commit() ([]Backup, error) {
 		case err != nil:
 			return out, err
 		}
-		if fe := p.file(path); fe != nil {
-			fe.old = fe.new
+		if fe := p.file(path); fe != nil { // (apply may have planned again)
+			fe.written = true
 		}
 		written[path] = true
 		out = append(out, Backup{path, backup})
@@ -97,7 +97,7 @@ func (p *Plan) apply(path string, cur []byte, written map[string]bool) ([]byte, 
 // next is the first file whose change is not written yet.
 func (p *Plan) next() *fileEdit {
 	for _, fe := range p.files {
-		if string(fe.old) != string(fe.new) {
+		if !fe.written && string(fe.old) != string(fe.new) {
 			return fe
 		}
 	}
