@@ -31,7 +31,8 @@ type Row struct {
 	File  string `json:"file"`
 	// edit is the file the change is written to (File, or ~/.claude.json
 	// for a project server's local copy); src is the entry as the plan
-	// read it from File. Commit's re-plan compares them (replan.go).
+	// read it from File. Commit plans again the rows whose edit file it
+	// has not written, and says so where src changed (replan.go).
 	edit, src string
 }
 
@@ -123,7 +124,9 @@ func newPlan(o Options, r Request, only map[entryKey]bool, read func(string) ([]
 			continue
 		}
 		var rows, own []Change
-		to := cf.File // where rows' changes are written; own: only these
+		// to: the file the rows' changes are written to; own: Unwrap's
+		// rows, when unwrapCopies adds rows for copies in the local file.
+		to := cf.File
 		switch {
 		case r.Unwrap && cf.Scope == ScopeLocal:
 			rows, err = p.unwrapLocal(fe, cf, sel)
