@@ -36,8 +36,21 @@ type costSetup struct {
 
 var costSetups = []costSetup{
 	{"no plugin", func(*testing.T, *session) {}},
-	{"floor plugin (one blocking PreToolUse running /bin/true)", func(t *testing.T, s *session) { s.plugin = floorPlugin(t) }},
+	{"floor plugin (one blocking PreToolUse running /bin/true)", func(t *testing.T, s *session) { s.plugin = floorPlugin(t, nil) }},
 	{"mcp-heal plugin", func(t *testing.T, s *session) { s.withPlugin(); s.plugin = pluginFiles(t) }},
+	// Why mcp-heal has no hook after a call: what one more hook, after
+	// every batch, costs, blocking or not.
+	{"floor plugin + a blocking PostToolBatch running /bin/true", func(t *testing.T, s *session) { s.plugin = floorPlugin(t, batchHook(false)) }},
+	{"floor plugin + an async PostToolBatch running /bin/true", func(t *testing.T, s *session) { s.plugin = floorPlugin(t, batchHook(true)) }},
+}
+
+// batchHook is a PostToolBatch hook group running /bin/true.
+func batchHook(async bool) map[string]any {
+	h := map[string]any{"type": "command", "command": "/bin/true"}
+	if async {
+		h["async"] = true
+	}
+	return map[string]any{"PostToolBatch": []any{map[string]any{"hooks": []any{h}}}}
 }
 
 // pluginFiles copies the plugin's own files (manifest, hooks, command,
@@ -56,16 +69,21 @@ func pluginFiles(t *testing.T) string {
 }
 
 // floorPlugin is the cheapest plugin that checks MCP calls: one blocking
-// PreToolUse hook on mcp__.* that runs /bin/true. Claude Code charges a
-// price of its own for any blocking hook; this is that price.
-func floorPlugin(t *testing.T) string {
+// PreToolUse hook on mcp__.* that runs /bin/true (and the hooks of more,
+// when not nil). Claude Code charges a price of its own for any blocking
+// hook; this is that price.
+func floorPlugin(t *testing.T, more map[string]any) string {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, ".claude-plugin"), 0o755)
 	os.MkdirAll(filepath.Join(dir, "hooks"), 0o755)
 	writeJSONFile(t, filepath.Join(dir, ".claude-plugin", "plugin.json"), map[string]any{"name": "floor", "version": "1.0.0"})
-	writeJSONFile(t, filepath.Join(dir, "hooks", "hooks.json"), map[string]any{"hooks": map[string]any{
+	hooks := map[string]any{
 		"PreToolUse": []any{map[string]any{"matcher": "mcp__.*", "hooks": []any{map[string]any{"type": "command", "command": "/bin/true"}}}},
-	}})
+	}
+	for k, v := range more {
+		hooks[k] = v
+	}
+	writeJSONFile(t, filepath.Join(dir, "hooks", "hooks.json"), map[string]any{"hooks": hooks})
 	return dir
 }
 
