@@ -3,6 +3,8 @@ package interop
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,7 +31,9 @@ var requirementSets = []string{"2025-11-25", "2026-07-28"}
 // everything-server stateful (the relay's --stateful sessions; its own HTTP
 // handler with -stateless=false) and stateless, and the TypeScript SDK's
 // reference server, @modelcontextprotocol/server-everything, whose HTTP
-// transport is stateful. Its name is fixture/mode.
+// transport is stateful only (TestEverythingHTTPIsStatefulOnly), so it has
+// no stateless variant: the http and bridge columns would have no server.
+// Its name is fixture/mode.
 var variants = []string{"go-sdk/stateful", "go-sdk/stateless", "ts-everything/stateful"}
 
 // variantSets are the requirement sets run for a variant: every one, but
@@ -49,6 +53,42 @@ func runsSet(v, set string) bool {
 		}
 	}
 	return false
+}
+
+// TestEverythingHTTPIsStatefulOnly backs what docs/conformance.md says of
+// the missing ts-everything/stateless table: server-everything's own
+// Streamable HTTP transport hands out a session at initialize and refuses
+// a request that comes without one, so it cannot serve the stateless
+// variant. When a new pin of it serves such a request, this fails: the
+// variant is then due.
+func TestEverythingHTTPIsStatefulOnly(t *testing.T) {
+	fullSuiteOnly(t)
+	t.Parallel()
+	url := startEverythingHTTP(t, testenv.Node22Bin(t))
+	post := func(body string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+		if err != nil {
+			t.Fatalf("POST %s: %v", url, err)
+		}
+		defer resp.Body.Close()
+		// An SSE answer stays open: its first event is all this needs.
+		b := make([]byte, 4096)
+		n, _ := io.ReadAtLeast(resp.Body, b, 1)
+		return resp, string(b[:n])
+	}
+	resp, body := post(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "Server not initialized") {
+		t.Errorf("tools/list without a session: %s %s; want 400 Server not initialized (a stateless server answers it: add ts-everything/stateless to variants)", resp.Status, body)
+	}
+	resp, body = post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"interop","version":"1"}}}`)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Mcp-Session-Id") == "" {
+		t.Errorf("initialize: %s %s, session id %q; want 200 with an Mcp-Session-Id", resp.Status, body, resp.Header.Get("Mcp-Session-Id"))
+	}
 }
 
 // The columns of the conformance table. "http" is the fixture's own
