@@ -308,7 +308,8 @@ func TestHooksBlocking(t *testing.T) {
 	}
 	var hooks struct {
 		Hooks map[string][]struct {
-			Hooks []struct {
+			Matcher string `json:"matcher"`
+			Hooks   []struct {
 				Async       bool `json:"async"`
 				AsyncRewake bool `json:"asyncRewake"`
 			} `json:"hooks"`
@@ -327,6 +328,11 @@ func TestHooksBlocking(t *testing.T) {
 		if len(hooks.Hooks[event]) == 0 || len(hooks.Hooks[event][0].Hooks) == 0 {
 			t.Errorf("no %s hook", event)
 			continue
+		}
+		// A hook never slows a non-MCP tool: every tool event is matched
+		// to MCP tools only.
+		if m := hooks.Hooks[event][0].Matcher; event != "SessionStart" && m != "mcp__.*" {
+			t.Errorf("%s hook matcher is %q, want mcp__.*", event, m)
 		}
 		h := hooks.Hooks[event][0].Hooks[0]
 		got := "blocking"

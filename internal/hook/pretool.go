@@ -28,11 +28,24 @@ func (h *Handler) preToolUse(in *Input) []byte {
 			h.record(state.Incident{Session: in.Session, Server: in.Server, Tool: in.ToolName, Event: PreToolUse, Class: string(c), Error: why, Action: health.ActDenied, Advice: reason})
 			return encode(output{HookSpecificOutput: &specific{HookEventName: PreToolUse, PermissionDecision: "deny", PermissionDecisionReason: reason}})
 		default:
-			// Restarting, backoff, starting: the shim queues the call
-			// until the server is back, so let it through silently.
+			// Running, restarting, backoff, starting: the shim queues
+			// the call until the server is back, so let it through
+			// silently (and close what the server's last failure
+			// opened, once it answers again).
+			h.track(in)
 			return nil
 		}
 	}
+	if inc := h.track(in); inc != nil && Class(inc.Class).Dead() {
+		return contextReply(PreToolUse, health.DeadNotice(in.Server, Class(inc.Class), inc.Time))
+	}
+	return nil
+}
+
+// track follows the incident of the called server in this session: it
+// returns the one still open, after closing it if the server answered
+// again since, and marking this call.
+func (h *Handler) track(in *Input) *state.Incident {
 	inc := h.openIncident(in.Server, in.Session, health.IncidentWindow)
 	if inc == nil {
 		// Nothing open for this server in this session. With nothing
@@ -58,10 +71,7 @@ func (h *Handler) preToolUse(in *Input) []byte {
 	if err := state.MarkCalled(in.Server, true); err != nil {
 		h.Log.Warn("marking a call", "server", in.Server, "err", err)
 	}
-	if !Class(inc.Class).Dead() {
-		return nil
-	}
-	return contextReply(PreToolUse, health.DeadNotice(in.Server, Class(inc.Class), inc.Time))
+	return inc
 }
 
 // latest returns the most recently updated record.

@@ -16,6 +16,7 @@ import (
 	"github.com/adrg/xdg"
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/procinfo"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
@@ -457,4 +458,40 @@ func TestBadInput(t *testing.T) {
 func reloadXDG(tb testing.TB) {
 	xdg.Reload()
 	tb.Cleanup(xdg.Reload)
+}
+
+// TestWrappedIncidentCloses: a wrapped server whose process died during a
+// call (its shim restarted it) has its incident closed the same way: the
+// next call is let through silently and marked, the one after records ok,
+// and the launcher's healthy path is back.
+func TestWrappedIncidentCloses(t *testing.T) {
+	w := newWorld(t)
+	w.useState(t)
+	w.userConfig(t, `{}`)
+	pid, _ := fakeShim(t)
+	fail := sharedPayload(t, "PostToolUseFailure.stdio-server-died-mid-call.json")
+	fail["tool_name"], fail["mcp_server"] = "mcp__tiny__echo", map[string]any{"name": "tiny", "source": "dynamic"}
+	fail["error"] = `MCP error -32603: the MCP server process "tiny" exited during this call and mcp-heal restarted it; the call was not retried and may or may not have taken effect`
+	writeRecord(t, state.Record{Server: "tiny", Session: fmt.Sprint(fail["session_id"]), ShimPID: pid, Mode: state.ModeStdio, State: state.Running})
+	w.hook(t, "PostToolUseFailure", marshal(fail))
+	if in := lastIncident(t, w); in["class"] != string(health.ShimRestarted) {
+		t.Fatalf("recorded %v, want %s", in, health.ShimRestarted)
+	}
+	marker := filepath.Join(w.state, "mcp-heal", "attention", "server-tiny")
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("no attention marker after the failure: %v", err)
+	}
+	pre := sharedPayload(t, "PreToolUse.mcp.json")
+	pre["session_id"], pre["tool_name"], pre["mcp_server"] = fail["session_id"], "mcp__tiny__echo", map[string]any{"name": "tiny", "source": "dynamic"}
+	for i := range 2 {
+		if out := w.hook(t, "PreToolUse", marshal(pre)); len(out) != 0 {
+			t.Fatalf("PreToolUse %d to a running shim: got %s, want nothing", i, out)
+		}
+	}
+	if in := lastIncident(t, w); in["class"] != "ok" || in["event"] != "PreToolUse" {
+		t.Fatalf("the second call did not close the incident: %v", in)
+	}
+	if _, err := os.Stat(marker); !os.IsNotExist(err) {
+		t.Fatalf("attention marker still there: %v", err)
+	}
 }
