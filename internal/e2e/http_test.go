@@ -17,17 +17,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// freePort picks a free loopback port.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 // waitListening waits until addr accepts TCP connections.
 func waitListening(addr string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
@@ -54,7 +43,7 @@ type everythingHTTP struct {
 }
 
 func startEverythingHTTP(t *testing.T) *everythingHTTP {
-	e := &everythingHTTP{t: t, port: freePort(t)}
+	e := &everythingHTTP{t: t, port: testenv.FreePort(t)}
 	if err := e.start(); err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +192,7 @@ type multiServer struct {
 }
 
 func startMulti(t *testing.T) *multiServer {
-	ms := &multiServer{port: freePort(t)}
+	ms := &multiServer{port: testenv.FreePort(t)}
 	if err := ms.start(); err != nil {
 		t.Fatal(err)
 	}

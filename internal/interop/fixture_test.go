@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -73,7 +72,7 @@ func startEverythingHTTP(t *testing.T, node string) string {
 func startHTTPServer(t *testing.T, name string, command func(port int) *exec.Cmd) string {
 	t.Helper()
 	for attempt := 0; attempt < 3; attempt++ {
-		port := freePort(t)
+		port := testenv.FreePort(t)
 		cmd := command(port)
 		cmd.Stdout = &testWriter{t: t, prefix: name + " stdout: "}
 		cmd.Stderr = &testWriter{t: t, prefix: name + " stderr: "}
@@ -151,7 +150,7 @@ func startRelay(t *testing.T, node, supergateway, stdio, xdg string, stateful bo
 // answers its own health path; on failure it stops it and says why.
 func startRelayOnce(t *testing.T, node, supergateway, stdio, xdg string, flags []string) (int, string, bool) {
 	t.Helper()
-	port := freePort(t)
+	port := testenv.FreePort(t)
 	health := fmt.Sprintf("/relay-health-%d-%d", os.Getpid(), time.Now().UnixNano())
 	args := append([]string{supergateway, "--stdio", stdio, "--outputTransport", "streamableHttp"}, flags...)
 	args = append(args, "--port", strconv.Itoa(port), "--logLevel", "none", "--healthEndpoint", health)
@@ -201,16 +200,6 @@ func startRelayOnce(t *testing.T, node, supergateway, stdio, xdg string, flags [
 	}
 	stop()
 	return 0, fmt.Sprintf("no answer on port %d within 60s: %s", port, stderr.String()), false
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // killShimChildren kills the servers of shims that are gone or going, so
