@@ -8,7 +8,7 @@ import (
 
 const hookHelp = `Handle one Claude Code hook event. The payload is read from stdin; the
 reply (one JSON object, or nothing) is written to stdout. Events:
-PreToolUse, PostToolUse, PostToolUseFailure, PostToolBatch, SessionStart.
+SessionStart, PreToolUse, PostToolUseFailure (any other event is ignored).
 
 A hook never fails: whatever goes wrong is logged to the state directory
 (hook.log) and the hook exits 0 without output, so the tool call goes on.`

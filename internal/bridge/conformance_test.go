@@ -26,7 +26,7 @@ func runConformance(t *testing.T, stdioCmd string, env []string) map[string]int 
 	node := testenv.Node22Bin(t)
 	relay := testenv.NPMBin(t, "supergateway", testenv.Supergateway)
 	suite := testenv.NPMBin(t, "conformance", testenv.Conformance)
-	port := freePort(t)
+	port := testenv.FreePort(t)
 	sg := exec.Command(node, relay, "--stdio", stdioCmd, "--outputTransport", "streamableHttp", "--stateful",
 		"--port", strconv.Itoa(port), "--logLevel", "none")
 	sg.Env = append(os.Environ(), env...)

@@ -8,9 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +16,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // hostileRemote is a Streamable HTTP server whose tools answer with what
@@ -81,18 +80,11 @@ func hostileRemote(t *testing.T) *httptest.Server {
 // peakRSS is process pid's peak resident set (VmHWM) in MiB.
 func peakRSS(t *testing.T, pid int) int {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	kb, err := testenv.StatusKB(pid, "VmHWM")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
-			return kb >> 10
-		}
-	}
-	t.Fatal("no VmHWM in /proc status")
-	return 0
+	return kb >> 10
 }
 
 // TestHostileRemoteMemory: the real shim bridging a server that sends a

@@ -86,17 +86,6 @@ func serveMulti(port string) {
 	os.Exit(1)
 }
 
-// freePort picks a free loopback port: listen on :0, then close.
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // server is a real MCP server process on a fixed port that tests stop,
 // start and restart mid-session.
 type server struct {
@@ -122,7 +111,7 @@ const (
 
 func newServer(t testing.TB, kind string) *server {
 	t.Helper()
-	s := &server{t: t, kind: kind, port: freePort(t)}
+	s := &server{t: t, kind: kind, port: testenv.FreePort(t)}
 	p := strconv.Itoa(s.port)
 	base := "http://127.0.0.1:" + p
 	switch kind {

@@ -36,7 +36,8 @@ var ErrChanged = errors.New("the file changed while mcp-heal was rewriting it; n
 // target's mode (and, when permitted, owner) and syncs it, then swaps it in
 // (swap.go), which verifies what it replaced. On any error the target holds
 // what it held, or what a concurrent writer put there, and no temporary
-// file is left. It returns the backup's path.
+// file is left. It returns the backup's path (none with ErrChanged: old was
+// not replaced).
 func Commit(path string, old, new []byte) (backup string, err error) {
 	return commitWith(path, func(cur []byte) ([]byte, error) {
 		if !bytes.Equal(cur, old) {
@@ -73,7 +74,7 @@ func commitWith(path string, f func(cur []byte) ([]byte, error)) (backup string,
 	if err != nil {
 		return "", err
 	}
-	unlock, err := lockFile(target)
+	unlock, err := takeLock(target)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", path, err)
 	}
@@ -98,13 +99,20 @@ func commitWith(path string, f func(cur []byte) ([]byte, error)) (backup string,
 		return backup, fmt.Errorf("write %s: %w", path, err)
 	}
 	defer tmp.Close()
-	if err := swapIn(tmp, target, old); err != nil {
+	if err := swapIn(tmp, target, old); errors.Is(err, ErrChanged) {
+		// Another program's version is in place and old was never
+		// replaced: its backup would only push a real one out (Plan.Commit
+		// and Update try again).
+		os.Remove(backup)
+		return "", fmt.Errorf("write %s: %w", path, err)
+	} else if err != nil {
 		return backup, fmt.Errorf("write %s: %w", path, err)
 	}
 	if d, derr := os.Open(filepath.Dir(target)); derr == nil {
 		_ = d.Sync()
 		d.Close()
 	}
+	pruneBackups(BackupDir(), backupPrefix(target))
 	return backup, nil
 }
 
@@ -137,8 +145,14 @@ func writeTemp(target string, data []byte, st os.FileInfo) (f *os.File, err erro
 	return f, nil
 }
 
-// saveBackup writes data to BackupDir as <base>.<hash of path>.<time>.bak
-// and prunes old backups of the same file.
+// backupPrefix is the start of the names of target's backups.
+func backupPrefix(target string) string {
+	h := sha256.Sum256([]byte(target))
+	return strings.TrimPrefix(filepath.Base(target), ".") + "." + hex.EncodeToString(h[:4]) + "."
+}
+
+// saveBackup writes data to BackupDir as <base>.<hash of path>.<time>.bak.
+// (Commit prunes old backups of the same file once the new version is in.)
 func saveBackup(target string, data []byte) (string, error) {
 	dir := BackupDir()
 	// 0700, and never a link: backups hold the whole config, secrets and
@@ -146,8 +160,7 @@ func saveBackup(target string, data []byte) (string, error) {
 	if err := state.EnsureDir(dir); err != nil {
 		return "", err
 	}
-	h := sha256.Sum256([]byte(target))
-	prefix := strings.TrimPrefix(filepath.Base(target), ".") + "." + hex.EncodeToString(h[:4]) + "."
+	prefix := backupPrefix(target)
 	now := time.Now().UTC()
 	var f *os.File
 	var name string
@@ -169,7 +182,6 @@ func saveBackup(target string, data []byte) (string, error) {
 		os.Remove(name)
 		return "", err
 	}
-	pruneBackups(dir, prefix)
 	return name, nil
 }
 

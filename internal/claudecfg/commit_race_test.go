@@ -85,9 +85,10 @@ func writer(path string, d time.Duration) error {
 }
 
 // TestCommitConcurrentWriter: while another program rewrites the config at
-// 50 Hz, wrap and unwrap commit over and over (Commit and Update): none of
-// the other program's updates is lost, no reader ever sees a torn file, and
-// the last update survives.
+// 50 Hz, wrap and unwrap commit over and over (Commit, Update and a Plan's
+// Commit, which plans again on a conflict): none of the other program's
+// updates is lost, no reader ever sees a torn file, and the last update
+// survives.
 func TestCommitConcurrentWriter(t *testing.T) {
 	stateHome(t)
 	d := 10 * time.Second
@@ -135,7 +136,8 @@ func TestCommitConcurrentWriter(t *testing.T) {
 		}
 		return wrapAll(t, cur, ps, testShim), nil
 	}
-	commits, changed := 0, 0
+	o := Options{Home: filepath.Dir(path), ProjectDir: t.TempDir()}
+	commits, changed := map[int]int{}, map[int]int{}
 	var werr error
 loop:
 	for i := 0; ; i++ {
@@ -144,26 +146,38 @@ loop:
 			break loop
 		default:
 		}
-		// Half the rewrites as wrap does them today (read, transform,
-		// Commit), half with Update, which reads under the lock.
+		// A third of the rewrites each: read, transform, Commit; Update,
+		// which reads under the lock; a Plan (the user scope), as wrap
+		// and unwrap do them.
 		var err error
-		if i%2 == 0 {
+		switch i % 3 {
+		case 0:
 			cur, rerr := os.ReadFile(path)
 			if rerr != nil {
 				t.Fatal(rerr)
 			}
 			next, _ := toggle(cur)
 			_, err = Commit(path, cur, next)
-		} else {
+		case 1:
 			_, err = Update(path, toggle)
+		default:
+			cur, rerr := os.ReadFile(path)
+			if rerr != nil {
+				t.Fatal(rerr)
+			}
+			plan, perr := NewPlan(o, Request{Unwrap: bytes.Contains(cur, []byte(testShim)), Scope: ScopeUser, Shim: testShim})
+			if perr != nil {
+				t.Fatal(perr)
+			}
+			_, err = plan.Commit()
 		}
 		switch {
 		case errors.Is(err, ErrChanged):
-			changed++
+			changed[i%3]++
 		case err != nil:
 			t.Fatal(err)
 		default:
-			commits++
+			commits[i%3]++
 		}
 	}
 	close(stop)
@@ -176,15 +190,16 @@ loop:
 		t.Fatalf("writer said %q: %v", out.String(), err)
 	}
 	final, _ := os.ReadFile(path)
-	t.Logf("%d commits, %d refused as changed; writer: %d writes, %d lost, %d torn; reader: %d torn", commits, changed, res.Writes, res.Lost, res.Torn, torn.Load())
+	t.Logf("Commit %d done, %d refused as changed; Update %d done, %d gave up; Plan.Commit %d done, %d gave up; writer: %d writes, %d lost, %d torn; reader: %d torn",
+		commits[0], changed[0], commits[1], changed[1], commits[2], changed[2], res.Writes, res.Lost, res.Torn, torn.Load())
 	if res.Lost != 0 || res.Torn != 0 || torn.Load() != 0 {
 		t.Errorf("got %d lost and %d+%d torn, want none", res.Lost, res.Torn, torn.Load())
 	}
 	if n := gjson.GetBytes(final, "n").Int(); n != int64(res.Writes) {
 		t.Errorf("final n = %d, want the writer's last update %d", n, res.Writes)
 	}
-	if commits < 20 || res.Writes < int(d/(100*time.Millisecond)) {
-		t.Errorf("got %d commits and %d writes in %s: too few to mean anything", commits, res.Writes, d)
+	if commits[0]+commits[1]+commits[2] < 20 || res.Writes < int(d/(100*time.Millisecond)) {
+		t.Errorf("got %v commits and %d writes in %s: too few to mean anything", commits, res.Writes, d)
 	}
 	if ents, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".*mcp-heal-*")); len(ents) != 0 {
 		t.Errorf("temporary files left: %v", ents)

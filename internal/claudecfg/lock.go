@@ -20,6 +20,9 @@ const lockStale = 10 * time.Second
 // lockStale, so an abandoned lock is always outlived.
 var lockWait = lockStale + 5*time.Second
 
+// takeLock is lockFile; tests replace it to act just before Commit locks.
+var takeLock = lockFile
+
 // lockFile takes "<target>.lock" and returns its release.
 func lockFile(target string) (unlock func(), err error) {
 	lock := target + ".lock"

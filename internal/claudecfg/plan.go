@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/mcp-heal/mcp-heal/internal/redact"
@@ -28,6 +29,11 @@ type Row struct {
 	Change
 	Scope string `json:"scope"`
 	File  string `json:"file"`
+	// edit is the file the change is written to (File, or ~/.claude.json
+	// for a project server's local copy); src is the entry as the plan
+	// read it from File. Commit plans again the rows whose edit file it
+	// has not written, and says so where src changed (replan.go).
+	edit, src string
 }
 
 // Plan is every edit a Request makes, computed from the files as read and
@@ -37,11 +43,14 @@ type Plan struct {
 	// Missing are the names asked for that no entry in scope has.
 	Missing []string
 	files   []*fileEdit
+	o       Options // what the plan was made from, for Commit to plan again
+	r       Request
 }
 
 type fileEdit struct {
 	path     string
 	old, new []byte
+	written  bool // by Commit
 }
 
 // Backup is where Commit saved a file's previous contents.
@@ -51,19 +60,29 @@ type Backup struct{ File, Backup string }
 // edits. Nothing is written; a file that is not valid JSON fails the whole
 // plan.
 func NewPlan(o Options, r Request) (*Plan, error) {
+	return newPlan(o, r, nil, os.ReadFile)
+}
+
+// entryKey names one server entry of a scope: what a Row is about.
+type entryKey struct{ scope, name string }
+
+// newPlan is NewPlan reading the files with read; when only is not nil,
+// the entries it holds are the only ones planned (Commit's re-plan: the
+// same servers, no others).
+func newPlan(o Options, r Request, only map[entryKey]bool, read func(string) ([]byte, error)) (*Plan, error) {
 	if r.Scope == "" {
 		r.Scope = "all"
 	}
 	if r.Project == "" {
 		r.Project = ProjectLocal
 	}
-	p := &Plan{}
+	p := &Plan{o: o, r: r}
 	byPath := map[string]*fileEdit{}
 	edit := func(path string) (*fileEdit, error) {
 		if fe := byPath[path]; fe != nil {
 			return fe, nil
 		}
-		data, err := os.ReadFile(path)
+		data, err := read(path)
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil
 		}
@@ -98,10 +117,16 @@ func NewPlan(o Options, r Request) (*Plan, error) {
 			continue
 		}
 		sel := EntryNames(fe.new, cf.JSONPath, r.Names)
+		if only != nil {
+			sel = slices.DeleteFunc(sel, func(n string) bool { return !only[entryKey{cf.Scope, n}] })
+		}
 		if len(sel) == 0 {
 			continue
 		}
-		var rows []Change
+		var rows, own []Change
+		// to: the file the rows' changes are written to; own: Unwrap's
+		// rows, when unwrapCopies adds rows for copies in the local file.
+		to := cf.File
 		switch {
 		case r.Unwrap && cf.Scope == ScopeLocal:
 			rows, err = p.unwrapLocal(fe, cf, sel)
@@ -110,6 +135,7 @@ func NewPlan(o Options, r Request) (*Plan, error) {
 			if err == nil && cf.Scope == ScopeProject && r.Scope == ScopeProject {
 				// --scope project: the local copies that protect these
 				// servers go too (with every scope, the local pass does it).
+				own = rows
 				rows, err = p.unwrapCopies(edit, local, cf.File, sel, rows)
 			}
 		case cf.Scope == ScopeProject && r.Project == ProjectSkip:
@@ -126,6 +152,7 @@ func NewPlan(o Options, r Request) (*Plan, error) {
 			}
 			if err == nil {
 				rows, err = protect(ge, local, fe, cf, sel, r, oauth, servers)
+				to = local.File
 			}
 		default:
 			var keep []string
@@ -150,7 +177,11 @@ func NewPlan(o Options, r Request) (*Plan, error) {
 			return nil, fmt.Errorf("%s: %w", cf.File, err)
 		}
 		for _, c := range rows {
-			p.Rows = append(p.Rows, Row{c, cf.Scope, cf.File})
+			row := Row{c, cf.Scope, cf.File, to, entryRaw(fe.old, cf.JSONPath, c.Name)}
+			if own != nil && !slices.Contains(own, c) {
+				row.edit = local.File // a local copy unwrapCopies removed
+			}
+			p.Rows = append(p.Rows, row)
 		}
 	}
 	found := map[string]bool{}
@@ -200,29 +231,6 @@ func (p *Plan) Diff(name func(string) string) string {
 	return b.String()
 }
 
-// Commit writes every changed file (Commit: atomic, with a backup, and
-// refused if the file changed since the plan read it).
-func (p *Plan) Commit() ([]Backup, error) {
-	var out []Backup
-	for _, fe := range p.files {
-		if string(fe.old) == string(fe.new) {
-			continue
-		}
-		var backup string
-		var err error
-		if fe.old == nil {
-			err = writeNew(fe.path, fe.new)
-		} else {
-			backup, err = Commit(fe.path, fe.old, fe.new)
-		}
-		if err != nil {
-			return out, err
-		}
-		out = append(out, Backup{fe.path, backup})
-	}
-	return out, nil
-}
-
 // writeNew creates path (0600) whole: written to a temporary file, then
 // linked into place, which fails if path exists by now.
 func writeNew(path string, data []byte) error {
@@ -243,7 +251,13 @@ func writeNew(path string, data []byte) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	return os.Link(tmp, path)
+	if err := os.Link(tmp, path); errors.Is(err, os.ErrExist) {
+		// Another program created it since the plan found none.
+		return fmt.Errorf("%s: %w", path, ErrChanged)
+	} else if err != nil {
+		return err
+	}
+	return nil
 }
 
 // Notes are what a person should know about the plan besides its rows:

@@ -141,7 +141,7 @@ func (s *session) writeClaudeJSON() {
 // plugins there). Allow rules, unlike bypass mode, work as root and raise
 // no first-run dialog.
 func (s *session) writeSettings() {
-	var allow []string
+	allow := []string{} // never null: Claude Code drops a settings file whose permissions.allow is null, enabled plugins and all
 	for name := range s.servers {
 		allow = append(allow, "mcp__"+name)
 	}

@@ -22,7 +22,7 @@ const (
 	costEnd   = "<!-- END hook-cost -->\n"
 	// costCalls MCP calls, one a turn, in one `-p` session.
 	costCalls = 40
-	costRuns  = 3
+	costRuns  = 5
 	// costTarget is issue 10's target: mcp-heal's session at most this
 	// many times the floor plugin's.
 	costTarget = 1.10
@@ -36,8 +36,21 @@ type costSetup struct {
 
 var costSetups = []costSetup{
 	{"no plugin", func(*testing.T, *session) {}},
-	{"floor plugin (one blocking PreToolUse running /bin/true)", func(t *testing.T, s *session) { s.plugin = floorPlugin(t) }},
+	{"floor plugin (one blocking PreToolUse running /bin/true)", func(t *testing.T, s *session) { s.plugin = floorPlugin(t, nil) }},
 	{"mcp-heal plugin", func(t *testing.T, s *session) { s.withPlugin(); s.plugin = pluginFiles(t) }},
+	// Why mcp-heal has no hook after a call: what one more hook, after
+	// every batch, costs, blocking or not.
+	{"floor plugin + a blocking PostToolBatch running /bin/true", func(t *testing.T, s *session) { s.plugin = floorPlugin(t, batchHook(false)) }},
+	{"floor plugin + an async PostToolBatch running /bin/true", func(t *testing.T, s *session) { s.plugin = floorPlugin(t, batchHook(true)) }},
+}
+
+// batchHook is a PostToolBatch hook group running /bin/true.
+func batchHook(async bool) map[string]any {
+	h := map[string]any{"type": "command", "command": "/bin/true"}
+	if async {
+		h["async"] = true
+	}
+	return map[string]any{"PostToolBatch": []any{map[string]any{"hooks": []any{h}}}}
 }
 
 // pluginFiles copies the plugin's own files (manifest, hooks, command,
@@ -56,16 +69,21 @@ func pluginFiles(t *testing.T) string {
 }
 
 // floorPlugin is the cheapest plugin that checks MCP calls: one blocking
-// PreToolUse hook on mcp__.* that runs /bin/true. Claude Code charges a
-// price of its own for any blocking hook; this is that price.
-func floorPlugin(t *testing.T) string {
+// PreToolUse hook on mcp__.* that runs /bin/true (and the hooks of more,
+// when not nil). Claude Code charges a price of its own for any blocking
+// hook; this is that price.
+func floorPlugin(t *testing.T, more map[string]any) string {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, ".claude-plugin"), 0o755)
 	os.MkdirAll(filepath.Join(dir, "hooks"), 0o755)
 	writeJSONFile(t, filepath.Join(dir, ".claude-plugin", "plugin.json"), map[string]any{"name": "floor", "version": "1.0.0"})
-	writeJSONFile(t, filepath.Join(dir, "hooks", "hooks.json"), map[string]any{"hooks": map[string]any{
+	hooks := map[string]any{
 		"PreToolUse": []any{map[string]any{"matcher": "mcp__.*", "hooks": []any{map[string]any{"type": "command", "command": "/bin/true"}}}},
-	}})
+	}
+	for k, v := range more {
+		hooks[k] = v
+	}
+	writeJSONFile(t, filepath.Join(dir, "hooks", "hooks.json"), map[string]any{"hooks": hooks})
 	return dir
 }
 
@@ -164,9 +182,12 @@ func TestHookCost(t *testing.T) {
 	load, _ := os.ReadFile("/proc/loadavg")
 	la := strings.Fields(string(load))
 	fmt.Fprintf(&b, "Measured %s, %d CPUs, load average %s.\n\n", time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), strings.Join(la[:min(3, len(la))], " "))
-	fmt.Fprintf(&b, "| setup (%d MCP calls in one `-p` session, %d sessions each) | session (median) | one call (median) | one call (fastest quarter) | vs no plugin | vs floor |\n|---|---|---|---|---|---|\n", costCalls, costRuns)
+	fmt.Fprintf(&b, "| setup (%d MCP calls in one `-p` session, %d sessions each) | session (median) | session vs no plugin | session vs floor | one call (median) | one call (fastest quarter) | call vs no plugin | call vs floor |\n|---|---|---|---|---|---|---|---|\n", costCalls, costRuns)
+	sNone, sFloor := median(sessions[0]), median(sessions[1])
 	for k, c := range costSetups {
-		fmt.Fprintf(&b, "| %s | %.2f s | %.1f ms | %.1f ms | %+.1f ms (%.2f×) | %+.1f ms (%.2f×) |\n", c.name, median(sessions[k]).Seconds(), ms(median(calls[k])), ms(fast[k]),
+		sk := median(sessions[k])
+		fmt.Fprintf(&b, "| %s | %.2f s | %.2f× | %.2f× | %.1f ms | %.1f ms | %+.1f ms (%.2f×) | %+.1f ms (%.2f×) |\n", c.name, sk.Seconds(),
+			float64(sk)/float64(sNone), float64(sk)/float64(sFloor), ms(median(calls[k])), ms(fast[k]),
 			ms(fast[k]-none), float64(fast[k])/float64(none), ms(fast[k]-floor), float64(fast[k])/float64(floor))
 	}
 	fmt.Fprint(os.Stdout, "\n"+b.String())

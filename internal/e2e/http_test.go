@@ -17,17 +17,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// freePort picks a free loopback port.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 // waitListening waits until addr accepts TCP connections.
 func waitListening(addr string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
@@ -54,7 +43,7 @@ type everythingHTTP struct {
 }
 
 func startEverythingHTTP(t *testing.T) *everythingHTTP {
-	e := &everythingHTTP{t: t, port: freePort(t)}
+	e := &everythingHTTP{t: t, port: testenv.FreePort(t)}
 	if err := e.start(); err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +106,7 @@ func scenarioHTTPRestart(t *testing.T, m mode) outcome {
 			for turn, want := range []string{"before", "after the restart", "again"} {
 				wantOK(t, fmt.Sprintf("call %d", turn), mustResult(t, s.model, turn+1, ToolUseID(turn, 0)), want)
 			}
-			wantHooksRan(t, r, "PreToolUse", "PostToolBatch")
+			wantHooksRan(t, r, "PreToolUse")
 		}
 		return o
 	}
@@ -158,7 +147,7 @@ func scenarioHTTPRestart(t *testing.T, m mode) outcome {
 			t.Logf("Claude Code reconnected by itself in %d tries: the hooks had nothing to explain", try)
 			return o
 		}
-		wantHooksRan(t, r, "PreToolUse", "PostToolUseFailure", "PostToolBatch")
+		wantHooksRan(t, r, "PreToolUse", "PostToolUseFailure")
 		return o
 	}
 }
@@ -203,7 +192,7 @@ type multiServer struct {
 }
 
 func startMulti(t *testing.T) *multiServer {
-	ms := &multiServer{port: freePort(t)}
+	ms := &multiServer{port: testenv.FreePort(t)}
 	if err := ms.start(); err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +277,7 @@ func scenarioNamespaces(t *testing.T, m mode) outcome {
 			wantOK(t, fmt.Sprintf("turn %d, namespace %s", turn, ns), mustResult(t, s.model, turn+1, ToolUseID(turn, i)), ns+":"+text)
 		}
 	}
-	wantHooksRan(t, r, "PreToolUse", "PostToolBatch")
+	wantHooksRan(t, r, "PreToolUse")
 	return o
 }
 

@@ -134,14 +134,10 @@ func TestInstallReleaseWithoutGo(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &reply); err != nil || !strings.Contains(reply.HookSpecificOutput.AdditionalContext, "/mcp reconnect tiny") {
 			t.Fatalf("first hook of the installed release: got %q (%v), want additionalContext naming /mcp reconnect tiny", out, err)
 		}
-		// /mcp-heal status in a real session: its `!` line runs the
-		// installed launcher, whose report reaches the model. The session
-		// loads the installed copy with --plugin-dir (the same files,
-		// launcher and bundled binary): in this harness's `-p` sessions
-		// Claude Code 2.1.328 answered "no command with that name" for the
-		// marketplace-enabled plugin's command, as prompt or second prompt.
+		// /mcp-heal status in a real session of the installed plugin (no
+		// --plugin-dir): its `!` line runs the installed launcher, whose
+		// report reaches the model.
 		start := time.Now()
-		s.plugin = root
 		r := s.runP([]string{"/mcp-heal status"}, 3*time.Minute)
 		if r.Err != nil {
 			t.Fatalf("claude -p /mcp-heal status: %v\n%s", r.Err, r.Stderr)

@@ -2,10 +2,7 @@ package e2e
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -26,7 +23,7 @@ const keepWindow = 15 * time.Second
 func (s *session) killDirectChild(word string) (proc, error) {
 	for _, p := range descendants(s.claudePID()) {
 		line := strings.Join(p.Argv, " ")
-		if strings.Contains(line, word) && ppidOf(p.PID) == s.claudePID() {
+		if strings.Contains(line, word) && testenv.ParentPID(p.PID) == s.claudePID() {
 			if err := syscall.Kill(p.PID, syscall.SIGTERM); err != nil {
 				return p, err
 			}
@@ -37,20 +34,6 @@ func (s *session) killDirectChild(word string) (proc, error) {
 		}
 	}
 	return proc{}, fmt.Errorf("no child of claude %d runs %q: %v", s.claudePID(), word, descendants(s.claudePID()))
-}
-
-func ppidOf(pid int) int {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return 0
-	}
-	st := string(b)
-	f := strings.Fields(st[strings.LastIndexByte(st, ')')+1:])
-	if len(f) < 2 {
-		return 0
-	}
-	n, _ := strconv.Atoi(f[1])
-	return n
 }
 
 // sessionPID is the server pid a session_info result reports.
@@ -131,7 +114,7 @@ func TestScenario8KeptShimKilled(t *testing.T) {
 		return
 	}
 	t.Logf("outcome: %+v", o)
-	g := ppidOf(pid)
+	g := testenv.ParentPID(pid)
 	// A new session (claude -p again, same HOME and config) within the
 	// window: the same server, the counter goes on.
 	first.newConversation(

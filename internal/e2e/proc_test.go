@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/procinfo"
 )
 
 // proc is one process: pid and argv.
@@ -20,41 +23,15 @@ func (p proc) String() string { return fmt.Sprintf("%d %s", p.PID, strings.Join(
 
 // descendants returns every live process below root (not root itself).
 func descendants(root int) []proc {
-	ents, _ := os.ReadDir("/proc")
-	children := map[int][]int{}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// The command name in stat is parenthesised and may contain spaces.
-		s := string(stat)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) < 2 || f[0] == "Z" {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		children[ppid] = append(children[ppid], pid)
+	all, _ := procinfo.List()
+	live := slices.DeleteFunc(all, func(p procinfo.Info) bool { return p.Zombie })
+	argv := map[int][]string{}
+	for _, p := range live {
+		argv[p.PID] = p.Args
 	}
 	var out []proc
-	queue := []int{root}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		for _, c := range children[p] {
-			cmd, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(c), "cmdline"))
-			argv := strings.Split(strings.TrimRight(string(cmd), "\x00"), "\x00")
-			out = append(out, proc{PID: c, Argv: argv})
-			queue = append(queue, c)
-		}
+	for _, pid := range procinfo.Descendants(live, root) {
+		out = append(out, proc{PID: pid, Argv: argv[pid]})
 	}
 	return out
 }
@@ -141,19 +118,12 @@ func (s *session) killServer(match func([]string) bool) (proc, error) {
 
 // waitGone waits until pid has exited (or is a zombie).
 func waitGone(pid int, timeout time.Duration) bool {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-		if err != nil {
-			return true
+	for deadline := time.Now().Add(timeout); procinfo.Alive(pid); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return false
 		}
-		s := string(stat)
-		if i := strings.LastIndexByte(s, ')'); i >= 0 && strings.HasPrefix(strings.TrimSpace(s[i+1:]), "Z") {
-			return true
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
-	return false
+	return true
 }
 
 // readBytes is how many bytes pid has read so far (rchar in /proc/pid/io).

@@ -60,7 +60,7 @@ func scenarioKilledBetweenCalls(t *testing.T, m mode) outcome {
 	if after >= coldStart {
 		t.Errorf("call after the kill took %v (warm call %v): it paid the %v cold start, want a warm server's latency", after, warm, coldStart)
 	}
-	wantHooksRan(t, r, "PreToolUse", "PostToolBatch")
+	wantHooksRan(t, r, "PreToolUse")
 	return o
 }
 
@@ -118,7 +118,7 @@ func scenarioKilledDuringCall(t *testing.T, m mode, interactive bool) outcome {
 	wantOK(t, "echo killed mid-call (read-only: retried)", mustResult(t, s.model, 4, ToolUseID(3, 0)), "read-only")
 	wantOK(t, "last echo", mustResult(t, s.model, 5, ToolUseID(4, 0)), "last")
 	if r != nil {
-		wantHooksRan(t, r, "PreToolUse", "PostToolBatch")
+		wantHooksRan(t, r, "PreToolUse")
 	}
 	return o
 }
@@ -203,7 +203,7 @@ func scenarioFailingStarts(t *testing.T, m mode, interactive bool) outcome {
 		wantOK(t, fmt.Sprintf("call %d", turn), mustResult(t, s.model, turn+1, ToolUseID(turn, 0)), want)
 	}
 	if r != nil {
-		wantHooksRan(t, r, "PreToolUse", "PostToolBatch")
+		wantHooksRan(t, r, "PreToolUse")
 	}
 	return o
 }
@@ -261,7 +261,7 @@ func scenarioHung(t *testing.T, m mode) outcome {
 	if d := calls[1].Duration(); d > 8*time.Second {
 		t.Errorf("the call to the hung server took %v, want it replaced within the ping timeout (about 3 s)", d)
 	}
-	wantHooksRan(t, r, "PreToolUse", "PostToolBatch")
+	wantHooksRan(t, r, "PreToolUse")
 	return o
 }
 

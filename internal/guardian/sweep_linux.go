@@ -1,15 +1,13 @@
 package guardian
 
 import (
-	"bytes"
-	"errors"
-	"io/fs"
 	"os"
-	"strconv"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/mcp-heal/mcp-heal/internal/procinfo"
 )
 
 // becomeSubreaper makes orphaned descendants re-parent to this process
@@ -23,8 +21,8 @@ func becomeSubreaper() error { return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1,
 // our children, until none is left. While other servers live, an orphan
 // is killed only if it carries cookie (it could be theirs). It returns the
 // pids that were outside process group pgid (daemons). ok is false when
-// the kernel does not list children (/proc/PID/task/TID/children needs
-// CONFIG_PROC_CHILDREN): the caller sweeps by cookie then.
+// the kernel does not list children (procinfo.Children: ErrUnsupported
+// without CONFIG_PROC_CHILDREN): the caller sweeps by cookie then.
 func killTree(pgid int, cookie string, others map[int]bool) (outside []int, ok bool) {
 	seen := map[int]bool{}
 	for round := 0; round < 100; round++ {
@@ -37,7 +35,7 @@ func killTree(pgid int, cookie string, others map[int]bool) (outside []int, ok b
 		}
 		live := 0
 		for _, pid := range tree {
-			if zombie(pid) {
+			if !procinfo.Alive(pid) {
 				continue
 			}
 			live++
@@ -72,15 +70,16 @@ func reapDead() {
 }
 
 // descendants lists the descendants of pid, breadth first, leaving out
-// the subtrees rooted at skip.
+// the subtrees rooted at skip. ok is false when pid's children cannot be
+// listed.
 func descendants(pid int, skip map[int]bool) ([]int, bool) {
 	var out []int
 	queue := []int{pid}
 	for len(queue) > 0 {
 		p := queue[0]
 		queue = queue[1:]
-		kids, ok := children(p)
-		if !ok {
+		kids, err := procinfo.Children(p)
+		if err != nil {
 			if p == pid {
 				return nil, false
 			}
@@ -97,89 +96,4 @@ func descendants(pid int, skip map[int]bool) ([]int, bool) {
 		}
 	}
 	return out, true
-}
-
-// children lists the children of pid from /proc/PID/task/*/children.
-func children(pid int) ([]int, bool) {
-	dir := "/proc/" + strconv.Itoa(pid) + "/task"
-	tasks, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, false
-	}
-	var out []int
-	for _, t := range tasks {
-		b, err := os.ReadFile(dir + "/" + t.Name() + "/children")
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) && pid == os.Getpid() {
-				return nil, false
-			}
-			continue
-		}
-		for _, f := range bytes.Fields(b) {
-			if c, err := strconv.Atoi(string(f)); err == nil {
-				out = append(out, c)
-			}
-		}
-	}
-	return out, true
-}
-
-// zombie reports whether pid has ended and waits to be reaped.
-func zombie(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	i := bytes.LastIndexByte(b, ')')
-	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z' || b[i+2] == 'X'
-}
-
-// withCookie keeps the pids whose environment carries cookie.
-func withCookie(pids []int, cookie string) []int {
-	var out []int
-	for _, pid := range pids {
-		if hasCookie(pid, cookie) {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-func hasCookie(pid int, cookie string) bool {
-	needle := []byte(CookieVar + "=" + cookie + "\x00")
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	if err != nil || len(b) == 0 {
-		return false
-	}
-	return bytes.HasPrefix(b, needle) || bytes.Contains(b, append([]byte{0}, needle...))
-}
-
-// pidsOfUser lists the processes of our uid.
-func pidsOfUser() []int {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	uid := uint32(os.Getuid())
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		info, err := e.Info()
-		if err != nil {
-			continue
-		}
-		if st, ok := info.Sys().(*syscall.Stat_t); ok && st.Uid == uid {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-// marked lists the live processes of our uid whose environment carries
-// the cookie (a zombie's environment reads empty: it is already dead).
-func marked(cookie string, _ time.Time) []int {
-	return withCookie(pidsOfUser(), cookie)
 }

@@ -1,18 +1,14 @@
-//go:build unix && !linux && !darwin
+//go:build unix && !linux
 
 package guardian
 
-import "time"
-
-// becomeSubreaper: not available here.
+// becomeSubreaper: only Linux has a child sub-reaper; the cookie sweep is
+// what finds re-parented orphans elsewhere.
 func becomeSubreaper() error { return nil }
 
-// killTree: not available here.
+// killTree: without a sub-reaper, orphaned descendants are not ours to
+// list; the caller sweeps by cookie.
 func killTree(int, string, map[int]bool) ([]int, bool) { return nil, false }
 
-// reapDead: nothing re-parents to us here.
+// reapDead: nothing re-parents to us without a sub-reaper.
 func reapDead() {}
-
-// marked: no portable way to read another process's environment here; the
-// process group kill is all there is.
-func marked(string, time.Time) []int { return nil }

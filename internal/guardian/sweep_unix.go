@@ -6,8 +6,11 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"os"
+	"slices"
 	"syscall"
 	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/procinfo"
 )
 
 // NewCookie returns a fresh random cookie.
@@ -55,4 +58,24 @@ func Sweep(cookie string, pgid int, since time.Time) []int {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return outside
+}
+
+// marked lists the live processes of our uid (started since since, where
+// the platform can tell cheaply) whose environment carries the cookie. A
+// zombie is not listed or its environment reads empty: it is already dead.
+func marked(cookie string, since time.Time) []int {
+	pids, _ := procinfo.OfUser(os.Getuid(), since)
+	return withCookie(pids, cookie)
+}
+
+// withCookie keeps the pids whose environment carries cookie.
+func withCookie(pids []int, cookie string) []int {
+	kv := CookieVar + "=" + cookie
+	var out []int
+	for _, pid := range pids {
+		if env, err := procinfo.Environ(pid); err == nil && slices.Contains(env, kv) {
+			out = append(out, pid)
+		}
+	}
+	return out
 }

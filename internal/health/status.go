@@ -131,9 +131,23 @@ func judged(s Server, recs []*state.Record, incidents []state.Incident, now time
 	if len(s.Shims) > 0 {
 		shim = s.Shims[len(s.Shims)-1]
 	}
-	v := Judge(s.Server, shim, s.LastIncident, now, a)
+	v := Judge(s.Server, shim, answered(s.LastIncident), now, a)
 	s.Health, s.HealthDetail = v.Health, v.Detail
 	return s
+}
+
+// answered returns the incident to judge by: in itself, or, when a call
+// to its server went out after it and did not fail (state.CalledDir), an
+// ok of that time. The PreToolUse hook records that ok at the next call;
+// status need not wait for one.
+func answered(in *state.Incident) *state.Incident {
+	if in == nil || in.Class == string(OK) {
+		return in
+	}
+	if at, ok := state.CalledAt(in.Server); ok && at.After(in.Time) {
+		return &state.Incident{Session: in.Session, Server: in.Server, Time: at, Class: string(OK), Action: "healthy"}
+	}
+	return in
 }
 
 // redacted drops what looks like a secret from a server's command line and

@@ -2,7 +2,6 @@ package hook
 
 import (
 	"context"
-	"strings"
 	"syscall"
 	"time"
 
@@ -11,10 +10,7 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/state"
 )
 
-const (
-	killGrace      = 2 * time.Second
-	maxBatchAdvice = 3
-)
+const killGrace = 2 * time.Second
 
 // outcome is what healing did and what the model is told.
 type outcome struct {
@@ -46,53 +42,6 @@ func (h *Handler) postToolUseFailure(ctx context.Context, in *Input) []byte {
 	o := h.heal(ctx, in, server, m)
 	h.record(state.Incident{Session: in.Session, Server: server, Tool: in.ToolName, Event: PostToolUseFailure, Class: string(m.Class), Error: in.Error, Action: o.action, Advice: o.advice})
 	return contextReply(PostToolUseFailure, o.advice)
-}
-
-// postToolBatch handles what only PostToolBatch sees: calls Claude Code
-// refused because the tool is "not available" (a server in cool-down, or
-// a stdio server it gave up on). Errors of calls that ran were already
-// handled by PostToolUseFailure. It also closes the open incident of each
-// MCP server that answered (a content array, not an error string): one
-// blocking hook per batch instead of a process per call.
-func (h *Handler) postToolBatch(ctx context.Context, in *Input) []byte {
-	seen, answered := map[string]bool{}, map[string]bool{}
-	var advice []string
-	for _, c := range in.Calls {
-		if !c.IsString {
-			if s := ServerFromTool(c.ToolName); s != "" && !answered[s] {
-				answered[s] = true
-				h.closeIncident(in.Session, s, c.ToolName, PostToolBatch)
-			}
-			continue
-		}
-		if !strings.HasPrefix(strings.TrimSpace(c.Response), "<tool_use_error>") {
-			continue
-		}
-		m, ok := Classify(c.Response)
-		if !ok {
-			continue
-		}
-		server := m.Server
-		if server == "" {
-			server = ServerFromTool(c.ToolName)
-		}
-		if server == "" || seen[server] {
-			continue
-		}
-		seen[server] = true
-		o := h.heal(ctx, in, server, m)
-		h.record(state.Incident{Session: in.Session, Server: server, Tool: c.ToolName, Event: PostToolBatch, Class: string(m.Class), Error: c.Response, Action: o.action, Advice: o.advice})
-		if len(advice) < maxBatchAdvice {
-			advice = append(advice, o.advice)
-		}
-	}
-	if err := state.StaleOpen(h.Now().Add(-healthyWindow)); err != nil {
-		h.Log.Warn("removing stale open-incident markers", "err", err)
-	}
-	if len(advice) == 0 {
-		return nil
-	}
-	return contextReply(PostToolBatch, strings.Join(advice, " "))
 }
 
 // heal acts on a classified failure of server and says what to tell the

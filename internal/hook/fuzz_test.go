@@ -51,7 +51,7 @@ func FuzzHandle(f *testing.F) {
 		Signal: func(int, syscall.Signal) error { signals++; return nil },
 		Procs:  func() ([]hook.Proc, error) { return nil, nil },
 	}
-	events := []string{hook.PreToolUse, hook.PostToolUse, hook.PostToolUseFailure, hook.PostToolBatch, hook.SessionStart, "Stop"}
+	events := []string{hook.PreToolUse, hook.PostToolUseFailure, hook.SessionStart, "PostToolBatch", "Stop"}
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		for _, ev := range events {
 			done := make(chan []byte, 1)

@@ -20,9 +20,7 @@ import (
 // Events mcp-heal handles.
 const (
 	PreToolUse         = "PreToolUse"
-	PostToolUse        = "PostToolUse"
 	PostToolUseFailure = "PostToolUseFailure"
-	PostToolBatch      = "PostToolBatch"
 	SessionStart       = "SessionStart"
 )
 
@@ -114,15 +112,8 @@ func (h *Handler) Handle(ctx context.Context, event string, payload []byte) (rep
 	switch event {
 	case PreToolUse:
 		return h.preToolUse(in)
-	case PostToolUse:
-		// No longer subscribed (PostToolBatch closes incidents), but an
-		// older hooks.json may still send it.
-		h.closeIncident(in.Session, in.Server, in.ToolName, PostToolUse)
-		return nil
 	case PostToolUseFailure:
 		return h.postToolUseFailure(ctx, in)
-	case PostToolBatch:
-		return h.postToolBatch(ctx, in)
 	case SessionStart:
 		return h.sessionStart(in)
 	}
@@ -172,8 +163,8 @@ func normalize(name string) string {
 	return string(b)
 }
 
-// maxPayload bounds what a hook reads: PostToolBatch carries tool
-// results, which can be large, but not unbounded.
+// maxPayload bounds what a hook reads: payloads carry tool input and
+// error strings, which can be large, but not unbounded.
 const maxPayload = 64 << 20
 
 // stdinTimeout bounds the wait for stdin, so a hook never blocks a

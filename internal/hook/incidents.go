@@ -79,23 +79,23 @@ func (h *Handler) record(in state.Incident) {
 	if err := state.AppendIncident(in); err != nil {
 		h.Log.Error("recording incident", "server", in.Server, "err", err)
 	}
-	// The PreToolUse hook warns about servers found dead (pretool.go); the
-	// marker sends it there instead of the launcher's healthy path.
-	switch {
-	case Class(in.Class).Dead():
-		h.attention(in.Server, true)
-	case in.Class == string(OK):
-		h.attention(in.Server, false)
+	// An open incident sends the next calls to the binary's PreToolUse
+	// (pretool.go) instead of the launcher's healthy path: it warns about
+	// a server found dead, and closes the incident once a call to the
+	// server did not fail.
+	ok := in.Class == string(OK)
+	if err := state.MarkServer(in.Server, !ok); err != nil {
+		h.Log.Error("attention marker", "server", in.Server, "err", err)
 	}
-	// PostToolBatch closes open incidents (closeIncident); the marker
-	// sends a batch to the binary instead of the launcher's fast path.
-	if err := state.SetOpen(in.Server, in.Class != string(OK)); err != nil {
-		h.Log.Error("open-incident marker", "server", in.Server, "err", err)
+	if ok {
+		if err := state.MarkCalled(in.Server, false); err != nil {
+			h.Log.Error("call marker", "server", in.Server, "err", err)
+		}
 	}
 }
 
 func (h *Handler) attention(server string, on bool) {
-	if err := state.SetAttention(state.ServerAttention(server), on); err != nil {
+	if err := state.MarkServer(server, on); err != nil {
 		h.Log.Error("attention marker", "server", server, "err", err)
 	}
 }

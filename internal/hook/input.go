@@ -28,17 +28,6 @@ type Input struct {
 	Server      string // mcp_server.name, else derived from the tool name
 	Error       string // PostToolUseFailure
 	IsInterrupt bool
-	Calls       []Call // PostToolBatch
-}
-
-// Call is one tool call of a PostToolBatch.
-type Call struct {
-	ToolName  string
-	ToolUseID string
-	// Response is tool_response when it is a string (an error); Claude
-	// Code puts the content array there on success.
-	Response string
-	IsString bool
 }
 
 var errNotObject = errors.New("payload is not a JSON object")
@@ -67,15 +56,6 @@ func Parse(b []byte) (*Input, error) {
 	if in.Server == "" {
 		in.Server = ServerFromTool(in.ToolName)
 	}
-	for _, c := range r.Get("tool_calls").Array() {
-		resp := c.Get("tool_response")
-		in.Calls = append(in.Calls, Call{
-			ToolName:  str(c, "tool_name"),
-			ToolUseID: str(c, "tool_use_id"),
-			Response:  resp.Str,
-			IsString:  resp.Type == gjson.String,
-		})
-	}
 	return in, nil
 }
 
@@ -91,7 +71,7 @@ func str(r gjson.Result, path string) string {
 // ServerFromTool returns the server part of an MCP tool name
 // (mcp__<server>__<tool>), or "" for other tools. Claude Code replaces
 // characters outside [A-Za-z0-9_-] in server names, so this is a fallback
-// for payloads without mcp_server.name (PostToolBatch).
+// for payloads without mcp_server.name.
 func ServerFromTool(tool string) string {
 	rest, ok := strings.CutPrefix(tool, "mcp__")
 	if !ok {

@@ -1,22 +1,16 @@
 package hook
 
 import (
-	"time"
-
 	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 )
 
-// deadWindow is how long an incident that left a server dead for the
-// session is remembered by PreToolUse.
-const deadWindow = 30 * time.Minute
-
-// healthyWindow is how far back a success looks for an incident to close.
-const healthyWindow = 24 * time.Hour
-
-// preToolUse runs before every MCP tool call, so its healthy path is a
-// directory read of the live shims and a stat of the incident log: no
-// config discovery, no probe.
+// preToolUse runs before an MCP tool call when the attention directory is
+// not empty (the launcher answers the healthy path by itself). It denies
+// the call of a failed shim, warns before a call to a server Claude Code
+// gave up on, and closes the incident of a server whose last call did not
+// fail. It reads the live shims and the incident log's tail: no config
+// discovery, no probe.
 func (h *Handler) preToolUse(in *Input) []byte {
 	if in.Server == "" {
 		h.Log.Warn("PreToolUse payload without an MCP server", "tool", in.ToolName)
@@ -34,21 +28,50 @@ func (h *Handler) preToolUse(in *Input) []byte {
 			h.record(state.Incident{Session: in.Session, Server: in.Server, Tool: in.ToolName, Event: PreToolUse, Class: string(c), Error: why, Action: health.ActDenied, Advice: reason})
 			return encode(output{HookSpecificOutput: &specific{HookEventName: PreToolUse, PermissionDecision: "deny", PermissionDecisionReason: reason}})
 		default:
-			// Restarting, backoff, starting: the shim queues the call
-			// until the server is back, so let it through silently.
+			// Running, restarting, backoff, starting: the shim queues
+			// the call until the server is back, so let it through
+			// silently (and close what the server's last failure
+			// opened, once it answers again).
+			h.track(in)
 			return nil
 		}
 	}
-	inc := h.openIncident(in.Server, in.Session, deadWindow)
-	if inc == nil || !Class(inc.Class).Dead() {
-		// Nothing to say about this server in any session any more:
-		// back to the launcher's healthy path for it.
-		if h.openIncident(in.Server, "", deadWindow) == nil {
+	if inc := h.track(in); inc != nil && Class(inc.Class).Dead() {
+		return contextReply(PreToolUse, health.DeadNotice(in.Server, Class(inc.Class), inc.Time))
+	}
+	return nil
+}
+
+// track follows the incident of the called server in this session: it
+// returns the one still open, after closing it if the server answered
+// again since, and marking this call.
+func (h *Handler) track(in *Input) *state.Incident {
+	inc := h.openIncident(in.Server, in.Session, health.IncidentWindow)
+	if inc == nil {
+		// Nothing open for this server in this session. With nothing
+		// open in any session, back to the launcher's healthy path for
+		// it; markers of servers whose incidents aged out go too.
+		if h.openIncident(in.Server, "", health.IncidentWindow) == nil {
 			h.attention(in.Server, false)
+		}
+		if err := state.StaleAttention(h.Now().Add(-health.IncidentWindow)); err != nil {
+			h.Log.Warn("removing stale attention markers", "err", err)
 		}
 		return nil
 	}
-	return contextReply(PreToolUse, health.DeadNotice(in.Server, Class(inc.Class), inc.Time))
+	// Claude Code runs PreToolUse only for a call it sends, and a call
+	// that fails records a newer incident (PostToolUseFailure): a call
+	// marked after the incident means the server answered again
+	// (state.CalledDir). A call still running in parallel counts too;
+	// if it fails, its incident opens the server's account again.
+	if at, ok := state.CalledAt(in.Server); ok && at.After(inc.Time) {
+		h.record(state.Incident{Session: in.Session, Server: in.Server, Tool: in.ToolName, Event: PreToolUse, Class: string(OK), Action: "healthy"})
+		return nil
+	}
+	if err := state.MarkCalled(in.Server, true); err != nil {
+		h.Log.Warn("marking a call", "server", in.Server, "err", err)
+	}
+	return inc
 }
 
 // latest returns the most recently updated record.
@@ -60,15 +83,4 @@ func latest(recs []*state.Record) *state.Record {
 		}
 	}
 	return r
-}
-
-// closeIncident closes an open incident of server in session: one of its
-// tools answered again.
-func (h *Handler) closeIncident(session, server, tool, event string) {
-	if server == "" {
-		return
-	}
-	if inc := h.openIncident(server, session, healthyWindow); inc != nil {
-		h.record(state.Incident{Session: session, Server: server, Tool: tool, Event: event, Class: string(OK), Action: "healthy"})
-	}
 }

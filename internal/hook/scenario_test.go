@@ -16,6 +16,7 @@ import (
 	"github.com/adrg/xdg"
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/procinfo"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
@@ -324,35 +325,61 @@ func TestNotConnected(t *testing.T) {
 				t.Fatalf("PreToolUse after the failure: got %+v, want a note that tiny is disconnected", r)
 			}
 
-			// The marker that sends the launcher's PostToolBatch to the
-			// binary, which closes the incident when tiny answers again.
-			open := filepath.Join(w.state, "mcp-heal", "open", "server-tiny")
-			if _, err := os.Stat(open); err != nil {
-				t.Fatalf("no open-incident marker after the failure: %v", err)
+			// That call was marked: a failure of it would record a newer
+			// incident (and the next PreToolUse warns again, above). None
+			// came, so the next PreToolUse finds that tiny answered: it
+			// closes the incident, says nothing, and the launcher's
+			// healthy path is back.
+			called := filepath.Join(w.state, "mcp-heal", "called", "server-tiny")
+			if _, err := os.Stat(called); err != nil {
+				t.Fatalf("no call marker after PreToolUse: %v", err)
 			}
-			ok := sharedPayload(t, "PostToolBatch.success.json")
-			ok["session_id"] = fail["session_id"]
-			ok["tool_calls"].([]any)[0].(map[string]any)["tool_name"] = "mcp__tiny__echo"
-			if out := w.hook(t, "PostToolBatch", marshal(ok)); len(out) != 0 {
-				t.Fatalf("PostToolBatch: got %s, want nothing", out)
+			if out := w.hook(t, "PreToolUse", marshal(pre)); len(out) != 0 {
+				t.Fatalf("PreToolUse after a call that did not fail: got %s, want nothing", out)
 			}
-			if in := lastIncident(t, w); in["class"] != "ok" || in["event"] != "PostToolBatch" {
-				t.Fatalf("PostToolBatch did not record the server healthy: %v", in)
+			if in := lastIncident(t, w); in["class"] != "ok" || in["event"] != "PreToolUse" {
+				t.Fatalf("PreToolUse did not record the server healthy: %v", in)
 			}
-			for _, m := range []string{marker, open} {
+			for _, m := range []string{marker, called} {
 				if _, err := os.Stat(m); !os.IsNotExist(err) {
-					t.Fatalf("marker %s still there after PostToolBatch: %v", m, err)
+					t.Fatalf("marker %s still there after recovery: %v", m, err)
 				}
 			}
 			n := len(w.incidents(t))
 			if out := w.hook(t, "PreToolUse", marshal(pre)); len(out) != 0 {
 				t.Fatalf("PreToolUse after recovery: got %s, want nothing", out)
 			}
-			w.hook(t, "PostToolBatch", marshal(ok))
 			if len(w.incidents(t)) != n {
-				t.Fatal("PostToolBatch recorded a second ok for a healthy server")
+				t.Fatal("PreToolUse recorded a second ok for a healthy server")
 			}
 		})
+	}
+}
+
+// TestFailedCallKeepsIncidentOpen: a call marked by PreToolUse that then
+// fails records a newer incident, so the next PreToolUse warns again
+// instead of closing it.
+func TestFailedCallKeepsIncidentOpen(t *testing.T) {
+	w := newWorld(t)
+	w.userConfig(t, `{}`)
+	fail := sharedPayload(t, "PostToolUseFailure.stdio-not-connected.json")
+	pre := sharedPayload(t, "PreToolUse.mcp.json")
+	pre["session_id"], pre["tool_name"], pre["mcp_server"] = fail["session_id"], "mcp__tiny__echo", map[string]any{"name": "tiny", "source": "dynamic"}
+	w.hook(t, "PostToolUseFailure", marshal(fail))
+	for i := range 3 {
+		r := decode(t, w.hook(t, "PreToolUse", marshal(pre)))
+		if !strings.Contains(r.HookSpecificOutput.AdditionalContext, "was found disconnected") {
+			t.Fatalf("PreToolUse %d after a failed call: got %+v, want the disconnected note", i, r)
+		}
+		// The incident log's times have a resolution the marker's
+		// may not: the failure comes after the mark, as in a session.
+		time.Sleep(20 * time.Millisecond)
+		w.hook(t, "PostToolUseFailure", marshal(fail))
+	}
+	for _, in := range w.incidents(t) {
+		if in["class"] == "ok" {
+			t.Fatalf("an incident was closed although every call failed: %v", w.incidents(t))
+		}
 	}
 }
 
@@ -407,12 +434,13 @@ func TestBadInput(t *testing.T) {
 	}{
 		{"empty", "PreToolUse", nil},
 		{"not JSON", "PostToolUseFailure", []byte("Connection closed")},
-		{"array", "PostToolBatch", []byte(`[{"tool_calls":[]}]`)},
+		{"array", "PreToolUse", []byte(`[{"tool_name":"mcp__a__b"}]`)},
 		{"truncated", "PostToolUseFailure", []byte(`{"hook_event_name":"PostToolUseFailure","error":"Connection clo`)},
 		{"wrong types", "PostToolUseFailure", []byte(`{"hook_event_name":"PostToolUseFailure","error":7,"mcp_server":{"name":["x"]},"tool_calls":"no"}`)},
 		{"other event's payload", "PreToolUse", []byte(`{"hook_event_name":"PostToolUseFailure","error":"Connection closed","mcp_server":{"name":"tiny"}}`)},
 		{"unknown event", "Notification", []byte(`{"hook_event_name":"Notification"}`)},
-		{"big junk", "PostToolBatch", bytes.Repeat([]byte("\x00{["), 1<<20)},
+		{"big junk", "PostToolUseFailure", bytes.Repeat([]byte("\x00{["), 1<<20)},
+		{"event no longer handled", "PostToolBatch", []byte(`{"hook_event_name":"PostToolBatch","tool_calls":[]}`)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWorld(t)
@@ -432,26 +460,38 @@ func reloadXDG(tb testing.TB) {
 	tb.Cleanup(xdg.Reload)
 }
 
-// TestPostToolBatchOnePerServer: a batch where several calls hit the same
-// disconnected server yields one sentence and one incident for it; a plain
-// unknown tool and successful calls yield nothing.
-func TestPostToolBatchOnePerServer(t *testing.T) {
+// TestWrappedIncidentCloses: a wrapped server whose process died during a
+// call (its shim restarted it) has its incident closed the same way: the
+// next call is let through silently and marked, the one after records ok,
+// and the launcher's healthy path is back.
+func TestWrappedIncidentCloses(t *testing.T) {
 	w := newWorld(t)
-	p := sharedPayload(t, "PostToolBatch.success.json")
-	gone := "<tool_use_error>Error: No such tool available: mcp__tiny__echo. Its MCP server 'tiny' has disconnected. Continue without this tool; it becomes callable again only if the server reconnects.</tool_use_error>"
-	p["tool_calls"] = []any{
-		map[string]any{"tool_name": "mcp__tiny__echo", "tool_input": map[string]any{}, "tool_use_id": "t1", "tool_response": gone},
-		map[string]any{"tool_name": "mcp__tiny__add", "tool_input": map[string]any{}, "tool_use_id": "t2", "tool_response": strings.ReplaceAll(gone, "echo", "add")},
-		map[string]any{"tool_name": "mcp__other__x", "tool_input": map[string]any{}, "tool_use_id": "t3", "tool_response": "<tool_use_error>Error: No such tool available: mcp__other__x</tool_use_error>"},
-		map[string]any{"tool_name": "Bash", "tool_input": map[string]any{}, "tool_use_id": "t4", "tool_response": map[string]any{"stdout": "Connection closed"}},
-		p["tool_calls"].([]any)[0],
+	w.useState(t)
+	w.userConfig(t, `{}`)
+	pid, _ := fakeShim(t)
+	fail := sharedPayload(t, "PostToolUseFailure.stdio-server-died-mid-call.json")
+	fail["tool_name"], fail["mcp_server"] = "mcp__tiny__echo", map[string]any{"name": "tiny", "source": "dynamic"}
+	fail["error"] = `MCP error -32603: the MCP server process "tiny" exited during this call and mcp-heal restarted it; the call was not retried and may or may not have taken effect`
+	writeRecord(t, state.Record{Server: "tiny", Session: fmt.Sprint(fail["session_id"]), ShimPID: pid, Mode: state.ModeStdio, State: state.Running})
+	w.hook(t, "PostToolUseFailure", marshal(fail))
+	if in := lastIncident(t, w); in["class"] != string(health.ShimRestarted) {
+		t.Fatalf("recorded %v, want %s", in, health.ShimRestarted)
 	}
-	r := decode(t, w.hook(t, "PostToolBatch", marshal(p)))
-	ctx := r.HookSpecificOutput.AdditionalContext
-	if strings.Count(ctx, "mcp-heal:") != 1 || !strings.Contains(ctx, "/mcp reconnect tiny") || r.HookSpecificOutput.HookEventName != "PostToolBatch" {
-		t.Fatalf("got %+v", r)
+	marker := filepath.Join(w.state, "mcp-heal", "attention", "server-tiny")
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("no attention marker after the failure: %v", err)
 	}
-	if in := w.incidents(t); len(in) != 1 || in[0]["class"] != "disconnected" || in[0]["server"] != "tiny" {
-		t.Fatalf("incidents: got %v, want one disconnected for tiny", in)
+	pre := sharedPayload(t, "PreToolUse.mcp.json")
+	pre["session_id"], pre["tool_name"], pre["mcp_server"] = fail["session_id"], "mcp__tiny__echo", map[string]any{"name": "tiny", "source": "dynamic"}
+	for i := range 2 {
+		if out := w.hook(t, "PreToolUse", marshal(pre)); len(out) != 0 {
+			t.Fatalf("PreToolUse %d to a running shim: got %s, want nothing", i, out)
+		}
+	}
+	if in := lastIncident(t, w); in["class"] != "ok" || in["event"] != "PreToolUse" {
+		t.Fatalf("the second call did not close the incident: %v", in)
+	}
+	if _, err := os.Stat(marker); !os.IsNotExist(err) {
+		t.Fatalf("attention marker still there: %v", err)
 	}
 }

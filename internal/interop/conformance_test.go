@@ -1,12 +1,9 @@
 package interop
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,11 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
@@ -73,7 +68,7 @@ func TestConformance(t *testing.T) {
 	prefix := testenv.NPM(t, npmConformancePkgs...)
 	conformance := filepath.Join(prefix, "node_modules", ".bin", "conformance")
 	supergateway := filepath.Join(prefix, "node_modules", ".bin", "supergateway")
-	fixture := testenv.GoInstall(t, testenv.GoSDKEverything)
+	fixture := goFixture(t)
 	bin := testenv.Binary(t)
 	kills := t.TempDir()
 	// $PPID is the shim: the first start under each shim makes its marker
@@ -97,10 +92,10 @@ func TestConformance(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			xdg := t.TempDir()
-			port := relay(t, node, supergateway, m.stdio, xdg)
+			url := startRelay(t, node, supergateway, m.stdio, xdg, true)
 			byVersion := map[string]suiteResult{}
 			for _, v := range specVersions {
-				byVersion[v] = runSuite(t, node, conformance, port, v, filepath.Join(t.TempDir(), "out"))
+				byVersion[v] = runSuite(t, node, conformance, url, v, filepath.Join(t.TempDir(), "out"))
 			}
 			mu.Lock()
 			defer mu.Unlock()
@@ -147,102 +142,13 @@ func TestConformance(t *testing.T) {
 	}
 }
 
-// relay starts supergateway in front of the stdio command and returns its
-// port once it accepts connections. Its server processes inherit
-// XDG_STATE_HOME=xdg, so shims write their state records there.
-func relay(t *testing.T, node, supergateway, stdio, xdg string) int {
-	t.Helper()
-	// A port picked by freePort can be taken by another test's server
-	// before supergateway binds it (the packages' tests run in parallel);
-	// then supergateway exits and a bare TCP dial would find the other
-	// server. So readiness is a health path only this relay answers, and a
-	// relay that exited is started again on another port.
-	var lastErr string
-	for attempt := 0; attempt < 3; attempt++ {
-		port, errText, ok := startRelayFlags(t, node, supergateway, stdio, xdg, []string{"--stateful"})
-		if ok {
-			return port
-		}
-		lastErr = errText
-	}
-	t.Fatalf("supergateway did not come up: %s", lastErr)
-	return 0
-}
-
-// startRelayFlags starts one supergateway with flags (--stateful or none)
-// and waits until it answers its own health path; on failure it stops it
-// and says why.
-func startRelayFlags(t *testing.T, node, supergateway, stdio, xdg string, flags []string) (int, string, bool) {
-	t.Helper()
-	port := freePort(t)
-	health := fmt.Sprintf("/relay-health-%d-%d", os.Getpid(), time.Now().UnixNano())
-	args := append([]string{supergateway, "--stdio", stdio, "--outputTransport", "streamableHttp"}, flags...)
-	args = append(args, "--port", strconv.Itoa(port), "--logLevel", "none", "--healthEndpoint", health)
-	cmd := exec.Command(node, args...)
-	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+xdg)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start supergateway: %v", err)
-	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	stop := func() {
-		// supergateway and its per-session servers; shims put their own
-		// children in process groups of their own and end them when
-		// their stdin closes.
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(5 * time.Second):
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-exited
-		}
-		killShimChildren(filepath.Join(xdg, "mcp-heal", "shims"))
-	}
-	client := &http.Client{Timeout: time.Second}
-	url := fmt.Sprintf("http://127.0.0.1:%d%s", port, health)
-	// Node starts slowly on a loaded machine.
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case <-exited:
-			stop()
-			return 0, fmt.Sprintf("exited on port %d: %s", port, stderr.String()), false
-		default:
-		}
-		if resp, err := client.Get(url); err == nil {
-			ok := resp.StatusCode == http.StatusOK
-			resp.Body.Close()
-			if ok {
-				t.Cleanup(stop)
-				return port, "", true
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	stop()
-	return 0, fmt.Sprintf("no answer on port %d within 60s: %s", port, stderr.String()), false
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // runSuite runs the active server suite for one spec version and parses
 // its summary.
-func runSuite(t *testing.T, node, conformance string, port int, version, outDir string) suiteResult {
+func runSuite(t *testing.T, node, conformance, url, version, outDir string) suiteResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, conformance, "server", "--url", fmt.Sprintf("http://127.0.0.1:%d/mcp", port),
+	cmd := exec.CommandContext(ctx, node, conformance, "server", "--url", url,
 		"--spec-version", version, "-o", outDir)
 	out, err := cmd.CombinedOutput()
 	// Exit status 1 means some check failed: compared below, not fatal.
@@ -255,7 +161,7 @@ func runSuite(t *testing.T, node, conformance string, port int, version, outDir 
 		f, _ := strconv.Atoi(m[3])
 		res[m[1]] = [2]int{p, f}
 		if f > 0 {
-			t.Logf("conformance %s on port %d: %s failed: %s", version, port, m[1], failedChecks(outDir, m[1]))
+			t.Logf("conformance %s against %s: %s failed: %s", version, url, m[1], failedChecks(outDir, m[1]))
 		}
 	}
 	if len(res) == 0 {
@@ -289,20 +195,4 @@ func failedChecks(outDir, scenario string) string {
 		}
 	}
 	return strings.Join(out, "; ")
-}
-
-// killShimChildren kills the servers of shims that are gone or going, so
-// no fixture outlives the test.
-func killShimChildren(dir string) {
-	ents, _ := os.ReadDir(dir)
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			continue
-		}
-		var r state.Record
-		if json.Unmarshal(b, &r) == nil && r.ChildPID > 0 && state.Alive(r.ChildPID) {
-			syscall.Kill(r.ChildPID, syscall.SIGKILL)
-		}
-	}
 }

@@ -172,15 +172,7 @@ func clientDriver(argv []string) int {
 	defer cancel()
 	d := newDriverConn(out, in)
 	err = drive(ctx, d, scenario, version)
-	in.Close()
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		cmd.Process.Kill()
-		<-done
-	}
+	stopOnEOF(cmd, in, 10*time.Second)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "client driver:", scenario, err)
 		return 1

@@ -3,8 +3,6 @@ package interop
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +20,7 @@ import (
 func TestGoFixtureBothErasThroughShim(t *testing.T) {
 	fullSuiteOnly(t)
 	t.Parallel()
-	fixture := testenv.GoInstall(t, testenv.GoSDKEverything)
+	fixture := goFixture(t)
 	for _, era := range []string{"stateless", "handshake"} {
 		t.Run(era, func(t *testing.T) {
 			t.Parallel()
@@ -45,42 +43,17 @@ func TestExampleServerBothErasThroughShim(t *testing.T) {
 	}
 }
 
-// eraSession runs cmd (a shim) with a client, opens the session in era
-// ("stateless": server/discover answered; "handshake": initialize only;
-// "probe": server/discover refused, then initialize), calls tool, kills the
-// server and calls tool again.
-func eraSession(t *testing.T, era string, cmdline []string, tool string, args map[string]any) {
+// openSession starts cmdline (a shim) with XDG_STATE_HOME of its own,
+// opens the session in era ("stateless": server/discover answered;
+// "handshake": initialize only; "probe": server/discover refused, then
+// initialize) and returns the client, the shim and its XDG_STATE_HOME.
+func openSession(t *testing.T, era string, cmdline []string) (*example.Client, *stdioProc, string) {
+	t.Helper()
 	xdg := t.TempDir()
-	cmd := exec.Command(cmdline[0], cmdline[1:]...)
-	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+xdg)
-	cmd.Stderr = &testWriter{t: t, prefix: "shim stderr: "}
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		in.Close()
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-			t.Errorf("shim did not exit within 10s of stdin closing")
-		}
-	})
-	c := example.NewClient(out, in)
+	p := startStdio(t, "shim", []string{"XDG_STATE_HOME=" + xdg}, cmdline...)
+	c := example.NewClient(p.out, p.in)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-
 	switch era {
 	case "stateless":
 		got, err := c.Initialize(ctx, "2025-11-25")
@@ -97,6 +70,20 @@ func eraSession(t *testing.T, era string, cmdline []string, tool string, args ma
 			t.Fatalf("initialize through the shim: %v", err)
 		}
 	}
+	return c, p, xdg
+}
+
+// eraSession opens a session through cmdline (a shim) in era (see
+// openSession), calls tool, kills the server and calls tool again.
+func eraSession(t *testing.T, era string, cmdline []string, tool string, args map[string]any) {
+	c, shim, xdg := openSession(t, era, cmdline)
+	t.Cleanup(func() {
+		if !shim.stop() {
+			t.Errorf("shim did not exit within 10s of stdin closing")
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	if r, err := c.Call(ctx, "tools/list", nil); err != nil || r.Error != nil || !strings.Contains(string(r.Result), tool) {
 		t.Fatalf("tools/list: %v %s", err, r.Raw)
 	}
@@ -115,14 +102,14 @@ func eraSession(t *testing.T, era string, cmdline []string, tool string, args ma
 		}
 	}
 	callOK("first call")
-	pid := shimChild(t, xdg, cmd.Process.Pid, 0)
+	pid := shimChild(t, xdg, shim.pid(), 0)
 	kill9(t, pid)
 	// Killed while idle, as when a server dies between two of Claude
 	// Code's calls: the next call comes after the shim has noticed. (A call
 	// written in the very instant of the kill is in flight for the shim,
 	// and these tools carry no annotations, so it would rightly get
 	// -32603; the npm tests cover calls in flight.)
-	shimChild(t, xdg, cmd.Process.Pid, pid)
+	shimChild(t, xdg, shim.pid(), pid)
 	callOK("call after kill -9")
 	callOK("second call after kill -9")
 }
@@ -134,6 +121,5 @@ func eraSession(t *testing.T, era string, cmdline []string, tool string, args ma
 func TestEverythingProbeFallbackThroughShim(t *testing.T) {
 	fullSuiteOnly(t)
 	t.Parallel()
-	everything := testenv.NPMBin(t, "mcp-server-everything", npmClientPkgs...)
-	eraSession(t, "probe", shimmed(t, "everything", everything), "echo", map[string]any{"message": "hi"})
+	eraSession(t, "probe", shimmed(t, "everything", tsEverything(t)), "echo", map[string]any{"message": "hi"})
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -47,9 +46,8 @@ func (r reply) String() string {
 
 // tsClient drives the official TypeScript SDK client in a node process.
 type tsClient struct {
-	t   *testing.T
-	cmd *exec.Cmd
-	in  io.WriteCloser
+	t  *testing.T
+	in io.WriteCloser
 
 	mu      sync.Mutex
 	next    int
@@ -65,24 +63,11 @@ func startTSClient(t *testing.T, serverCmd []string, env map[string]string) *tsC
 	script := filepath.Join(testenv.ModuleRoot(t), "internal", "interop", "testdata", "client.cjs")
 	sc, _ := json.Marshal(serverCmd)
 	se, _ := json.Marshal(env)
-	cmd := exec.Command(testenv.Node(t), script)
-	cmd.Env = append(os.Environ(), "NODE_PATH="+filepath.Join(prefix, "node_modules"),
-		"SERVER_CMD="+string(sc), "SERVER_ENV="+string(se))
-	cmd.Stderr = &testWriter{t: t, prefix: "client/server stderr: "}
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start node client: %v", err)
-	}
-	c := &tsClient{t: t, cmd: cmd, in: in, waiters: map[int]chan reply{}, events: make(chan reply, 64)}
+	p := startStdio(t, "client/server", []string{"NODE_PATH=" + filepath.Join(prefix, "node_modules"),
+		"SERVER_CMD=" + string(sc), "SERVER_ENV=" + string(se)}, testenv.Node(t), script)
+	c := &tsClient{t: t, in: p.in, waiters: map[int]chan reply{}, events: make(chan reply, 64)}
 	go func() {
-		sc := bufio.NewScanner(out)
+		sc := bufio.NewScanner(p.out)
 		sc.Buffer(nil, 64<<20)
 		for sc.Scan() {
 			var r reply
@@ -106,18 +91,20 @@ func startTSClient(t *testing.T, serverCmd []string, env map[string]string) *tsC
 			}
 		}
 	}()
-	t.Cleanup(func() {
-		in.Close()
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	})
 	return c
+}
+
+// connect connects the client to its server and returns the pid of the
+// process it spawned: the shim, or the server when connected directly.
+func (c *tsClient) connect() int {
+	c.t.Helper()
+	r := c.do(map[string]any{"op": "connect"})
+	wantOK(c.t, "connect", r)
+	var cr struct {
+		PID int `json:"pid"`
+	}
+	json.Unmarshal(r.Result, &cr)
+	return cr.PID
 }
 
 // start sends a command and returns where its reply will arrive.

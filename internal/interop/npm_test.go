@@ -1,7 +1,6 @@
 package interop
 
 import (
-	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,28 +28,23 @@ func wantOK(t *testing.T, what string, r reply) {
 func TestEverythingThroughShimSurvivesKill9(t *testing.T) {
 	fullSuiteOnly(t)
 	t.Parallel()
-	everything := testenv.NPMBin(t, "mcp-server-everything", npmClientPkgs...)
+	everything := tsEverything(t)
 	xdg := t.TempDir()
 	c := startTSClient(t, shimmed(t, "everything", everything), map[string]string{"XDG_STATE_HOME": xdg})
 
-	conn := c.do(map[string]any{"op": "connect"})
-	wantOK(t, "connect", conn)
-	var cr struct {
-		PID int `json:"pid"`
-	}
-	json.Unmarshal(conn.Result, &cr)
+	shim := c.connect()
 	wantOK(t, "tools/list", c.do(map[string]any{"op": "listTools"}))
 	wantOK(t, "echo", c.call("echo", map[string]any{"message": "before"}))
 
 	// 1. Killed while idle: the next call succeeds.
-	child := shimChild(t, xdg, cr.PID, 0)
+	child := shimChild(t, xdg, shim, 0)
 	kill9(t, child)
 	r := c.call("echo", map[string]any{"message": "after kill"})
 	wantOK(t, "echo after kill -9", r)
 	if !strings.Contains(string(r.Result), "after kill") {
 		t.Errorf("echo after kill -9: got %s", r.Result)
 	}
-	child2 := shimChild(t, xdg, cr.PID, child)
+	child2 := shimChild(t, xdg, shim, child)
 
 	// 2. Killed during a read-only call (readOnlyHint): re-sent, succeeds.
 	ch := c.start(map[string]any{"op": "call", "name": "trigger-long-running-operation", "args": map[string]any{"duration": 1, "steps": 2}})
@@ -58,7 +52,7 @@ func TestEverythingThroughShimSurvivesKill9(t *testing.T) {
 	kill9(t, child2)
 	r = c.wait(ch, 30*time.Second)
 	wantOK(t, "long-running read-only call across kill -9", r)
-	child3 := shimChild(t, xdg, cr.PID, child2)
+	child3 := shimChild(t, xdg, shim, child2)
 
 	// 3. Killed during a non-idempotent call (trigger-sampling-request has
 	// idempotentHint false) while its sampling request waits on the client:
@@ -88,16 +82,11 @@ func TestEverythingThroughShimSurvivesKill9(t *testing.T) {
 func TestEverythingDirectKill9(t *testing.T) {
 	fullSuiteOnly(t)
 	t.Parallel()
-	everything := testenv.NPMBin(t, "mcp-server-everything", npmClientPkgs...)
+	everything := tsEverything(t)
 	c := startTSClient(t, []string{everything}, nil)
-	conn := c.do(map[string]any{"op": "connect"})
-	wantOK(t, "connect", conn)
-	var cr struct {
-		PID int `json:"pid"`
-	}
-	json.Unmarshal(conn.Result, &cr)
+	server := c.connect()
 	wantOK(t, "echo", c.call("echo", map[string]any{"message": "x"}))
-	kill9(t, cr.PID)
+	kill9(t, server)
 	c.waitEvent("closed", 5*time.Second)
 	if r := c.call("echo", map[string]any{"message": "y"}); r.OK {
 		t.Fatalf("echo after kill -9 of a directly connected server succeeded: %s", r)
@@ -115,25 +104,20 @@ func TestMemoryThroughShimSurvivesKill9(t *testing.T) {
 	xdg := t.TempDir()
 	file := filepath.Join(t.TempDir(), "memory.jsonl")
 	c := startTSClient(t, shimmed(t, "memory", memory), map[string]string{"XDG_STATE_HOME": xdg, "MEMORY_FILE_PATH": file})
-	conn := c.do(map[string]any{"op": "connect"})
-	wantOK(t, "connect", conn)
-	var cr struct {
-		PID int `json:"pid"`
-	}
-	json.Unmarshal(conn.Result, &cr)
+	shim := c.connect()
 	wantOK(t, "tools/list", c.do(map[string]any{"op": "listTools"}))
 	wantOK(t, "create_entities", c.call("create_entities", map[string]any{"entities": []map[string]any{
 		{"name": "mcp-heal", "entityType": "project", "observations": []string{"survives kill -9"}}}}))
 
 	for i := 0; i < 2; i++ {
-		child := shimChild(t, xdg, cr.PID, 0)
+		child := shimChild(t, xdg, shim, 0)
 		kill9(t, child)
 		r := c.call("read_graph", nil)
 		wantOK(t, "read_graph after kill -9", r)
 		if !strings.Contains(string(r.Result), "survives kill -9") {
 			t.Errorf("read_graph after kill -9: entity missing: %s", r.Result)
 		}
-		shimChild(t, xdg, cr.PID, child)
+		shimChild(t, xdg, shim, child)
 	}
 	wantOK(t, "add_observations", c.call("add_observations", map[string]any{"observations": []map[string]any{
 		{"entityName": "mcp-heal", "contents": []string{"and keeps going"}}}}))

@@ -23,5 +23,5 @@ func TestPrereqs(t *testing.T) {
 	testenv.NPM(t, npmConformancePkgs...)
 	testenv.NPM(t, npmConformanceNextPkgs...)
 	testenv.Node22Bin(t)
-	testenv.GoInstall(t, testenv.GoSDKEverything)
+	goFixture(t)
 }

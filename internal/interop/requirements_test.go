@@ -3,6 +3,7 @@ package interop
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -30,7 +31,9 @@ var requirementSets = []string{"2025-11-25", "2026-07-28"}
 // everything-server stateful (the relay's --stateful sessions; its own HTTP
 // handler with -stateless=false) and stateless, and the TypeScript SDK's
 // reference server, @modelcontextprotocol/server-everything, whose HTTP
-// transport is stateful. Its name is fixture/mode.
+// transport is stateful only (TestEverythingHTTPIsStatefulOnly), so it has
+// no stateless variant: the http and bridge columns would have no server.
+// Its name is fixture/mode.
 var variants = []string{"go-sdk/stateful", "go-sdk/stateless", "ts-everything/stateful"}
 
 // variantSets are the requirement sets run for a variant: every one, but
@@ -50,6 +53,42 @@ func runsSet(v, set string) bool {
 		}
 	}
 	return false
+}
+
+// TestEverythingHTTPIsStatefulOnly backs what docs/conformance.md says of
+// the missing ts-everything/stateless table: server-everything's own
+// Streamable HTTP transport hands out a session at initialize and refuses
+// a request that comes without one, so it cannot serve the stateless
+// variant. When a new pin of it serves such a request, this fails: the
+// variant is then due.
+func TestEverythingHTTPIsStatefulOnly(t *testing.T) {
+	fullSuiteOnly(t)
+	t.Parallel()
+	url := startEverythingHTTP(t, testenv.Node22Bin(t))
+	post := func(body string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+		if err != nil {
+			t.Fatalf("POST %s: %v", url, err)
+		}
+		defer resp.Body.Close()
+		// An SSE answer stays open: its first event is all this needs.
+		b := make([]byte, 4096)
+		n, _ := io.ReadAtLeast(resp.Body, b, 1)
+		return resp, string(b[:n])
+	}
+	resp, body := post(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "Server not initialized") {
+		t.Errorf("tools/list without a session: %s %s; want 400 Server not initialized (a stateless server answers it: add ts-everything/stateless to variants)", resp.Status, body)
+	}
+	resp, body = post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"interop","version":"1"}}}`)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Mcp-Session-Id") == "" {
+		t.Errorf("initialize: %s %s, session id %q; want 200 with an Mcp-Session-Id", resp.Status, body, resp.Header.Get("Mcp-Session-Id"))
+	}
 }
 
 // The columns of the conformance table. "http" is the fixture's own
@@ -151,100 +190,6 @@ func runScenario(t *testing.T, node, conformance, url, set, scenario, outDir str
 	return scenarioResult{failed: 1, failedChecks: "no result when run alone: " + string(out)}
 }
 
-// startFixtureHTTP serves the Go fixture over Streamable HTTP (stateless
-// or not) and returns its URL once it answers.
-func startFixtureHTTP(t *testing.T, fixture string, stateful bool) string {
-	t.Helper()
-	return startHTTPServer(t, "go-sdk fixture", func(port int) *exec.Cmd {
-		return exec.Command(fixture, "-http=127.0.0.1:"+strconv.Itoa(port), "-stateless="+strconv.FormatBool(!stateful))
-	})
-}
-
-// startEverythingHTTP serves server-everything over its (stateful)
-// Streamable HTTP transport and returns its URL once it answers.
-func startEverythingHTTP(t *testing.T, node, everything string) string {
-	t.Helper()
-	return startHTTPServer(t, "server-everything", func(port int) *exec.Cmd {
-		cmd := exec.Command(node, everything, "streamableHttp")
-		cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
-		return cmd
-	})
-}
-
-// startHTTPServer starts the server command made for a free port and
-// returns its /mcp URL once it answers there. A port taken by another
-// test's server before this one bound it makes the server exit: then it
-// starts again on another port.
-func startHTTPServer(t *testing.T, name string, command func(port int) *exec.Cmd) string {
-	t.Helper()
-	for attempt := 0; attempt < 3; attempt++ {
-		port := freePort(t)
-		cmd := command(port)
-		cmd.Stdout = &testWriter{t: t, prefix: name + " stdout: "}
-		cmd.Stderr = &testWriter{t: t, prefix: name + " stderr: "}
-		if err := cmd.Start(); err != nil {
-			t.Fatalf("start %s: %v", name, err)
-		}
-		exited := make(chan struct{})
-		go func() { cmd.Wait(); close(exited) }()
-		url := fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
-		client := &http.Client{Timeout: time.Second}
-		deadline := time.Now().Add(60 * time.Second)
-		up := false
-		for !up && time.Now().Before(deadline) {
-			select {
-			case <-exited:
-				deadline = time.Now()
-				continue
-			default:
-			}
-			if resp, err := client.Get(url); err == nil {
-				resp.Body.Close()
-				up = true
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		// Bound by this server, not another test's: it is still running
-		// a moment after the port answered.
-		if up {
-			select {
-			case <-exited:
-				up = false
-			case <-time.After(200 * time.Millisecond):
-			}
-		}
-		if up {
-			t.Cleanup(func() { cmd.Process.Kill(); <-exited })
-			return url
-		}
-		cmd.Process.Kill()
-		<-exited
-	}
-	t.Fatalf("%s's HTTP server did not come up", name)
-	return ""
-}
-
-// relayMode starts supergateway in front of the stdio command, stateful or
-// not, and returns its URL.
-func relayMode(t *testing.T, node, supergateway, stdio, xdg string, stateful bool) string {
-	t.Helper()
-	flags := []string{}
-	if stateful {
-		flags = append(flags, "--stateful")
-	}
-	var lastErr string
-	for attempt := 0; attempt < 3; attempt++ {
-		port, errText, ok := startRelayFlags(t, node, supergateway, stdio, xdg, flags)
-		if ok {
-			return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
-		}
-		lastErr = errText
-	}
-	t.Fatalf("supergateway did not come up: %s", lastErr)
-	return ""
-}
-
 // requirementsRun is the measurement the table is made of:
 // set -> fixture mode -> column -> result.
 type requirementsRun map[string]map[string]map[string]setResult
@@ -265,8 +210,7 @@ func TestConformanceRequirements(t *testing.T) {
 	prefix := testenv.NPM(t, npmConformanceNextPkgs...)
 	conformance := filepath.Join(prefix, "node_modules", ".bin", "conformance")
 	supergateway := filepath.Join(prefix, "node_modules", ".bin", "supergateway")
-	goFixture := testenv.GoInstall(t, testenv.GoSDKEverything)
-	everything := testenv.NPMBin(t, "mcp-server-everything", npmClientPkgs...)
+	goStdio, tsStdio := goFixture(t), tsEverything(t)
 	bin := testenv.Binary(t)
 	self, err := os.Executable()
 	if err != nil {
@@ -295,11 +239,11 @@ func TestConformanceRequirements(t *testing.T) {
 			stateful := strings.HasSuffix(mode, "/stateful")
 			var fixture, fixtureURL string
 			if strings.HasPrefix(mode, "go-sdk/") {
-				fixture = goFixture
-				fixtureURL = startFixtureHTTP(t, fixture, stateful)
+				fixture = goStdio
+				fixtureURL = startGoFixtureHTTP(t, stateful)
 			} else {
-				fixture = everything
-				fixtureURL = startEverythingHTTP(t, node, everything)
+				fixture = tsStdio
+				fixtureURL = startEverythingHTTP(t, node)
 			}
 			// $PPID is the shim: the first start under each shim makes its
 			// marker and runs the fixture under killAfterFirstAnswer, so it
@@ -315,7 +259,7 @@ func TestConformanceRequirements(t *testing.T) {
 			}
 			urls[mode+" "+colHTTP] = fixtureURL
 			for _, col := range columns[1:] {
-				urls[mode+" "+col] = relayMode(t, node, supergateway, stdio[col], t.TempDir(), stateful)
+				urls[mode+" "+col] = startRelay(t, node, supergateway, stdio[col], t.TempDir(), stateful)
 			}
 		}
 		t.Run("suites", func(t *testing.T) {

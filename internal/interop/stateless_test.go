@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,40 +23,8 @@ import (
 // shim's pid and its XDG_STATE_HOME.
 func shimSession(t *testing.T, cmdline ...string) (*example.Client, int, string) {
 	t.Helper()
-	xdg := t.TempDir()
-	args := append([]string{"shim", "--name", "stateless", "--"}, cmdline...)
-	cmd := exec.Command(testenv.Binary(t), args...)
-	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+xdg)
-	cmd.Stderr = &testWriter{t: t, prefix: "shim stderr: "}
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		in.Close()
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	})
-	c := example.NewClient(out, in)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if era, err := c.Initialize(ctx, "2025-11-25"); err != nil || era != "stateless" {
-		t.Fatalf("server/discover through the shim: era %q, %v; want stateless", era, err)
-	}
-	return c, cmd.Process.Pid, xdg
+	c, shim, xdg := openSession(t, "stateless", shimmed(t, "stateless", cmdline...))
+	return c, shim.pid(), xdg
 }
 
 // TestStatelessPingIsTheServers: the stateless era has no ping (a server
@@ -70,7 +37,7 @@ func shimSession(t *testing.T, cmdline ...string) (*example.Client, int, string)
 func TestStatelessPingIsTheServers(t *testing.T) {
 	fullSuiteOnly(t)
 	t.Parallel()
-	fixture := testenv.GoInstall(t, testenv.GoSDKEverything)
+	fixture := goFixture(t)
 	// Every start after the first takes a second, so the ping below
 	// arrives while the shim waits for the restarted server.
 	slow := `if mkdir "$0/started" 2>/dev/null; then exec "$1"; fi; sleep 1; exec "$1"`
@@ -139,7 +106,7 @@ exec "$1" example-server --era stateless --state-file "$2"`
 func TestInputRequiredAcrossRestart(t *testing.T) {
 	fullSuiteOnly(t)
 	t.Parallel()
-	fixture := testenv.GoInstall(t, testenv.GoSDKEverything)
+	fixture := goFixture(t)
 	c, shim, xdg := shimSession(t, fixture)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -253,17 +220,9 @@ func TestStatelessListenSurvivesRestart(t *testing.T) {
 func TestBridgeStatelessInitialize(t *testing.T) {
 	fullSuiteOnly(t)
 	t.Parallel()
-	url := startFixtureHTTP(t, testenv.GoInstall(t, testenv.GoSDKEverything), false)
-	cmd := exec.Command(testenv.Binary(t), "shim", "--name", "bridge", "--url", url)
-	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+t.TempDir())
-	cmd.Stderr = &testWriter{t: t, prefix: "bridge stderr: "}
-	in, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { in.Close(); cmd.Wait() })
-	c := example.NewClient(out, in)
+	url := startGoFixtureHTTP(t, false)
+	bridge := startStdio(t, "bridge", []string{"XDG_STATE_HOME=" + t.TempDir()}, testenv.Binary(t), "shim", "--name", "bridge", "--url", url)
+	c := example.NewClient(bridge.out, bridge.in)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	meta := map[string]any{

@@ -1,6 +1,7 @@
 // Package procinfo answers what the supervisor, the hooks and the commands
 // need to know about other processes: a pid's parent, process group, start
-// time, executable and arguments, and the list of all processes.
+// time, executable, arguments and environment, its children, and the list
+// of all processes (or of one user's).
 //
 // Its main use is identity. A pid alone names a process only while that
 // process lives: after it exits (a shim SIGKILLed by the OOM killer leaves
@@ -104,6 +105,14 @@ func Verify(pid int, want Identity) error {
 		return &MismatchError{PID: pid, Want: want, Got: got.Identity()}
 	}
 	return nil
+}
+
+// Alive reports whether pid is a process that has not ended: it exists
+// and is not a zombie. It says nothing of whose process it is: signal only
+// after Verify.
+func Alive(pid int) bool {
+	i, err := identify(pid)
+	return err == nil && !i.Zombie
 }
 
 // sameExe compares executables. Linux appends " (deleted)" to the path of an

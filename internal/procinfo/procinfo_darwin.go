@@ -1,8 +1,6 @@
 package procinfo
 
 import (
-	"bytes"
-	"encoding/binary"
 	"errors"
 	"strconv"
 	"time"
@@ -51,36 +49,60 @@ func fromKinfo(kp *unix.KinfoProc) *Info {
 	}
 }
 
-// procArgs reads kern.procargs2: a 32-bit argc, the executable path, NUL
-// padding, then argc NUL-terminated arguments (then the environment, which
-// is never read). Another user's process gives nothing.
+// procArgs returns pid's executable and arguments. Another user's process
+// gives nothing.
 func procArgs(pid int) (string, []string) {
 	b, err := unix.SysctlRaw("kern.procargs2", pid)
-	if err != nil || len(b) < 4 {
+	if err != nil {
 		return "", nil
 	}
-	argc := int(binary.LittleEndian.Uint32(b))
-	b = b[4:]
-	end := bytes.IndexByte(b, 0)
-	if end < 0 {
-		return "", nil
-	}
-	exe := string(b[:end])
-	b = b[end:]
-	for len(b) > 0 && b[0] == 0 {
-		b = b[1:]
-	}
-	var args []string
-	for len(args) < argc && len(b) > 0 {
-		end := bytes.IndexByte(b, 0)
-		if end < 0 {
-			end = len(b)
-		}
-		args = append(args, string(b[:end]))
-		b = b[min(end+1, len(b)):]
-	}
+	exe, args, _ := splitProcArgs(b)
 	return exe, args
 }
+
+// Environ returns pid's environment as it was at exec, from
+// kern.procargs2. The list ends with what the kernel stores after the
+// environment (executable_path=... and the like), which no caller asks
+// for by name. Another user's process is an error.
+func Environ(pid int) ([]string, error) {
+	if pid <= 0 {
+		return nil, ErrNotFound
+	}
+	b, err := unix.SysctlRaw("kern.procargs2", pid)
+	if err != nil {
+		if errors.Is(err, unix.ESRCH) {
+			return nil, ErrNotFound
+		}
+		return nil, err
+	}
+	_, _, rest := splitProcArgs(b)
+	return nulStrings(rest), nil
+}
+
+// OfUser returns the pids of uid's live processes (sysctl kern.proc.uid).
+// When since is not zero, those that started more than a second before it
+// are left out: reading a process's environment is one sysctl each, so a
+// caller looking for what it started lets the kernel's start times cut the
+// list first.
+func OfUser(uid int, since time.Time) ([]int, error) {
+	kps, err := unix.SysctlKinfoProcSlice("kern.proc.uid", uid)
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for k := range kps {
+		i := fromKinfo(&kps[k])
+		if i.PID <= 0 || i.Zombie || i.Start.Add(time.Second).Before(since) {
+			continue
+		}
+		out = append(out, i.PID)
+	}
+	return out, nil
+}
+
+// Children returns ErrUnsupported: macOS lists a process's children only
+// through libproc, which needs cgo; Descendants over List derives them.
+func Children(pid int) ([]int, error) { return nil, ErrUnsupported }
 
 // List returns every process (sysctl kern.proc.all).
 func List() ([]Info, error) {

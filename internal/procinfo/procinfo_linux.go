@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -114,18 +115,98 @@ func bootTime() (time.Time, error) {
 // List returns every process /proc shows. Processes that exit while it
 // reads are left out.
 func List() ([]Info, error) {
+	var out []Info
+	err := eachPID(func(pid int, _ os.DirEntry) {
+		if i, err := Get(pid); err == nil {
+			out = append(out, *i)
+		}
+	})
+	return out, err
+}
+
+// eachPID calls f for every process directory in /proc.
+func eachPID(f func(pid int, e os.DirEntry)) error {
 	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			f(pid, e)
+		}
+	}
+	return nil
+}
+
+// OfUser returns the pids of uid's processes: the owner of /proc/PID, one
+// lstat each, nothing read. since is not used here (telling the start
+// time would mean reading every process's stat). A zombie is listed; its
+// environment reads empty.
+func OfUser(uid int, since time.Time) ([]int, error) {
+	var out []int
+	err := eachPID(func(pid int, e os.DirEntry) {
+		info, err := e.Info()
+		if err != nil {
+			return
+		}
+		if st, ok := info.Sys().(*syscall.Stat_t); ok && int64(st.Uid) == int64(uid) {
+			out = append(out, pid)
+		}
+	})
+	return out, err
+}
+
+// Environ returns pid's environment as it was at exec (/proc/PID/environ;
+// later setenv calls are not seen). A zombie is ErrNotFound (the kernel
+// answers ESRCH: its memory is gone); a kernel thread's reads empty;
+// another user's process is an error.
+func Environ(pid int) ([]string, error) {
+	if pid <= 0 {
+		return nil, ErrNotFound
+	}
+	b, err := os.ReadFile(procDir(pid) + "/environ")
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
+		return nil, ErrNotFound
+	}
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Info, 0, len(ents))
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
+	return nulStrings(b), nil
+}
+
+// Children returns the pids of pid's children from the kernel's own lists
+// (/proc/PID/task/TID/children, one a thread): a read per thread of pid,
+// where deriving them from List reads every process on the machine. The
+// lists are exact only while the children are stopped (proc(5)), so a
+// caller killing a tree lists it again until it is empty. ErrUnsupported
+// when the kernel keeps no such list (it needs CONFIG_PROC_CHILDREN).
+func Children(pid int) ([]int, error) {
+	if pid <= 0 {
+		return nil, ErrNotFound
+	}
+	dir := procDir(pid) + "/task/"
+	tasks, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, t := range tasks {
+		b, err := os.ReadFile(dir + t.Name() + "/children")
+		if errors.Is(err, os.ErrNotExist) {
+			if _, err := os.Stat(dir + t.Name()); err == nil {
+				return nil, ErrUnsupported // the thread is there, its list is not
+			}
 		}
-		if i, err := Get(pid); err == nil {
-			out = append(out, *i)
+		if err != nil {
+			continue // the thread ended
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if c, err := strconv.Atoi(f); err == nil {
+				out = append(out, c)
+			}
 		}
 	}
 	return out, nil

@@ -15,7 +15,12 @@ import (
 // start runs argv in its own process group and stops it at cleanup.
 func start(t *testing.T, argv ...string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(argv[0], argv[1:]...)
+	return startCmd(t, exec.Command(argv[0], argv[1:]...))
+}
+
+// startCmd starts cmd in its own process group and stops it at cleanup.
+func startCmd(t *testing.T, cmd *exec.Cmd) *exec.Cmd {
+	t.Helper()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -25,6 +30,39 @@ func start(t *testing.T, argv ...string) *exec.Cmd {
 		_ = cmd.Wait()
 	})
 	return cmd
+}
+
+// zombie returns the pid of a child that has exited and is not reaped
+// until cleanup.
+func zombie(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("true")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Wait() })
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		i, err := Get(cmd.Process.Pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i.Zombie {
+			return cmd.Process.Pid
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("child of true never became a zombie")
+		}
+	}
+}
+
+// reaped returns the pid of a child that has exited and been reaped.
+func reaped(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd.Process.Pid
 }
 
 func TestGetRealProcesses(t *testing.T) {
@@ -102,28 +140,8 @@ func TestVerify(t *testing.T) {
 	}
 	id := info.Identity()
 
-	exited := exec.Command("true")
-	if err := exited.Run(); err != nil {
-		t.Fatal(err)
-	}
-	zombie := exec.Command("true")
-	if err := zombie.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = zombie.Wait() })
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		i, err := Get(zombie.Process.Pid)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if i.Zombie {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("child of true never became a zombie")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	exited := reaped(t)
+	zombie := zombie(t)
 
 	tests := []struct {
 		name     string
@@ -138,8 +156,8 @@ func TestVerify(t *testing.T) {
 		{"our own identity on another pid", pid, me, false, true},
 		{"no start recorded", pid, Identity{Exe: id.Exe}, false, true},
 		{"replaced executable", pid, Identity{StartKey: id.StartKey, Exe: id.Exe + " (deleted)"}, false, false},
-		{"exited and reaped", exited.Process.Pid, id, true, false},
-		{"zombie", zombie.Process.Pid, id, true, false},
+		{"exited and reaped", exited, id, true, false},
+		{"zombie", zombie, id, true, false},
 		{"pid 0", 0, id, true, false},
 	}
 	for _, tt := range tests {
@@ -219,5 +237,123 @@ func TestParseStat(t *testing.T) {
 		if err != nil || i.PPID != tt.ppid || i.PGID != tt.pg || i.StartKey != tt.key || i.Zombie != tt.zombie || strconv.FormatUint(i.startTicks, 10) != tt.key {
 			t.Errorf("%q: got %+v %v, want ppid %d pgid %d start %s zombie %v", tt.stat, i, err, tt.ppid, tt.pg, tt.key, tt.zombie)
 		}
+	}
+}
+
+func TestAlive(t *testing.T) {
+	tests := []struct {
+		name string
+		pid  int
+		want bool
+	}{
+		{"self", os.Getpid(), true},
+		{"running child", start(t, "sleep", "1000").Process.Pid, true},
+		{"zombie", zombie(t), false},
+		{"exited and reaped", reaped(t), false},
+		{"pid 0", 0, false},
+		{"negative pid", -1, false},
+	}
+	for _, tt := range tests {
+		if got := Alive(tt.pid); got != tt.want {
+			t.Errorf("%s (pid %d): got %v, want %v", tt.name, tt.pid, got, tt.want)
+		}
+	}
+}
+
+func TestEnviron(t *testing.T) {
+	cmd := exec.Command("sleep", "1000")
+	// An empty value, one with '=' and spaces, and a name that is a prefix
+	// of another: each must come back as its own entry, exactly.
+	cmd.Env = []string{"MCP_HEAL_TREE=abc", "MCP_HEAL_TREE_X=def", "EMPTY=", "ODD=a=b c"}
+	startCmd(t, cmd)
+	// Start returns as exec closes the child's descriptors, before the
+	// kernel has recorded where the new environment lies: until then it
+	// reads empty.
+	var env []string
+	for deadline := time.Now().Add(10 * time.Second); len(env) == 0 && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		var err error
+		if env, err = Environ(cmd.Process.Pid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !slices.Equal(env, cmd.Env) {
+		t.Errorf("got %q, want %q", env, cmd.Env)
+	}
+	for _, pid := range []int{zombie(t), reaped(t), 0} {
+		if env, err := Environ(pid); !errors.Is(err, ErrNotFound) {
+			t.Errorf("pid %d: got %q, %v, want ErrNotFound", pid, env, err)
+		}
+	}
+}
+
+func TestChildren(t *testing.T) {
+	sh := start(t, "sh", "-c", "sleep 1001 & sleep 1002 & wait")
+	var kids []int
+	for deadline := time.Now().Add(10 * time.Second); len(kids) < 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("got children %v of sh, want two sleeps", kids)
+		}
+		var err error
+		if kids, err = Children(sh.Process.Pid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	procs, err := List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := Descendants(procs, sh.Process.Pid); !sameSet(kids, want) {
+		t.Errorf("got children %v, want %v (from List)", kids, want)
+	}
+	// This process has several threads, and a child is listed under the
+	// thread that forked it: every thread's list must be read.
+	mine, err := Children(os.Getpid())
+	if err != nil || !slices.Contains(mine, sh.Process.Pid) {
+		t.Errorf("own children: got %v, %v, want sh %d among them", mine, err, sh.Process.Pid)
+	}
+	for _, pid := range []int{reaped(t), 0} {
+		if kids, err := Children(pid); !errors.Is(err, ErrNotFound) {
+			t.Errorf("pid %d: got %v, %v, want ErrNotFound", pid, kids, err)
+		}
+	}
+}
+
+func sameSet(a, b []int) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
+}
+
+func TestOfUser(t *testing.T) {
+	sleep := start(t, "sleep", "1000").Process.Pid
+	pids, err := OfUser(os.Getuid(), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range []int{os.Getpid(), sleep} {
+		if !slices.Contains(pids, pid) {
+			t.Errorf("pid %d of ours left out of %v", pid, pids)
+		}
+	}
+	// Another user's process is not listed: pid 1 belongs to root, or,
+	// when the tests run as root, the list of a user with no processes.
+	other, owner := 1, 0
+	if os.Getuid() == 0 {
+		owner = 65534 // nobody
+	}
+	theirs, err := OfUser(owner, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.Getuid() != 0 && !slices.Contains(theirs, other) {
+		t.Errorf("root's list %v lacks pid 1", theirs)
+	}
+	mine, _ := OfUser(os.Getuid(), time.Time{})
+	if os.Getuid() != 0 && slices.Contains(mine, other) {
+		t.Errorf("our list holds pid 1, which is root's")
+	}
+	if os.Getuid() == 0 && slices.Contains(theirs, os.Getpid()) {
+		t.Errorf("nobody's list %v holds this process", theirs)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -356,24 +355,18 @@ func BenchmarkFirstCallAfterKill(b *testing.B) {
 	report(b, fmt.Sprintf("| call made right after kill -9 (respawn + replay + call, median of 10) | — | %v | — |", mr.Round(time.Millisecond)))
 }
 
-func rssKB(pid int) int { return statusKB(pid, "VmRSS:") }
+func rssKB(pid int) int { return statusKB(pid, "VmRSS") }
 
 // anonKB is the private (anonymous) part of the resident set: the rest of
 // VmRSS is the binary's file-backed pages, shared by every shim.
-func anonKB(pid int) int { return statusKB(pid, "RssAnon:") }
+func anonKB(pid int) int { return statusKB(pid, "RssAnon") }
 
 func statusKB(pid int, field string) int {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+	kb, err := testenv.StatusKB(pid, field)
 	if err != nil {
 		return -1
 	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, field) {
-			n, _ := strconv.Atoi(strings.Fields(l)[1])
-			return n
-		}
-	}
-	return -1
+	return kb
 }
 
 // BenchmarkRSS100k: the shim's resident memory before and after 100k calls

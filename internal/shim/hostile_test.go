@@ -210,18 +210,11 @@ func (h *hostileShim) tool(name, args string) gjson.Result {
 // peakRSS is the shim process's peak resident set (VmHWM) in MiB.
 func (h *hostileShim) peakRSS() int {
 	h.t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", h.cmd.Process.Pid))
+	kb, err := testenv.StatusKB(h.cmd.Process.Pid, "VmHWM")
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
-			return kb >> 10
-		}
-	}
-	h.t.Fatal("no VmHWM in /proc status")
-	return 0
+	return kb >> 10
 }
 
 // maxRSS is the target of issue 9: whatever the server writes, the shim

@@ -5,58 +5,43 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/paths"
 )
 
 // AttentionDir holds one empty file per reason the PreToolUse hook may have
-// something to say before an MCP call: a shim marked failed
-// ("shim-<pid>", kept by Write and Remove) or a server found dead for its
-// Claude Code session ("server-<name>", kept by the hooks). An empty
-// directory is the hook's healthy path, which the plugin's launcher checks
-// with shell builtins alone and answers without starting the binary
-// (plugin/mcp-heal): the check before every MCP call costs a shell, not a
-// Go process. A marker left behind only costs speed, never correctness:
-// the binary then decides, and cleans up what is stale.
+// something to do before an MCP call: a shim marked failed ("shim-<pid>",
+// kept by Write and Remove) or a server with an open incident
+// ("server-<name>", kept by the hooks; its modification time is that of
+// the server's latest incident). An empty directory is the hook's healthy
+// path, which the plugin's launcher checks with shell builtins alone and
+// answers without starting the binary (plugin/mcp-heal): the check before
+// every MCP call costs a shell, not a Go process. A marker left behind only
+// costs speed, never correctness: the binary then decides, and removes what
+// is stale (StaleAttention).
 func AttentionDir() string { return paths.Current().Attention }
 
 // ShimAttention is the marker key of a failed shim.
 func ShimAttention(pid int) string { return "shim-" + strconv.Itoa(pid) }
 
-// ServerAttention is the marker key of a server found dead.
+// ServerAttention is the marker key of a server with an open incident.
 func ServerAttention(server string) string { return "server-" + SafeName(server) }
 
 // SetAttention creates (on) or removes (off) the marker key.
 func SetAttention(key string, on bool) error { return setMarker(AttentionDir(), key, on) }
 
-// OpenDir holds one empty file per server with an open incident
-// ("server-<name>", kept by the hooks), whose modification time is that of
-// its latest incident. The PostToolBatch hook closes an open incident when
-// the server answers again; while the directory is empty the plugin's
-// launcher answers a batch without errors with builtins alone
-// (plugin/mcp-heal). Like attention markers, a marker left behind only
-// costs speed: the hook removes those older than its window.
-func OpenDir() string { return filepath.Join(Dir(), "open") }
-
-// SetOpen marks (on, refreshing the marker's time) or unmarks the server
-// as having an open incident.
-func SetOpen(server string, on bool) error {
-	key := ServerAttention(server)
-	if on {
-		// Refresh by re-creating the marker (O_NOFOLLOW through
-		// setMarker) rather than os.Chtimes, which would follow a
-		// symlink planted in its place.
-		if err := setMarker(OpenDir(), key, false); err != nil {
-			return err
-		}
-	}
-	return setMarker(OpenDir(), key, on)
+// MarkServer creates (on, or refreshes: its time is then now) or removes
+// (off) the attention marker of server.
+func MarkServer(server string, on bool) error {
+	return refreshMarker(AttentionDir(), ServerAttention(server), on)
 }
 
-// StaleOpen removes the open-incident markers not refreshed since before.
-func StaleOpen(before time.Time) error {
-	ents, err := os.ReadDir(OpenDir())
+// StaleAttention removes the server markers not refreshed since before
+// (shim markers follow their records: Write and Remove keep them).
+func StaleAttention(before time.Time) error {
+	ents, err := os.ReadDir(AttentionDir())
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil
@@ -64,12 +49,65 @@ func StaleOpen(before time.Time) error {
 		return err
 	}
 	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), "server-") {
+			continue
+		}
 		if fi, err := e.Info(); err == nil && fi.ModTime().Before(before) {
-			err = os.Remove(filepath.Join(OpenDir(), e.Name()))
+			err = os.Remove(filepath.Join(AttentionDir(), e.Name()))
 			if err != nil && !errors.Is(err, os.ErrNotExist) {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// CalledDir holds one empty file per server with an open incident to which
+// Claude Code started a call since ("server-<name>"), whose modification
+// time is that start. Claude Code runs PreToolUse only for a call it is
+// about to send, and PostToolUseFailure records a new incident when the
+// call fails; so a marker newer than the server's latest incident means a
+// call went out after it and did not fail: the server answers again. That
+// is how an incident closes without a hook after every call (which would
+// cost every MCP call a process; docs/end-to-end.md, hook cost).
+func CalledDir() string { return filepath.Join(Dir(), "called") }
+
+// MarkCalled records that a call to server starts now (on), or forgets
+// the last one (off).
+func MarkCalled(server string, on bool) error {
+	return refreshMarker(CalledDir(), ServerAttention(server), on)
+}
+
+// CalledAt is when the last call to server marked by MarkCalled started.
+func CalledAt(server string) (time.Time, bool) {
+	fi, err := os.Lstat(filepath.Join(CalledDir(), ServerAttention(server)))
+	if err != nil || !fi.Mode().IsRegular() {
+		return time.Time{}, false
+	}
+	return fi.ModTime(), true
+}
+
+// refreshMarker is setMarker whose "on" replaces the marker by a new
+// one, so its modification time is now: a new file renamed over it, which
+// never leaves the marker missing (a launcher looking at that moment would
+// take the healthy path) and, unlike os.Chtimes, never follows a symlink
+// planted in its place (rename replaces the link itself).
+func refreshMarker(dir, key string, on bool) error {
+	if !on {
+		return setMarker(dir, key, false)
+	}
+	if err := EnsureDir(dir); err != nil {
+		return err
+	}
+	tmp := filepath.Join(dir, "."+key+"."+strconv.Itoa(os.Getpid())+".tmp")
+	f, err := OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	if err := os.Rename(tmp, filepath.Join(dir, key)); err != nil {
+		os.Remove(tmp)
+		return err
 	}
 	return nil
 }

@@ -3,30 +3,44 @@
 package testenv
 
 import (
-	"os/exec"
+	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/procinfo"
 )
 
 // Alive reports whether pid is a live process: it exists and is not a
-// zombie (ps, so that it works on Linux and macOS).
-func Alive(pid int) bool {
-	if pid <= 0 || syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	out, err := exec.Command("ps", "-o", "stat=", "-p", strconv.Itoa(pid)).Output()
-	s := strings.TrimSpace(string(out))
-	return err == nil && s != "" && !strings.HasPrefix(s, "Z")
-}
+// zombie.
+func Alive(pid int) bool { return procinfo.Alive(pid) }
 
 // ParentPID is pid's parent (0 when unknown).
 func ParentPID(pid int) int {
-	out, _ := exec.Command("ps", "-o", "ppid=", "-p", strconv.Itoa(pid)).Output()
-	n, _ := strconv.Atoi(strings.TrimSpace(string(out)))
-	return n
+	if p, err := procinfo.Get(pid); err == nil {
+		return p.PPID
+	}
+	return 0
+}
+
+// StatusKB is a "Field:   N kB" line of /proc/PID/status (Linux), such as
+// VmRSS, RssAnon or VmHWM.
+func StatusKB(pid int, field string) (int, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(b)) {
+		if name, v, ok := strings.Cut(line, ":"); ok && name == field {
+			if f := strings.Fields(v); len(f) > 0 {
+				return strconv.Atoi(f[0])
+			}
+		}
+	}
+	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
 }
 
 // WaitGone waits up to within until none of pids is alive; it reports the
