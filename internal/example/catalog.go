@@ -10,7 +10,6 @@ package example
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"slices"
 	"strings"
@@ -86,19 +85,11 @@ func (s *server) watchCatalog(ctx context.Context) {
 func (s *server) listChanged(method, listenFlag string) {
 	s.mu.Lock()
 	handshake := s.version != ""
-	var listeners []string
-	for id, l := range s.listens {
-		if l.lists[listenFlag] {
-			listeners = append(listeners, id)
-		}
-	}
 	s.mu.Unlock()
 	if handshake {
 		s.send(jsonrpc.NewNotification(method, nil))
 	}
-	for _, id := range listeners {
-		s.notify(method, map[string]any{"_meta": map[string]any{metaSubscriptionID: json.RawMessage(id)}})
-	}
+	s.notifyListens(func(l listen) bool { return l.lists[listenFlag] }, method, map[string]any{})
 }
 
 // extras are the catalog's entries of kind, in file order.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"strconv"
 	"strings"
 
@@ -126,21 +127,29 @@ func (s *server) listen(ctx context.Context, req request) (any, error) {
 func (s *server) resourceUpdated(uri string) {
 	s.mu.Lock()
 	legacy := s.subs[uri]
-	var listeners []string
-	for id, l := range s.listens {
-		if l.resources[uri] {
-			listeners = append(listeners, id)
-		}
-	}
 	s.mu.Unlock()
 	if legacy {
 		s.notify("notifications/resources/updated", map[string]any{"uri": uri})
 	}
-	for _, id := range listeners {
-		s.notify("notifications/resources/updated", map[string]any{
-			"uri":   uri,
-			"_meta": map[string]any{metaSubscriptionID: json.RawMessage(id)},
-		})
+	s.notifyListens(func(l listen) bool { return l.resources[uri] }, "notifications/resources/updated", map[string]any{"uri": uri})
+}
+
+// notifyListens sends method on every subscriptions/listen stream that
+// wants it, with params and the stream's id in _meta (2026-07-28:
+// io.modelcontextprotocol/subscriptionId).
+func (s *server) notifyListens(wants func(listen) bool, method string, params map[string]any) {
+	s.mu.Lock()
+	var ids []string
+	for id, l := range s.listens {
+		if wants(l) {
+			ids = append(ids, id)
+		}
+	}
+	s.mu.Unlock()
+	for _, id := range ids {
+		p := maps.Clone(params)
+		p["_meta"] = map[string]any{metaSubscriptionID: json.RawMessage(id)}
+		s.notify(method, p)
 	}
 }
 

@@ -154,19 +154,30 @@ func ppid(pid int) int { return testenv.ParentPID(pid) }
 // keptRecord waits for the detached guardian's state record.
 func (e *env) keptRecord(t *testing.T) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	m := e.record(10*time.Second, func(m map[string]any) bool {
+		return m["kept"] == true && m["attached"] != true && m["detached_since"] != nil
+	})
+	if m == nil {
+		t.Fatal("no record of the detached kept server")
+	}
+	return m
+}
+
+// record waits up to within for a state record that match accepts; nil
+// when none did.
+func (e *env) record(within time.Duration, match func(map[string]any) bool) map[string]any {
+	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
 		files, _ := filepath.Glob(filepath.Join(e.state, "mcp-heal", "shims", "*.json"))
 		for _, f := range files {
 			b, _ := os.ReadFile(f)
 			var m map[string]any
-			if json.Unmarshal(b, &m) == nil && m["kept"] == true && m["attached"] != true && m["detached_since"] != nil {
+			if json.Unmarshal(b, &m) == nil && match(m) {
 				return m
 			}
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatal("no record of the detached kept server")
 	return nil
 }
 

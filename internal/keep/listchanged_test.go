@@ -213,17 +213,11 @@ func TestAttachWhileServerAnnounces(t *testing.T) {
 // not within 8 s (an attach gives up after 10 s).
 func (e *env) attachedPID(t *testing.T, shimPID int) int {
 	t.Helper()
-	deadline := time.Now().Add(8 * time.Second)
-	for time.Now().Before(deadline) {
-		files, _ := filepath.Glob(filepath.Join(e.state, "mcp-heal", "shims", "*.json"))
-		for _, f := range files {
-			b, _ := os.ReadFile(f)
-			r := gjson.ParseBytes(b)
-			if r.Get("shim_pid").Int() == int64(shimPID) && r.Get("kept").Bool() && r.Get("attached").Bool() && r.Get("child_pid").Int() > 0 {
-				return int(r.Get("child_pid").Int())
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
+	m := e.record(8*time.Second, func(m map[string]any) bool {
+		return m["shim_pid"] == float64(shimPID) && m["kept"] == true && m["attached"] == true && m["child_pid"] != nil
+	})
+	if m == nil {
+		return 0
 	}
-	return 0
+	return int(m["child_pid"].(float64))
 }
