@@ -22,7 +22,7 @@ const (
 	costEnd   = "<!-- END hook-cost -->\n"
 	// costCalls MCP calls, one a turn, in one `-p` session.
 	costCalls = 40
-	costRuns  = 5
+	costRuns  = 8
 	// costTarget is issue 10's target: mcp-heal's session at most this
 	// many times the floor plugin's.
 	costTarget = 1.10
