@@ -321,30 +321,29 @@ func TestConfigChangeNotKept(t *testing.T) {
 
 func (e *env) stop(t *testing.T) {
 	t.Helper()
-	// The records are written asynchronously: wait until one names the
-	// kept server's socket.
+	// The records are written asynchronously (a shim that just attached
+	// may not have written its record yet, and the killed one's is pruned
+	// as dead): until one names the kept server, `stop` finds none, so it
+	// is tried again until the deadline.
 	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		files, _ := filepath.Glob(filepath.Join(e.state, "mcp-heal", "shims", "*.json"))
-		found := false
-		for _, f := range files {
-			b, _ := os.ReadFile(f)
-			found = found || gjson.GetBytes(b, "keep_socket").String() != ""
+	for {
+		cmd := exec.Command(e.bin, "stop", "kept")
+		cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+e.state, "XDG_RUNTIME_DIR="+e.runtime)
+		out, err := cmd.CombinedOutput()
+		if err == nil {
+			return
 		}
-		if found {
-			break
+		if strings.Contains(string(out), "no kept server named") && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+			continue
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	cmd := exec.Command(e.bin, "stop", "kept")
-	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+e.state, "XDG_RUNTIME_DIR="+e.runtime)
-	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("mcp-heal stop kept: %v\n%s", err, out)
 		files, _ := filepath.Glob(filepath.Join(e.state, "mcp-heal", "shims", "*.json"))
 		for _, f := range files {
 			b, _ := os.ReadFile(f)
 			t.Logf("%s: %s", f, b)
 		}
+		return
 	}
 }
 
