@@ -6,7 +6,9 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,11 +21,18 @@ type SignalCounter struct {
 	file string
 }
 
+var unignoreOnce sync.Once
+
 // StartSignalCounter starts one, killed when tb ends, and returns once its
 // traps are installed.
 func StartSignalCounter(tb testing.TB) *SignalCounter {
 	tb.Helper()
 	f := filepath.Join(tb.TempDir(), "signals")
+	// A non-interactive sh cannot trap a signal ignored when it started,
+	// and a child inherits ignored signals: under nohup, say, the trap
+	// would never run. Handling them here makes them default again in the
+	// child (exec resets handled signals, not ignored ones).
+	unignoreOnce.Do(func() { signal.Notify(make(chan os.Signal, 16), syscall.SIGHUP, syscall.SIGUSR1) })
 	cmd := exec.Command("sh", "-c", `trap 'echo hup >> "$0"' HUP; trap 'echo usr1 >> "$0"' USR1; echo ready >> "$0"; while :; do sleep 0.05; done`, f)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
