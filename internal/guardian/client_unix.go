@@ -5,6 +5,7 @@ package guardian
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -21,6 +22,10 @@ import (
 type Guardian struct {
 	c   *ctrl
 	cmd *exec.Cmd
+
+	// kept: a kept guardian, which must hear of the writes to its
+	// server's stdin a pipe does not make atomic (StdinWriter).
+	kept bool
 
 	mu       sync.Mutex
 	detached bool // Detach closed the connection: its runs go on
@@ -234,6 +239,39 @@ type Child struct {
 	cookie string
 	done   chan struct{}
 	status Status
+}
+
+// atomicPipeWrite is the size up to which a write to a pipe is atomic
+// (PIPE_BUF: 512 bytes by POSIX, and on macOS; 4096 on Linux): a writer
+// killed during it wrote all of it or nothing.
+const atomicPipeWrite = 512
+
+// StdinWriter is what to write the server's messages to: Stdin, or, for
+// the server of a kept guardian, Stdin telling the guardian before and
+// after each write a pipe does not make atomic. A shim killed in the
+// middle of one leaves the start of a line in the server's stdin; the
+// guardian, told so, ends that line before anyone writes again, instead
+// of the next client's first message being read glued to it.
+func (c *Child) StdinWriter() io.Writer {
+	if !c.g.kept {
+		return c.Stdin
+	}
+	return markedWriter{c}
+}
+
+type markedWriter struct{ c *Child }
+
+func (m markedWriter) Write(p []byte) (int, error) {
+	if len(p) <= atomicPipeWrite {
+		return m.c.Stdin.Write(p)
+	}
+	// Sent before the first byte and after the last: the guardian reads
+	// what was sent even after this process died, so it never misses the
+	// start; an end it misses costs one empty line.
+	_ = m.c.g.c.send(msg{Op: "writing", ID: m.c.id, Open: true})
+	n, err := m.c.Stdin.Write(p)
+	_ = m.c.g.c.send(msg{Op: "writing", ID: m.c.id})
+	return n, err
 }
 
 // Done is closed when the server's leader has exited and its tree is gone.

@@ -2,6 +2,7 @@ package guardian
 
 import (
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -48,6 +49,9 @@ func Sweep(string, int, time.Time) []int { return nil }
 
 // Done is never closed.
 func (*Child) Done() <-chan struct{} { return nil }
+
+// StdinWriter is Stdin.
+func (c *Child) StdinWriter() io.Writer { return c.Stdin }
 
 // Status is empty.
 func (*Child) Status() Status { return Status{} }

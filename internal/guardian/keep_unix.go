@@ -17,15 +17,19 @@ import (
 
 // keptState is a kept guardian's own state, guarded by guard.mu.
 type keptState struct {
-	opts     KeepOptions
-	ln       *net.UnixListener
-	srv      *server // the live server, nil when none
-	srvID    int     // its run id, as the attached shim knows it
-	epoch    int
-	sess     Session
-	srvReqs  map[string][]byte // server->client requests open at the client, by raw id
-	listens  map[string][]byte // subscriptions/listen streams the client holds open, by upstream id
-	drain    *drainer
+	opts    KeepOptions
+	ln      *net.UnixListener
+	srv     *server // the live server, nil when none
+	srvID   int     // its run id, as the attached shim knows it
+	epoch   int
+	sess    Session
+	srvReqs map[string][]byte // server->client requests open at the client, by raw id
+	listens map[string][]byte // subscriptions/listen streams the client holds open, by upstream id
+	drain   *drainer
+	// midWrite: the attached shim said it was writing to the server's
+	// stdin (a write a pipe does not make atomic) and has not said it is
+	// done; the run id it was writing to.
+	midWrite int
 	timer    *time.Timer
 	since    time.Time
 	exit     chan struct{}
@@ -201,6 +205,14 @@ func (g *guard) detach(c *ctrl) {
 		k.once.Do(func() { close(k.exit) })
 		return
 	}
+	if k.midWrite != 0 && k.midWrite == k.srvID {
+		// The shim died in the middle of a write: end the line it
+		// started, so that what is written next is read as a line of
+		// its own (the server reads one line it cannot parse).
+		k.srv.write("")
+		g.log.Debug("ended a line the shim left unfinished")
+	}
+	k.midWrite = 0
 	for _, id := range k.srvReqs {
 		k.srv.reply(id)
 	}
@@ -328,6 +340,15 @@ func (g *guard) keptExited(srv *server, st Status) {
 // keptOp records what the attached shim says about the session.
 func (g *guard) keptOp(m msg) {
 	k := g.kept
+	if m.Op == "writing" {
+		g.mu.Lock()
+		k.midWrite = 0
+		if m.Open {
+			k.midWrite = m.ID
+		}
+		g.mu.Unlock()
+		return
+	}
 	if m.Op != "note" {
 		return
 	}

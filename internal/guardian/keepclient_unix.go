@@ -109,7 +109,7 @@ func Attach(path, identity string) (*Attached, error) {
 		c.close()
 		return nil, fmt.Errorf("attach: %s %s", m.Ev, m.Err)
 	}
-	g := &Guardian{c: c, pending: map[int]chan startReply{}, runs: map[int]*Child{}, dead: make(chan struct{}), nextID: m.ID}
+	g := &Guardian{c: c, kept: true, pending: map[int]chan startReply{}, runs: map[int]*Child{}, dead: make(chan struct{}), nextID: m.ID}
 	a := &Attached{Guardian: g, Epoch: m.Epoch, Prefix: m.Prefix}
 	if m.Session != nil {
 		a.Session = *m.Session

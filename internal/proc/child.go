@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"io"
 	"log/slog"
 	"os"
 	"syscall"
@@ -35,6 +36,10 @@ type spawned struct {
 	pid                   int
 	started               time.Time
 	stdin, stdout, stderr *os.File
+	// in is where messages to the server are written: stdin, or stdin
+	// telling a kept guardian about non-atomic writes
+	// (guardian.Child.StdinWriter); nil means stdin.
+	in io.Writer
 	// prefix is read before stdout: the start of a line a kept server's
 	// guardian read while nobody was attached.
 	prefix []byte
@@ -60,4 +65,12 @@ type status struct {
 	note   string // added to the reason (e.g. it daemonized)
 	// detached: the child runs on under a kept guardian (Detach).
 	detached bool
+}
+
+// writer is where messages to the server are written.
+func (sp spawned) writer() io.Writer {
+	if sp.in != nil {
+		return sp.in
+	}
+	return sp.stdin
 }

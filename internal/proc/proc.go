@@ -131,7 +131,7 @@ func newProcess(cfg Config, log *slog.Logger, sp spawned) *Process {
 		pid:     sp.pid,
 		started: sp.started,
 		stdin:   sp.stdin,
-		bw:      bufio.NewWriterSize(sp.stdin, 64<<10),
+		bw:      bufio.NewWriterSize(sp.writer(), 64<<10),
 		stdout:  sp.stdout,
 		stderr:  sp.stderr,
 		recv:    make(chan []byte, 64),
