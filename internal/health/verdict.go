@@ -2,6 +2,7 @@ package health
 
 import (
 	"fmt"
+	"github.com/mcp-heal/mcp-heal/internal/text"
 	"strconv"
 	"strings"
 	"time"
@@ -150,9 +151,5 @@ func ExitSummary(r *state.Record) string {
 	if len(parts) == 0 {
 		return "no exit status recorded"
 	}
-	s := strings.Join(parts, "; ")
-	if len(s) > 240 {
-		s = s[:240] + "…"
-	}
-	return s
+	return text.Clip(strings.Join(parts, "; "), 240)
 }

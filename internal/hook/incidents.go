@@ -3,6 +3,7 @@ package hook
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/mcp-heal/mcp-heal/internal/text"
 	"io"
 	"os"
 	"time"
@@ -73,9 +74,7 @@ func (h *Handler) record(in state.Incident) {
 	if in.Time.IsZero() {
 		in.Time = h.Now().UTC()
 	}
-	if len(in.Error) > 300 {
-		in.Error = in.Error[:300] + "…"
-	}
+	in.Error = text.Clip(in.Error, 300)
 	if err := state.AppendIncident(in); err != nil {
 		h.Log.Error("recording incident", "server", in.Server, "err", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/mcp-heal/mcp-heal/internal/text"
 	"sync"
 	"time"
 
@@ -66,7 +67,7 @@ func (t *connTransport) call(ctx context.Context, id int, method string, params 
 			if !gjson.ValidBytes(line) || line[0] != '{' {
 				t.mu.Lock()
 				if t.nonJSON == "" {
-					t.nonJSON = snippet(string(line))
+					t.nonJSON = text.ClipBytes(line, 120)
 				}
 				t.mu.Unlock()
 				continue
@@ -79,11 +80,4 @@ func (t *connTransport) call(ctx context.Context, id int, method string, params 
 			}
 		}
 	}
-}
-
-func snippet(s string) string {
-	if len(s) > 120 {
-		return s[:120] + "…"
-	}
-	return s
 }

@@ -3,6 +3,7 @@ package shim
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/mcp-heal/mcp-heal/internal/text"
 	"strings"
 
 	"github.com/mcp-heal/mcp-heal/internal/state"
@@ -38,10 +39,7 @@ func oneLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i]
 	}
-	if len(s) > 300 {
-		s = s[:300] + "…"
-	}
-	return s
+	return text.Clip(s, 300)
 }
 
 func lastLines(lines []string, n int) string {

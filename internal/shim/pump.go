@@ -2,6 +2,7 @@ package shim
 
 import (
 	"fmt"
+	"github.com/mcp-heal/mcp-heal/internal/text"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -40,7 +41,7 @@ func (s *Shim) fromUpstream(line []byte, gen uint64, more bool) {
 		// a stray print must never reach the client (a Go SDK client
 		// closes the session on a non-JSON line).
 		if n, ok := s.lim.junk.allow(s.clk.Now()); ok {
-			attrs := []any{"err", err, "line", redact.String(snippet(line))}
+			attrs := []any{"err", err, "line", redact.String(text.ClipBytes(line, 200))}
 			if n > 0 {
 				attrs = append(attrs, "suppressed_since_last", n)
 			}
@@ -110,13 +111,6 @@ func (s *Shim) fromUpstream(line []byte, gen uint64, more bool) {
 		s.mu.Unlock()
 		s.writeOutMore(line, more)
 	}
-}
-
-func snippet(b []byte) string {
-	if len(b) > 200 {
-		return string(b[:200]) + "…"
-	}
-	return string(b)
 }
 
 // maxSrvReqs bounds the server->client requests the client has not
