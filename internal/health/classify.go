@@ -60,9 +60,12 @@ var compiled = sync.OnceValue(func() []*regexp.Regexp {
 	return out
 })
 
-// Classify reports whether text (a PostToolUseFailure error or a
-// PostToolBatch string response) is a disconnect, and which. A tool's own
-// isError text is not.
+// Classify reports whether text (a PostToolUseFailure error, or a shim's
+// error reply) is a disconnect, and which. A tool's own isError text is
+// not. Claude Code's "<tool_use_error>" refusals (disconnected, cooldown)
+// are classified too, though 2.1.328 shows them only to PostToolBatch,
+// which the plugin does not use (docs/plugin-and-hooks.md): the catalogue
+// is of Claude Code's strings, wherever they come.
 func Classify(text string) (Match, bool) {
 	text = strings.TrimSpace(text)
 	if inner, ok := strings.CutPrefix(text, "<tool_use_error>"); ok {

@@ -13,8 +13,8 @@ import (
 // TestVocabulary pins, for every class, what each reader is told: whether
 // Claude Code gave up on the server for the session, what `status` says
 // after an incident of the class (in a shell and from /mcp-heal), what
-// `doctor` hints, what PreToolUse warns of, what PostToolUseFailure and
-// PostToolBatch tell the model (not probed, and after a probe that failed);
+// `doctor` hints, what PreToolUse warns of, what PostToolUseFailure tells
+// the model (not probed, and after a probe that failed);
 // TestShimErrorsClassified does the shim's replies, PreToolUse's deny and
 // SessionStart's line.
 func TestVocabulary(t *testing.T) {
