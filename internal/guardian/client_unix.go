@@ -247,30 +247,47 @@ type Child struct {
 const atomicPipeWrite = 512
 
 // StdinWriter is what to write the server's messages to: Stdin, or, for
-// the server of a kept guardian, Stdin telling the guardian before and
-// after each write a pipe does not make atomic. A shim killed in the
-// middle of one leaves the start of a line in the server's stdin; the
-// guardian, told so, ends that line before anyone writes again, instead
-// of the next client's first message being read glued to it.
+// the server of a kept guardian, Stdin telling the guardian whenever a
+// line is left unfinished in the pipe. A shim killed then leaves the start
+// of a line in the server's stdin; the guardian, told so, ends that line
+// before anyone writes again, instead of the next client's first message
+// being read glued to it.
 func (c *Child) StdinWriter() io.Writer {
 	if !c.g.kept {
 		return c.Stdin
 	}
-	return markedWriter{c}
+	return &lineWriter{w: c.Stdin, mark: func(open bool) { _ = c.g.c.send(msg{Op: "writing", ID: c.id, Open: open}) }}
 }
 
-type markedWriter struct{ c *Child }
+// lineWriter writes to w and calls mark(true) before any write that may
+// leave a line unfinished in the pipe (one that does not end a line, or
+// that a pipe does not write atomically), and mark(false) once what was
+// written ends with a newline. Its writes come from a bufio.Writer, whose
+// chunks need not follow lines: a full buffer is written mid-message, and
+// a message larger than the buffer goes out without its newline. The
+// guardian reads the marks even after this process died (they are sent
+// before the bytes), so it never misses an unfinished line; a mark it
+// misses the end of costs one empty line.
+type lineWriter struct {
+	w    io.Writer
+	mark func(open bool)
+	open bool // a line is unfinished in the pipe, as far as the guardian knows
+}
 
-func (m markedWriter) Write(p []byte) (int, error) {
-	if len(p) <= atomicPipeWrite {
-		return m.c.Stdin.Write(p)
+func (l *lineWriter) Write(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
 	}
-	// Sent before the first byte and after the last: the guardian reads
-	// what was sent even after this process died, so it never misses the
-	// start; an end it misses costs one empty line.
-	_ = m.c.g.c.send(msg{Op: "writing", ID: m.c.id, Open: true})
-	n, err := m.c.Stdin.Write(p)
-	_ = m.c.g.c.send(msg{Op: "writing", ID: m.c.id})
+	ends := p[len(p)-1] == '\n'
+	if !l.open && !(ends && len(p) <= atomicPipeWrite) {
+		l.mark(true)
+		l.open = true
+	}
+	n, err := l.w.Write(p)
+	if l.open && ends && n == len(p) {
+		l.mark(false)
+		l.open = false
+	}
 	return n, err
 }
 

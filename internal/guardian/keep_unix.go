@@ -162,6 +162,8 @@ func (g *guard) attach(c *ctrl) {
 	k.changedMu.Lock()
 	sess.ListChanged, k.changed = k.changed, nil
 	k.changedMu.Unlock()
+	// A shim from before ListChanged reads only this.
+	sess.CatalogChanged = slices.Contains(sess.ListChanged, "notifications/tools/list_changed")
 	rep := msg{Ev: "attached", Epoch: k.epoch, Session: &sess}
 	var files []*os.File
 	if k.srv != nil {
@@ -173,6 +175,14 @@ func (g *guard) attach(c *ctrl) {
 	g.mu.Unlock()
 	if err := c.send(rep, files...); err != nil {
 		g.log.Debug("attach", "err", err)
+		// The shim never heard them: keep them for the next one.
+		k.changedMu.Lock()
+		for _, m := range sess.ListChanged {
+			if !slices.Contains(k.changed, m) {
+				k.changed = append(k.changed, m)
+			}
+		}
+		k.changedMu.Unlock()
 	}
 	go func() {
 		for {
