@@ -1,6 +1,7 @@
 package health
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -131,23 +132,29 @@ func judged(s Server, recs []*state.Record, incidents []state.Incident, now time
 	if len(s.Shims) > 0 {
 		shim = s.Shims[len(s.Shims)-1]
 	}
-	v := Judge(s.Server, shim, answered(s.LastIncident), now, a)
+	judged, why := answered(s.LastIncident)
+	v := Judge(s.Server, shim, judged, now, a)
 	s.Health, s.HealthDetail = v.Health, v.Detail
+	if v.Health == Healthy && v.Detail == "" {
+		s.HealthDetail = why
+	}
 	return s
 }
 
 // answered returns the incident to judge by: in itself, or, when a call
-// to its server went out after it and did not fail (state.CalledDir), an
-// ok of that time. The PreToolUse hook records that ok at the next call;
-// status need not wait for one.
-func answered(in *state.Incident) *state.Incident {
+// to its server in its session went out after it and no failure was
+// recorded since (state.CalledDir), an ok of that time. The PreToolUse
+// hook records that ok at the next call; status need not wait for one,
+// but says what it goes by: the call may still be running.
+func answered(in *state.Incident) (*state.Incident, string) {
 	if in == nil || in.Class == string(OK) {
-		return in
+		return in, ""
 	}
-	if at, ok := state.CalledAt(in.Server); ok && at.After(in.Time) {
-		return &state.Incident{Session: in.Session, Server: in.Server, Time: at, Class: string(OK), Action: "healthy"}
+	if at, ok := state.CalledAt(in.Session, in.Server); ok && at.After(in.Time) {
+		return &state.Incident{Session: in.Session, Server: in.Server, Time: at, Class: string(OK), Action: "healthy"},
+			fmt.Sprintf("called again at %s after %s at %s, and no failure since", at.Local().Format("15:04:05"), in.Class, in.Time.Local().Format("15:04:05"))
 	}
-	return in
+	return in, ""
 }
 
 // redacted drops what looks like a secret from a server's command line and

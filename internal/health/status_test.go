@@ -1,6 +1,7 @@
 package health
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -17,23 +18,30 @@ func TestAnsweredByLaterCall(t *testing.T) {
 	xdg.Reload()
 	t.Cleanup(xdg.Reload)
 	now := time.Now()
-	in := &state.Incident{Server: "ex", Class: string(ConnClosed), Time: now.Add(-time.Minute)}
-	if got := answered(in); got != in {
+	in := &state.Incident{Session: "s1", Server: "ex", Class: string(ConnClosed), Time: now.Add(-time.Minute)}
+	if got, _ := answered(in); got != in {
 		t.Fatalf("no call since: got %+v, want the incident", got)
 	}
-	if err := state.MarkCalled("ex", true); err != nil {
+	// Another session's call says nothing about this one's.
+	if err := state.MarkCalled("s2", "ex", now); err != nil {
 		t.Fatal(err)
 	}
-	got := answered(in)
-	if got.Class != string(OK) || !got.Time.After(in.Time) {
-		t.Fatalf("a call since: got %+v, want ok", got)
+	if got, _ := answered(in); got != in {
+		t.Fatalf("a call in another session: got %+v, want the incident", got)
+	}
+	if err := state.MarkCalled("s1", "ex", now); err != nil {
+		t.Fatal(err)
+	}
+	got, why := answered(in)
+	if got.Class != string(OK) || !got.Time.After(in.Time) || !strings.Contains(why, "no failure since") {
+		t.Fatalf("a call since: got %+v (%q), want ok saying why", got, why)
 	}
 	if v := Judge(Server{}.Server, nil, got, now, Shell); v.Health != Healthy {
 		t.Fatalf("verdict %+v, want %s", v, Healthy)
 	}
 	// A failure after the call is newer than its mark: failing again.
-	later := &state.Incident{Server: "ex", Class: string(ConnClosed), Time: time.Now().Add(time.Second)}
-	if got := answered(later); got != later {
+	later := &state.Incident{Session: "s1", Server: "ex", Class: string(ConnClosed), Time: now.Add(time.Second)}
+	if got, _ := answered(later); got != later {
 		t.Fatalf("a failure after the call: got %+v, want that failure", got)
 	}
 }

@@ -22,6 +22,11 @@ type outcome struct {
 // failed because of its server. A tool's own error is left alone.
 func (h *Handler) postToolUseFailure(ctx context.Context, in *Input) []byte {
 	if in.IsInterrupt {
+		// The call was stopped, not answered: its mark is no evidence
+		// that the server works (pretool.go).
+		if err := state.ForgetCalled(in.Session, in.Server); err != nil {
+			h.Log.Warn("forgetting a call mark", "server", in.Server, "err", err)
+		}
 		return nil
 	}
 	if in.Error == "" {

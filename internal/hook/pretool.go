@@ -51,7 +51,7 @@ func (h *Handler) track(in *Input) *state.Incident {
 		// Nothing open for this server in this session. With nothing
 		// open in any session, back to the launcher's healthy path for
 		// it; markers of servers whose incidents aged out go too.
-		if h.openIncident(in.Server, "", health.IncidentWindow) == nil {
+		if !h.openAnywhere(in.Server, health.IncidentWindow) {
 			h.attention(in.Server, false)
 		}
 		if err := state.StaleAttention(h.Now().Add(-health.IncidentWindow)); err != nil {
@@ -61,14 +61,14 @@ func (h *Handler) track(in *Input) *state.Incident {
 	}
 	// Claude Code runs PreToolUse only for a call it sends, and a call
 	// that fails records a newer incident (PostToolUseFailure): a call
-	// marked after the incident means the server answered again
-	// (state.CalledDir). A call still running in parallel counts too;
-	// if it fails, its incident opens the server's account again.
-	if at, ok := state.CalledAt(in.Server); ok && at.After(inc.Time) {
+	// of this session marked after the incident means the server
+	// answered again (state.CalledDir). A call still running in parallel
+	// counts too; if it fails, its incident opens the account again.
+	if at, ok := state.CalledAt(in.Session, in.Server); ok && at.After(inc.Time) {
 		h.record(state.Incident{Session: in.Session, Server: in.Server, Tool: in.ToolName, Event: PreToolUse, Class: string(OK), Action: "healthy"})
 		return nil
 	}
-	if err := state.MarkCalled(in.Server, true); err != nil {
+	if err := state.MarkCalled(in.Session, in.Server, h.Now()); err != nil {
 		h.Log.Warn("marking a call", "server", in.Server, "err", err)
 	}
 	return inc

@@ -330,7 +330,7 @@ func TestNotConnected(t *testing.T) {
 			// came, so the next PreToolUse finds that tiny answered: it
 			// closes the incident, says nothing, and the launcher's
 			// healthy path is back.
-			called := filepath.Join(w.state, "mcp-heal", "called", "server-tiny")
+			called := filepath.Join(w.state, "mcp-heal", "called", "session-"+fmt.Sprint(fail["session_id"])+"-server-tiny")
 			if _, err := os.Stat(called); err != nil {
 				t.Fatalf("no call marker after PreToolUse: %v", err)
 			}
@@ -371,9 +371,6 @@ func TestFailedCallKeepsIncidentOpen(t *testing.T) {
 		if !strings.Contains(r.HookSpecificOutput.AdditionalContext, "was found disconnected") {
 			t.Fatalf("PreToolUse %d after a failed call: got %+v, want the disconnected note", i, r)
 		}
-		// The incident log's times have a resolution the marker's
-		// may not: the failure comes after the mark, as in a session.
-		time.Sleep(20 * time.Millisecond)
 		w.hook(t, "PostToolUseFailure", marshal(fail))
 	}
 	for _, in := range w.incidents(t) {
@@ -493,5 +490,66 @@ func TestWrappedIncidentCloses(t *testing.T) {
 	}
 	if _, err := os.Stat(marker); !os.IsNotExist(err) {
 		t.Fatalf("attention marker still there: %v", err)
+	}
+}
+
+// TestIncidentsOfTwoSessions: a call of one session says nothing about
+// another's incident, and one session's ok leaves the attention marker
+// while the other still has its incident open.
+func TestIncidentsOfTwoSessions(t *testing.T) {
+	w := newWorld(t)
+	w.userConfig(t, `{}`)
+	fail := sharedPayload(t, "PostToolUseFailure.stdio-not-connected.json")
+	pre := sharedPayload(t, "PreToolUse.mcp.json")
+	pre["tool_name"], pre["mcp_server"] = "mcp__tiny__echo", map[string]any{"name": "tiny", "source": "dynamic"}
+	as := func(p map[string]any, session string) []byte {
+		p["session_id"] = session
+		return marshal(p)
+	}
+	w.hook(t, "PostToolUseFailure", as(fail, "A"))
+	w.hook(t, "PostToolUseFailure", as(fail, "B"))
+	w.hook(t, "PreToolUse", as(pre, "B")) // B's call is marked (and then fails)
+	w.hook(t, "PostToolUseFailure", as(fail, "B"))
+	// A's first call after its incident: B's mark must not close A's.
+	if r := decode(t, w.hook(t, "PreToolUse", as(pre, "A"))); !strings.Contains(r.HookSpecificOutput.AdditionalContext, "was found disconnected") {
+		t.Fatalf("A's call closed A's incident on B's mark: got %+v", r)
+	}
+	w.hook(t, "PreToolUse", as(pre, "A")) // A's call did not fail: ok for A
+	if in := lastIncident(t, w); in["class"] != "ok" || in["session"] != "A" {
+		t.Fatalf("want A's ok, got %v", in)
+	}
+	marker := filepath.Join(w.state, "mcp-heal", "attention", "server-tiny")
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("A's ok removed the attention marker while B's incident is open: %v", err)
+	}
+	if r := decode(t, w.hook(t, "PreToolUse", as(pre, "B"))); !strings.Contains(r.HookSpecificOutput.AdditionalContext, "was found disconnected") {
+		t.Fatalf("B's call after A's ok: got %+v, want the note for B", r)
+	}
+}
+
+// TestInterruptIsNoAnswer: a call the user interrupted was not answered:
+// its mark does not close the incident.
+func TestInterruptIsNoAnswer(t *testing.T) {
+	w := newWorld(t)
+	w.userConfig(t, `{}`)
+	fail := sharedPayload(t, "PostToolUseFailure.stdio-server-died-mid-call.json")
+	fail["tool_name"], fail["mcp_server"] = "mcp__tiny__echo", map[string]any{"name": "tiny", "source": "dynamic"}
+	pre := sharedPayload(t, "PreToolUse.mcp.json")
+	pre["session_id"], pre["tool_name"], pre["mcp_server"] = fail["session_id"], "mcp__tiny__echo", map[string]any{"name": "tiny", "source": "dynamic"}
+	w.hook(t, "PostToolUseFailure", marshal(fail))
+	w.hook(t, "PreToolUse", marshal(pre))
+	interrupted := map[string]any{}
+	for k, v := range fail {
+		interrupted[k] = v
+	}
+	interrupted["is_interrupt"] = true
+	w.hook(t, "PostToolUseFailure", marshal(interrupted))
+	w.hook(t, "PreToolUse", marshal(pre))
+	if in := lastIncident(t, w); in["class"] == "ok" {
+		t.Fatalf("an interrupted call closed the incident: %v", w.incidents(t))
+	}
+	w.hook(t, "PreToolUse", marshal(pre))
+	if in := lastIncident(t, w); in["class"] != "ok" {
+		t.Fatalf("a call that was not interrupted and did not fail: want ok, got %v", in)
 	}
 }

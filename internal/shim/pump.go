@@ -41,7 +41,7 @@ func (s *Shim) fromUpstream(line []byte, gen uint64, more bool) {
 		// a stray print must never reach the client (a Go SDK client
 		// closes the session on a non-JSON line).
 		if n, ok := s.lim.junk.allow(s.clk.Now()); ok {
-			attrs := []any{"err", err, "line", redact.String(text.ClipBytes(line, 200))}
+			attrs := []any{"err", err, "line", text.Clip(redact.String(text.ClipBytes(line, 4096)), 200)}
 			if n > 0 {
 				attrs = append(attrs, "suppressed_since_last", n)
 			}

@@ -38,53 +38,81 @@ func MarkServer(server string, on bool) error {
 	return refreshMarker(AttentionDir(), ServerAttention(server), on)
 }
 
-// StaleAttention removes the server markers not refreshed since before
-// (shim markers follow their records: Write and Remove keep them).
+// StaleAttention removes the server markers and call marks not refreshed
+// since before, temporary files a killed hook left, and the open/ directory
+// of earlier versions (shim markers follow their records: Write and Remove
+// keep them).
 func StaleAttention(before time.Time) error {
-	ents, err := os.ReadDir(AttentionDir())
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil
+	_ = os.RemoveAll(filepath.Join(Dir(), "open")) // RemoveAll removes a link, not its target
+	for _, dir := range []string{AttentionDir(), CalledDir()} {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+			return err
 		}
-		return err
-	}
-	for _, e := range ents {
-		if !strings.HasPrefix(e.Name(), "server-") {
-			continue
-		}
-		if fi, err := e.Info(); err == nil && fi.ModTime().Before(before) {
-			err = os.Remove(filepath.Join(AttentionDir(), e.Name()))
-			if err != nil && !errors.Is(err, os.ErrNotExist) {
-				return err
+		for _, e := range ents {
+			n := e.Name()
+			tmp := strings.HasPrefix(n, ".") && strings.HasSuffix(n, ".tmp")
+			if !tmp && (dir == AttentionDir()) != strings.HasPrefix(n, "server-") {
+				continue
+			}
+			old := before
+			if tmp {
+				old = time.Now().Add(-time.Minute)
+			}
+			if fi, err := e.Info(); err == nil && fi.ModTime().Before(old) {
+				if err := os.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
+					return err
+				}
 			}
 		}
 	}
 	return nil
 }
 
-// CalledDir holds one empty file per server with an open incident to which
-// Claude Code started a call since ("server-<name>"), whose modification
-// time is that start. Claude Code runs PreToolUse only for a call it is
-// about to send, and PostToolUseFailure records a new incident when the
-// call fails; so a marker newer than the server's latest incident means a
-// call went out after it and did not fail: the server answers again. That
-// is how an incident closes without a hook after every call (which would
-// cost every MCP call a process; docs/end-to-end.md, hook cost).
+// CalledDir holds one file per session and server with an open incident
+// to which Claude Code started a call since, holding that start's time.
+// Claude Code runs PreToolUse only for a call it is about to send, and
+// PostToolUseFailure records a new incident when the call fails; so a
+// mark newer than the server's latest incident in the session means a call
+// went out after it and did not fail (as far as the hooks can tell: an
+// interrupted call forgets the mark): the server answers again. That is
+// how an incident closes without a hook after every call (which would cost
+// every MCP call a process; docs/end-to-end.md, hook cost). The time is
+// the hooks' clock, the one incidents carry, not the file system's.
 func CalledDir() string { return filepath.Join(Dir(), "called") }
 
-// MarkCalled records that a call to server starts now (on), or forgets
-// the last one (off).
-func MarkCalled(server string, on bool) error {
-	return refreshMarker(CalledDir(), ServerAttention(server), on)
+func calledKey(session, server string) string {
+	if session == "" {
+		session = "none"
+	}
+	return "session-" + SafeName(session) + "-" + ServerAttention(server)
 }
 
-// CalledAt is when the last call to server marked by MarkCalled started.
-func CalledAt(server string) (time.Time, bool) {
-	fi, err := os.Lstat(filepath.Join(CalledDir(), ServerAttention(server)))
-	if err != nil || !fi.Mode().IsRegular() {
+// MarkCalled records that a call to server in session starts at t.
+func MarkCalled(session, server string, t time.Time) error {
+	return writeMarker(CalledDir(), calledKey(session, server), []byte(t.UTC().Format(time.RFC3339Nano)))
+}
+
+// ForgetCalled forgets the last call marked for server in session.
+func ForgetCalled(session, server string) error {
+	return setMarker(CalledDir(), calledKey(session, server), false)
+}
+
+// CalledAt is when the last call to server in session marked by
+// MarkCalled started.
+func CalledAt(session, server string) (time.Time, bool) {
+	f, err := OpenFile(filepath.Join(CalledDir(), calledKey(session, server)), os.O_RDONLY)
+	if err != nil {
 		return time.Time{}, false
 	}
-	return fi.ModTime(), true
+	defer f.Close()
+	b := make([]byte, 64)
+	n, _ := f.Read(b)
+	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(b[:n])))
+	return t, err == nil
 }
 
 // refreshMarker is setMarker whose "on" replaces the marker by a new
@@ -96,6 +124,12 @@ func refreshMarker(dir, key string, on bool) error {
 	if !on {
 		return setMarker(dir, key, false)
 	}
+	return writeMarker(dir, key, nil)
+}
+
+// writeMarker replaces the marker key in dir by a new file holding data,
+// renamed into place.
+func writeMarker(dir, key string, data []byte) error {
 	if err := EnsureDir(dir); err != nil {
 		return err
 	}
@@ -104,12 +138,17 @@ func refreshMarker(dir, key string, on bool) error {
 	if err != nil {
 		return err
 	}
-	f.Close()
-	if err := os.Rename(tmp, filepath.Join(dir, key)); err != nil {
-		os.Remove(tmp)
-		return err
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	return nil
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(dir, key))
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
 }
 
 func setMarker(dir, key string, on bool) error {

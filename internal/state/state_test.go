@@ -269,3 +269,47 @@ func TestListPrunesReusedPid(t *testing.T) {
 		t.Errorf("SignalShim to a reused pid: got %v, signalled %v; want an error and no signal", err, signalled)
 	}
 }
+
+// TestStaleAttention: old server markers and call marks go, shim markers
+// stay (their records keep them), a temporary file a killed hook left goes
+// after a minute, and so does the open/ directory of earlier versions.
+func TestStaleAttention(t *testing.T) {
+	useTempState(t)
+	old := time.Now().Add(-2 * time.Hour)
+	if err := MarkServer("gone", true); err != nil {
+		t.Fatal(err)
+	}
+	if err := MarkServer("fresh", true); err != nil {
+		t.Fatal(err)
+	}
+	if err := SetAttention(ShimAttention(42), true); err != nil {
+		t.Fatal(err)
+	}
+	if err := MarkCalled("s1", "gone", old); err != nil {
+		t.Fatal(err)
+	}
+	if at, ok := CalledAt("s1", "gone"); !ok || !at.Equal(old.UTC()) {
+		t.Fatalf("CalledAt: %v %v, want the time written", at, ok)
+	}
+	tmp := filepath.Join(AttentionDir(), ".server-x.99.tmp")
+	os.WriteFile(tmp, nil, 0o600)
+	os.MkdirAll(filepath.Join(Dir(), "open"), 0o700)
+	for _, p := range []string{filepath.Join(AttentionDir(), "server-gone"), filepath.Join(AttentionDir(), ShimAttention(42)), tmp, filepath.Join(CalledDir(), calledKey("s1", "gone"))} {
+		os.Chtimes(p, old, old)
+	}
+	if err := StaleAttention(time.Now().Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]bool{
+		filepath.Join(AttentionDir(), "server-gone"):     false,
+		filepath.Join(AttentionDir(), "server-fresh"):    true,
+		filepath.Join(AttentionDir(), ShimAttention(42)): true,
+		tmp: false,
+		filepath.Join(CalledDir(), calledKey("s1", "gone")): false,
+		filepath.Join(Dir(), "open"):                        false,
+	} {
+		if _, err := os.Lstat(p); (err == nil) != want {
+			t.Errorf("%s: exists %v, want %v", p, err == nil, want)
+		}
+	}
+}
