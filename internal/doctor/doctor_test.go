@@ -1,3 +1,5 @@
+//go:build unix
+
 package doctor_test
 
 import (
