@@ -1,28 +1,13 @@
 package guardian
 
-import (
-	"net"
+import "golang.org/x/sys/unix"
 
-	"golang.org/x/sys/unix"
-)
-
-// peerUID is the uid of the process at the other end of c
-// (LOCAL_PEERCRED, what getpeereid(3) reads).
-func peerUID(c *net.UnixConn) (int, error) {
-	rc, err := c.SyscallConn()
+// sockUID is the uid of the peer of the unix socket fd (LOCAL_PEERCRED,
+// what getpeereid(3) reads).
+func sockUID(fd int) (int, error) {
+	cred, err := unix.GetsockoptXucred(fd, unix.SOL_LOCAL, unix.LOCAL_PEERCRED)
 	if err != nil {
 		return -1, err
 	}
-	uid, cerr := -1, error(nil)
-	err = rc.Control(func(fd uintptr) {
-		var cred *unix.Xucred
-		cred, cerr = unix.GetsockoptXucred(int(fd), unix.SOL_LOCAL, unix.LOCAL_PEERCRED)
-		if cerr == nil {
-			uid = int(cred.Uid)
-		}
-	})
-	if err != nil {
-		return -1, err
-	}
-	return uid, cerr
+	return int(cred.Uid), nil
 }

@@ -1,27 +1,12 @@
 package guardian
 
-import (
-	"net"
+import "golang.org/x/sys/unix"
 
-	"golang.org/x/sys/unix"
-)
-
-// peerUID is the uid of the process at the other end of c (SO_PEERCRED).
-func peerUID(c *net.UnixConn) (int, error) {
-	rc, err := c.SyscallConn()
+// sockUID is the uid of the peer of the unix socket fd (SO_PEERCRED).
+func sockUID(fd int) (int, error) {
+	cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
 	if err != nil {
 		return -1, err
 	}
-	uid, cerr := -1, error(nil)
-	err = rc.Control(func(fd uintptr) {
-		var cred *unix.Ucred
-		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-		if cerr == nil {
-			uid = int(cred.Uid)
-		}
-	})
-	if err != nil {
-		return -1, err
-	}
-	return uid, cerr
+	return int(cred.Uid), nil
 }
