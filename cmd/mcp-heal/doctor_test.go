@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/adrg/xdg"
-
 	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
@@ -33,9 +31,7 @@ func newHealCLI(t *testing.T, servers string) *healCLI {
 	if err := os.WriteFile(filepath.Join(home, ".claude.json"), []byte(`{"mcpServers":`+servers+`}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("XDG_STATE_HOME", filepath.Join(base, "state"))
-	xdg.Reload()
-	t.Cleanup(xdg.Reload)
+	testenv.UseStateDir(t, filepath.Join(base, "state"))
 	return &healCLI{t: t, vars: map[string]string{"HOME": home, "CLAUDE_PROJECT_DIR": proj}}
 }
 

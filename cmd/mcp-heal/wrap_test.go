@@ -5,12 +5,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/adrg/xdg"
 )
 
 // cfgEnv is a throwaway home and project for the config commands, with
@@ -28,9 +27,7 @@ func newCfgEnv(t *testing.T) *cfgEnv {
 	for _, d := range []string{c.home, c.proj, c.dots} {
 		os.MkdirAll(d, 0o755)
 	}
-	t.Setenv("XDG_STATE_HOME", filepath.Join(base, "state"))
-	xdg.Reload()
-	t.Cleanup(xdg.Reload)
+	testenv.UseStateDir(t, filepath.Join(base, "state"))
 	c.vars = map[string]string{"HOME": c.home, "CLAUDE_PROJECT_DIR": c.proj, "XDG_DATA_HOME": filepath.Join(base, "data")}
 	// ~/.claude.json is a symlink into a dotfiles folder, mode 0600.
 	global := filepath.Join(c.dots, "claude.json")

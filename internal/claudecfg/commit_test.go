@@ -3,21 +3,18 @@ package claudecfg
 import (
 	"bytes"
 	"errors"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/adrg/xdg"
 )
 
 // stateHome points XDG_STATE_HOME (backups) at a temporary directory.
 func stateHome(t *testing.T) string {
 	t.Helper()
 	d := t.TempDir()
-	t.Setenv("XDG_STATE_HOME", d)
-	xdg.Reload()
-	t.Cleanup(xdg.Reload)
+	testenv.UseStateDir(t, d)
 	return d
 }
 

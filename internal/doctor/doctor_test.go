@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/adrg/xdg"
-
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/doctor"
 	"github.com/mcp-heal/mcp-heal/internal/procinfo"
@@ -20,9 +18,7 @@ import (
 )
 
 func useState(t *testing.T) {
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
-	xdg.Reload()
-	t.Cleanup(xdg.Reload)
+	testenv.UseStateDir(t, t.TempDir())
 }
 
 // fakeShim is a real process standing in for a shim; it counts SIGHUPs.

@@ -1,11 +1,10 @@
 package health
 
 import (
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/adrg/xdg"
 
 	"github.com/mcp-heal/mcp-heal/internal/state"
 )
@@ -14,9 +13,7 @@ import (
 // unless a call to it went out after the incident (the PreToolUse hook's
 // mark) and none failed since: then it works again.
 func TestAnsweredByLaterCall(t *testing.T) {
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
-	xdg.Reload()
-	t.Cleanup(xdg.Reload)
+	testenv.UseStateDir(t, t.TempDir())
 	now := time.Now()
 	in := &state.Incident{Session: "s1", Server: "ex", Class: string(ConnClosed), Time: now.Add(-time.Minute)}
 	if got, _ := answered(in); got != in {

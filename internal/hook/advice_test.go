@@ -3,6 +3,7 @@ package hook
 import (
 	"context"
 	"encoding/json"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -10,8 +11,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/adrg/xdg"
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/probe"
@@ -65,9 +64,7 @@ func TestAdviceDecisions(t *testing.T) {
 			want{ActNone, "check whether it did before retrying it", false, false}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Setenv("XDG_STATE_HOME", t.TempDir())
-			xdg.Reload()
-			t.Cleanup(xdg.Reload)
+			testenv.UseStateDir(t, t.TempDir())
 			if tt.shim != nil {
 				if err := state.Write(tt.shim); err != nil {
 					t.Fatal(err)

@@ -23,8 +23,7 @@ func healthyWorld(tb testing.TB) (*world, []byte) {
 	w.project = filepath.Join(w.home, "project")
 	w.state = filepath.Join(w.home, "state")
 	os.MkdirAll(w.project, 0o755)
-	tb.Setenv("XDG_STATE_HOME", w.state)
-	reloadXDG(tb)
+	testenv.UseStateDir(tb, w.state)
 	for i, srv := range []string{"github", "memory"} {
 		// This process stands in for the live shims: records only need a
 		// live pid, and List checks each.

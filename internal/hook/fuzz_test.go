@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/adrg/xdg"
-
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/hook"
 	"github.com/mcp-heal/mcp-heal/internal/probe"
@@ -35,9 +33,7 @@ func FuzzHandle(f *testing.F) {
 	f.Add([]byte(`{"tool_calls":[{"tool_name":"mcp____","tool_response":"<tool_use_error>Error: No such tool available: x. Its MCP server '' has disconnected"}]}`))
 	f.Add([]byte(``))
 	f.Add([]byte(`{"error":"\u0000Connection closed"}`))
-	f.Setenv("XDG_STATE_HOME", f.TempDir())
-	xdg.Reload()
-	f.Cleanup(xdg.Reload)
+	testenv.UseStateDir(f, f.TempDir())
 
 	signals := 0
 	h := &hook.Handler{

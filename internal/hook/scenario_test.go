@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/adrg/xdg"
-
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/procinfo"
@@ -27,9 +25,7 @@ import (
 // useState points this process's state package at w's state dir, so the
 // test can write the records the binary reads.
 func (w *world) useState(t *testing.T) {
-	t.Setenv("XDG_STATE_HOME", w.state)
-	xdg.Reload()
-	t.Cleanup(xdg.Reload)
+	testenv.UseStateDir(t, w.state)
 }
 
 // start runs a real background process for the test and kills it at the end.
@@ -452,11 +448,6 @@ func TestBadInput(t *testing.T) {
 			}
 		})
 	}
-}
-
-func reloadXDG(tb testing.TB) {
-	xdg.Reload()
-	tb.Cleanup(xdg.Reload)
 }
 
 // TestWrappedIncidentCloses: a wrapped server whose process died during a

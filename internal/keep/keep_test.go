@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/adrg/xdg"
 	"github.com/tidwall/gjson"
 
 	"github.com/mcp-heal/mcp-heal/internal/keep"
@@ -310,9 +309,7 @@ func TestConfigChangeNotKept(t *testing.T) {
 		t.Fatalf("re-attached to the server of the old configuration")
 	}
 	waitGone(t, "the kept server of the old configuration", 10*time.Second, old, oldG)
-	xdg.Reload()
-	t.Setenv("XDG_STATE_HOME", e.state)
-	xdg.Reload()
+	testenv.UseStateDir(t, e.state)
 	if why := keep.Explain("kept"); !strings.Contains(why, "configuration changed") {
 		t.Errorf("Explain: %q", why)
 	}

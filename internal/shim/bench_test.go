@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/adrg/xdg"
-
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
@@ -264,17 +262,6 @@ func BenchmarkMessage64MiB(b *testing.B) {
 	report(b, fmt.Sprintf("| one 64 MiB message, there and back through cat (median of 3) | %v | %v | %.2f× |", td.Round(time.Millisecond), ts.Round(time.Millisecond), float64(ts)/float64(td)))
 }
 
-func readRecord(b *testing.B, dir string, pid int) *state.Record {
-	b.Setenv("XDG_STATE_HOME", dir)
-	xdg.Reload()
-	defer xdg.Reload()
-	r, err := state.Read(pid)
-	if err != nil {
-		return nil
-	}
-	return r
-}
-
 // BenchmarkFirstCallAfterKill: after kill -9 of the child and its cold
 // start, the first call through the shim against a warm call.
 //
@@ -283,6 +270,7 @@ func readRecord(b *testing.B, dir string, pid int) *state.Record {
 // figure is about the call, not the crash-loop policy.
 func BenchmarkFirstCallAfterKill(b *testing.B) {
 	c, dir := benchShimFlags(b, []string{"--max-failures", "1000", "--backoff-max", "1ms"})
+	testenv.UseStateDir(b, dir) // where the shim writes its record
 	c.handshake(b)
 	var warm []time.Duration
 	id := 10
@@ -297,8 +285,8 @@ func BenchmarkFirstCallAfterKill(b *testing.B) {
 	waitChild := func(old int) int {
 		deadline := time.Now().Add(10 * time.Second)
 		for {
-			r := readRecord(b, dir, c.cmd.Process.Pid)
-			if r != nil && r.ChildPID > 0 && r.ChildPID != old && r.State == state.Running {
+			r, err := state.Read(c.cmd.Process.Pid)
+			if err == nil && r.ChildPID > 0 && r.ChildPID != old && r.State == state.Running {
 				return r.ChildPID
 			}
 			if time.Now().After(deadline) {

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/adrg/xdg"
 	"github.com/tidwall/gjson"
 
 	"github.com/mcp-heal/mcp-heal/internal/state"
@@ -60,9 +59,7 @@ func TestBinarySignals(t *testing.T) {
 	}
 	stdin.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
 
-	t.Setenv("XDG_STATE_HOME", stateHome)
-	xdg.Reload()
-	t.Cleanup(xdg.Reload)
+	testenv.UseStateDir(t, stateHome)
 	rec := func(cond func(r *state.Record) bool) *state.Record {
 		t.Helper()
 		var r *state.Record
@@ -124,9 +121,7 @@ func TestBinaryKilledTakesChild(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("XDG_STATE_HOME", stateHome)
-	xdg.Reload()
-	t.Cleanup(xdg.Reload)
+	testenv.UseStateDir(t, stateHome)
 	var child int
 	waitFor(t, 10*time.Second, "the child in the state record", func() bool {
 		r, err := state.Read(cmd.Process.Pid)

@@ -3,13 +3,12 @@
 package shim
 
 import (
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/adrg/xdg"
 
 	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/state"
@@ -20,9 +19,7 @@ import (
 // start, not as a crash loop after five, and is not respawned at full
 // backoff: the shim waits for the file to change, then starts it.
 func TestCommandCannotStart(t *testing.T) {
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
-	xdg.Reload()
-	t.Cleanup(xdg.Reload)
+	testenv.UseStateDir(t, t.TempDir())
 	life, err := state.OpenLog("fake")
 	if err != nil {
 		t.Fatal(err)

@@ -4,21 +4,18 @@ package shim
 
 import (
 	"encoding/json"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 	"os"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/adrg/xdg"
 
 	"github.com/mcp-heal/mcp-heal/internal/state"
 )
 
 // Rule 8: the state record, the lifecycle log and the traffic log.
 func TestObservability(t *testing.T) {
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
-	xdg.Reload()
-	t.Cleanup(xdg.Reload)
+	testenv.UseStateDir(t, t.TempDir())
 	life, err := state.OpenLog("fake")
 	if err != nil {
 		t.Fatal(err)

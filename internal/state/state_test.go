@@ -1,22 +1,19 @@
 package state
 
 import (
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/adrg/xdg"
 )
 
 func useTempState(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	t.Setenv("XDG_STATE_HOME", dir)
-	xdg.Reload()
-	t.Cleanup(xdg.Reload)
+	testenv.UseStateDir(t, dir)
 	return dir
 }
 

@@ -18,6 +18,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"github.com/adrg/xdg"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -260,4 +261,15 @@ func (l *LockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// UseStateDir points this process's XDG state directory (where
+// internal/state keeps records, logs and markers) at dir until tb ends,
+// and returns dir.
+func UseStateDir(tb testing.TB, dir string) string {
+	tb.Helper()
+	tb.Setenv("XDG_STATE_HOME", dir)
+	xdg.Reload()
+	tb.Cleanup(xdg.Reload)
+	return dir
 }
