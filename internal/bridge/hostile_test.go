@@ -97,9 +97,7 @@ func TestHostileRemoteMemory(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the peak RSS is read from /proc (Linux only)")
 	}
-	if testing.Short() {
-		t.Skip("moves gigabytes through the bridge: full suite only")
-	}
+	testenv.NeedsFull(t, "a few seconds to move gigabytes through the bridge")
 	srv := hostileRemote(t)
 	// An 8 MiB ceiling: an endless message is held up to the ceiling
 	// before it can be told from a legitimate one.

@@ -3,6 +3,7 @@
 package bridge
 
 import (
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 	"io/fs"
 	"net"
 	"net/http"
@@ -21,9 +22,7 @@ import (
 // state record; before, the call waited for --deadline (30 s, the same as
 // Claude Code's connect timeout, so the user saw only "timed out").
 func TestPermanentRemoteErrorsAtOnce(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary against five servers: full suite only")
-	}
+	testenv.NeedsFull(t, "the real binary run against five servers")
 	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusMethodNotAllowed)
 	}))

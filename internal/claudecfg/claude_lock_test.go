@@ -26,9 +26,7 @@ import (
 // first-start write does not, so the swap's own check is what protects that
 // one; before Plan.Commit planned again, 1 to 4 of 100 rewrites gave up.)
 func TestWrapWhileClaudeCodeWrites(t *testing.T) {
-	if testing.Short() {
-		t.Skip("full suite only: runs the real Claude Code")
-	}
+	testenv.NeedsFull(t, "the real Claude Code")
 	claude, heal := testenv.NPMBin(t, "claude", testenv.ClaudeCode), testenv.Binary(t)
 	base := t.TempDir()
 	home, proj := filepath.Join(base, "home"), filepath.Join(base, "proj")

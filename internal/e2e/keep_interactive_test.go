@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,9 +26,7 @@ func (s *session) shimPIDs() []int {
 // session replaces the shim; with --keep the new one re-attaches to the
 // same server: same pid, the counter goes on.
 func TestKeptReconnectInteractive(t *testing.T) {
-	if testing.Short() {
-		t.Skip("full suite only: runs Claude Code")
-	}
+	testenv.NeedsFull(t, "Claude Code")
 	t.Parallel()
 	s := newModeSession(t, healed,
 		Turn{Tools: []ToolUse{call("ex", "counter_increment", nil), call("ex", "session_info", nil)}},
@@ -77,9 +76,7 @@ func TestKeptReconnectInteractive(t *testing.T) {
 // server (same HOME, project and config): one attaches, the other gets a
 // server of its own; each sees only its own answers.
 func TestKeptTwoSessions(t *testing.T) {
-	if testing.Short() {
-		t.Skip("full suite only: runs Claude Code")
-	}
+	testenv.NeedsFull(t, "Claude Code")
 	t.Parallel()
 	const n = 4
 	script := func(who string) []Turn {

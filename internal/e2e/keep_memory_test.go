@@ -16,9 +16,7 @@ import (
 // shim) is SIGTERMed, and the next call reads the entity from the same
 // server process.
 func TestKeptServerMemory(t *testing.T) {
-	if testing.Short() {
-		t.Skip("full suite only: runs Claude Code and an npm server")
-	}
+	testenv.NeedsFull(t, "Claude Code and an npm server")
 	t.Parallel()
 	memory := testenv.NPMBin(t, "mcp-server-memory", testenv.ServerMemory)
 	var s *session

@@ -105,9 +105,7 @@ func scenarioKeptShimKilledIn(t *testing.T, m mode, got func(*session, int)) out
 // (same pid, same state); a new session within the window finds the same
 // server and state; after the window it is gone, guardian and all.
 func TestScenario8KeptShimKilled(t *testing.T) {
-	if testing.Short() {
-		t.Skip("full suite only: runs Claude Code")
-	}
+	testenv.NeedsFull(t, "Claude Code")
 	t.Parallel()
 	var first *session
 	var pid int

@@ -5,6 +5,7 @@ package interop
 import (
 	"flag"
 	"fmt"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 	"os"
 	"strings"
 	"testing"
@@ -22,9 +23,7 @@ const (
 // packages and run real servers, clients and the conformance suite.
 func fullSuiteOnly(t *testing.T) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("needs npm, Node 22 and the conformance suite: full suite only (go test without -short)")
-	}
+	testenv.NeedsFull(t, "npm, Node 22 and the conformance suite")
 }
 
 // failureReason explains the failures of one scenario: in the columns

@@ -230,9 +230,7 @@ func TestHostileServerMemory(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the peak RSS is read from /proc (Linux only)")
 	}
-	if testing.Short() {
-		t.Skip("writes hundreds of MB through the shim: full suite only")
-	}
+	testenv.NeedsFull(t, "a few seconds to write hundreds of MB through the shim")
 	// A ceiling of 16 MiB: what bounds an endless line is the ceiling
 	// (the shim cannot know a line is not a legitimate message before it
 	// passes it), so the default of 256 MiB would dwarf the target.
