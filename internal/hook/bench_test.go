@@ -4,11 +4,13 @@ package hook_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"syscall"
 	"testing"
 	"time"
 
@@ -122,26 +124,57 @@ func BenchmarkPreToolUseVsTrue(b *testing.B) {
 	b.ReportMetric(float64(m.hook)/float64(m.true_), "ratio-to-true")
 	b.ReportMetric(ms(m.hookCPU), "hook-cpu-ms")
 	b.ReportMetric(ms(m.launcher), "launcher-median-ms")
+	b.ReportMetric(ms(m.hookCPU-m.versionCPU), "cpu-over-startup-ms")
 	fmt.Printf("median wall (cpu) over %d runs: launcher (as hooks.json runs it) %s (%s); binary PreToolUse healthy path %s (%s); mcp-heal version %s (%s); /bin/true %s (%s); launcher/true %.1f, binary/true %.1f\n",
 		max(n, 50), r(m.launcher), r(m.launcherCPU), r(m.hook), r(m.hookCPU), r(m.version), r(m.versionCPU), r(m.true_), r(m.trueCPU),
 		float64(m.launcher)/float64(m.true_), float64(m.hook)/float64(m.true_))
+	// The target: the binary's PreToolUse does at most 1 ms of CPU work
+	// over its bare start-up (a config discovery or a probe breaks it;
+	// TestPreToolUseReadsNoConfig rules those out without a clock).
+	if m.hookCPU > m.versionCPU+time.Millisecond {
+		b.Errorf("PreToolUse: median CPU %s, target <= %s (mcp-heal version's %s + 1ms)", r(m.hookCPU), r(m.versionCPU+time.Millisecond), r(m.versionCPU))
+	}
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 func r(d time.Duration) time.Duration { return d.Round(10 * time.Microsecond) }
 
-// TestPreToolUseHealthyPathFast keeps the healthy path's own work small:
-// the whole process may use at most 1 ms more CPU than the same binary
-// doing nothing (a config discovery or a probe on this path would break
-// it). CPU time, not wall time: the suite runs on a loaded machine. The
-// wall-time figure (budget: median <= 3 ms) is logged here and recorded in
-// the README.
-func TestPreToolUseHealthyPathFast(t *testing.T) {
-	m := measure(t, 41)
-	t.Logf("median wall (cpu): PreToolUse healthy path %s (%s); mcp-heal version %s (%s); /bin/true %s (%s)",
-		r(m.hook), r(m.hookCPU), r(m.version), r(m.versionCPU), r(m.true_), r(m.trueCPU))
-	if m.hookCPU > m.versionCPU+time.Millisecond {
-		t.Fatalf("PreToolUse healthy path: median CPU %s, want <= %s (mcp-heal version's %s + 1ms)", m.hookCPU, m.versionCPU+time.Millisecond, m.versionCPU)
+// TestPreToolUseReadsNoConfig keeps the binary's PreToolUse to the live
+// shims and the incident log: no config discovery, no probe (a probe needs
+// the config first). The user's and the project's config files are FIFOs
+// here, so opening any of them blocks until the deadline. Its speed is the
+// benchmark's business (BenchmarkPreToolUseVsTrue), not a timed test's.
+func TestPreToolUseReadsNoConfig(t *testing.T) {
+	bin := testenv.Binary(t)
+	w, payload := healthyWorld(t)
+	for _, p := range []string{
+		filepath.Join(w.home, ".claude.json"),
+		filepath.Join(w.home, ".claude", "settings.json"),
+		filepath.Join(w.project, ".mcp.json"),
+		filepath.Join(w.project, ".claude", "settings.json"),
+		filepath.Join(w.project, ".claude", "settings.local.json"),
+	} {
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := syscall.Mkfifo(p, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A marker, as the launcher would see it: the binary runs its
+	// PreToolUse (no shim of this server, an old incident of another).
+	if err := state.MarkServer("everything", true); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "hook", "PreToolUse")
+	cmd.Env = w.env()
+	cmd.Stdin = bytes.NewReader(payload)
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatal("PreToolUse opened a config file (blocked on a FIFO until killed)")
+	}
+	if err != nil || len(out) != 0 {
+		t.Fatalf("PreToolUse: %v, output %q; want exit 0 and nothing", err, out)
 	}
 }
