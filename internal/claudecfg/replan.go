@@ -113,15 +113,16 @@ func (p *Plan) file(path string) *fileEdit {
 	return nil
 }
 
-// replan plans again, from the files as read now, the entries whose change
-// is not written yet (their edit file is not in written), and puts the new
-// rows in place of theirs. Rows of changes already written stay. Edits are
-// idempotent, so a file written already is unchanged in the new plan
-// unless the other program undid part of it.
+// replan plans again, from the files as read now, the entries whose edit
+// file is not written yet, and puts the new rows in place of theirs. That
+// includes rows with nothing to write: an entry "already wrapped" when
+// planned may have been unwrapped since. Rows of changes already written
+// stay. Edits are idempotent, so a file written already is unchanged in the
+// new plan unless the other program undid part of it.
 func (p *Plan) replan(written map[string]bool, read func(string) ([]byte, error)) error {
 	only := map[entryKey]bool{}
 	for _, row := range p.Rows {
-		if row.Changed() && !written[row.edit] {
+		if !written[row.edit] {
 			only[row.key()] = true
 		}
 	}

@@ -288,3 +288,42 @@ func TestPlanCommitBesideLockTaker(t *testing.T) {
 		t.Errorf("row a: %+v, want wrapped with no note (the other program did not touch a)", r)
 	}
 }
+
+// TestPlanCommitReplansUnchangedRows: a row with nothing to write is
+// planned again too. a is wrapped when the plan reads the file ("already
+// wrapped"); another program puts a's original entry back before the
+// commit. Commit wraps a again, in the same write as b, and a's row says
+// what happened, never "already wrapped" for a server left unwrapped.
+func TestPlanCommitReplansUnchangedRows(t *testing.T) {
+	o, path := replanHome(t)
+	first, err := NewPlan(o, Request{Scope: "all", Names: []string{"a"}, Shim: testShim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := first.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := NewPlan(o, Request{Scope: "all", Names: []string{"a", "b"}, Shim: testShim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rowOf(plan, "a"); r.Action != ActAlreadyWrapped {
+		t.Fatalf("row a before the commit: %+v, want already wrapped", r)
+	}
+	otherWrite(t, path, set(t, "mcpServers.a", map[string]any{"type": "stdio", "command": "/bin/a", "args": []string{}}))
+	if _, err := plan.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(path)
+	for _, name := range []string{"a", "b"} {
+		if cmd := gjson.GetBytes(got, "mcpServers."+name+".command").String(); cmd != testShim {
+			t.Errorf("%s runs %q, want the shim", name, cmd)
+		}
+	}
+	if r := rowOf(plan, "a"); r.Action != ActWrapped || !strings.Contains(r.Detail, "changed it") {
+		t.Errorf("row a: %+v, want wrapped, changed by another program", r)
+	}
+	if r := rowOf(plan, "b"); r.Action != ActWrapped || r.Detail != "" {
+		t.Errorf("row b: %+v, want wrapped with no note", r)
+	}
+}
