@@ -43,7 +43,7 @@ func TestStatusReportsShimsAndFailures(t *testing.T) {
 	for _, in := range []state.Incident{
 		{Time: now.Add(-2 * time.Minute), Session: "sess-1", Server: "local-one", Event: "PostToolUseFailure", Class: "not-connected", Error: `MCP server "local-one" is not connected`},
 		{Time: now.Add(-3 * time.Minute), Session: "sess-1", Server: "proj-srv", Event: "PostToolUseFailure", Class: "connection-closed"},
-		{Time: now.Add(-1 * time.Minute), Session: "sess-1", Server: "proj-srv", Event: "PostToolUse", Class: "ok", Action: "healthy"},
+		{Time: now.Add(-1 * time.Minute), Session: "sess-1", Server: "proj-srv", Event: "PreToolUse", Class: "ok", Action: "healthy"},
 		{Time: now.Add(-1 * time.Minute), Session: "other", Server: "api", Event: "PostToolUseFailure", Class: "not-connected"},
 	} {
 		if err := state.AppendIncident(in); err != nil {

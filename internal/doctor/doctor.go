@@ -42,7 +42,7 @@ type Report struct {
 	Server    claudecfg.Server `json:"server"`
 	Probe     *probe.Result    `json:"probe,omitempty"`
 	Shims     []*state.Record  `json:"shims,omitempty"`
-	Incidents []state.Incident `json:"incidents,omitempty"` // open ones, newest last
+	Incidents []state.Incident `json:"incidents,omitempty"` // open ones (health.Open), oldest first
 	Findings  []Finding        `json:"findings"`
 	Actions   []string         `json:"actions,omitempty"` // what heal did
 	// Next is what the user must do in Claude Code, if anything.
@@ -89,9 +89,6 @@ func New(dir string, timeout time.Duration) *Doctor {
 	return d
 }
 
-// incidentWindow is how far back doctor looks for incidents.
-const incidentWindow = 24 * time.Hour
-
 // Check probes every server (in parallel, bounded) and reports on each, in
 // the order given.
 func (d *Doctor) Check(ctx context.Context, servers []claudecfg.Server) []*Report {
@@ -109,7 +106,7 @@ func (d *Doctor) Check(ctx context.Context, servers []claudecfg.Server) []*Repor
 				r.Shims = append(r.Shims, rec)
 			}
 		}
-		r.Incidents = d.open(incidents, s.Name)
+		r.Incidents = health.Open(incidents, s.Name, d.Now())
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -126,27 +123,6 @@ func (d *Doctor) Check(ctx context.Context, servers []claudecfg.Server) []*Repor
 		}()
 	}
 	wg.Wait()
-	return out
-}
-
-// open returns server's incidents since its last OK, within the window.
-func (d *Doctor) open(all []state.Incident, server string) []state.Incident {
-	var out []state.Incident
-	for _, in := range all {
-		if in.Server != server {
-			continue
-		}
-		if in.Class == string(health.OK) {
-			out = nil
-			continue
-		}
-		if d.Now().Sub(in.Time) <= incidentWindow {
-			out = append(out, in)
-		}
-	}
-	if len(out) > 5 {
-		out = out[len(out)-5:]
-	}
 	return out
 }
 

@@ -127,12 +127,43 @@ func TestHeal(t *testing.T) {
 		if r := reports[0]; !strings.Contains(r.Next, "/mcp reconnect tiny") {
 			t.Fatalf("got next %q, want /mcp reconnect tiny", r.Next)
 		}
-		// Once a call succeeded (PostToolUse records ok), nothing is left.
-		state.AppendIncident(state.Incident{Server: "tiny", Class: "ok", Event: "PostToolUse"})
+		// Once a call succeeded (PreToolUse records ok), nothing is left.
+		state.AppendIncident(state.Incident{Server: "tiny", Class: "ok", Event: "PreToolUse"})
 		reports = d.Check(context.Background(), []claudecfg.Server{unwrapped})
 		d.Heal(context.Background(), reports)
 		if r := reports[0]; r.Next != "" || len(r.Incidents) != 0 {
 			t.Fatalf("after recovery: got next %q incidents %v", r.Next, r.Incidents)
+		}
+	})
+	// doctor and heal count an incident open by the rule status and the
+	// hooks use (health.Open): per session, within the hour, until a call
+	// of that session goes out after it.
+	t.Run("open incidents are those status shows", func(t *testing.T) {
+		useState(t)
+		unwrapped := good
+		unwrapped.Wrapped = false
+		d := doctor.New(t.TempDir(), 5*time.Second)
+		now := time.Now()
+		d.Now = func() time.Time { return now }
+		check := func() *doctor.Report {
+			reports := d.Check(context.Background(), []claudecfg.Server{unwrapped})
+			d.Heal(context.Background(), reports)
+			return reports[0]
+		}
+		state.AppendIncident(state.Incident{Session: "s1", Server: "tiny", Class: "not-connected", Time: now.Add(-2 * time.Hour)})
+		if r := check(); r.Next != "" || len(r.Incidents) != 0 {
+			t.Fatalf("an incident of two hours ago: got next %q incidents %v, want none open", r.Next, r.Incidents)
+		}
+		state.AppendIncident(state.Incident{Session: "s1", Server: "tiny", Class: "not-connected", Time: now.Add(-time.Minute)})
+		state.AppendIncident(state.Incident{Session: "s2", Server: "tiny", Class: "ok", Time: now.Add(-time.Second)})
+		if r := check(); !strings.Contains(r.Next, "/mcp reconnect tiny") || len(r.Incidents) != 1 {
+			t.Fatalf("another session's ok closed s1's incident: got next %q incidents %v", r.Next, r.Incidents)
+		}
+		if err := state.MarkCalled("s1", "tiny", now.Add(-time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if r := check(); r.Next != "" || len(r.Incidents) != 0 {
+			t.Fatalf("called again after the incident: got next %q incidents %v, want none open (status says ok)", r.Next, r.Incidents)
 		}
 	})
 }

@@ -157,6 +157,30 @@ func answered(in *state.Incident) (*state.Incident, string) {
 	return in, ""
 }
 
+// Open returns the incidents of server still open, oldest first: for each
+// session, its latest incident of server, unless that is ok, older than
+// IncidentWindow, or answered since (a call of that session marked after
+// it, state.CalledDir). The rule status judges by and the hooks close
+// incidents by; all is the incident log, oldest first.
+func Open(all []state.Incident, server string, now time.Time) []state.Incident {
+	latest := map[string]int{}
+	for i, in := range all {
+		if in.Server == server {
+			latest[in.Session] = i
+		}
+	}
+	var out []state.Incident
+	for i, in := range all {
+		if in.Server != server || latest[in.Session] != i || now.Sub(in.Time) > IncidentWindow {
+			continue
+		}
+		if j, _ := answered(&in); j.Class != string(OK) {
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
 // redacted drops what looks like a secret from a server's command line and
 // URL (tokens in arguments or query strings); env and header values are
 // never serialised at all.
