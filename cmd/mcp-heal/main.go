@@ -1,6 +1,6 @@
 // Command mcp-heal keeps MCP servers working for Claude Code: a
 // self-healing shim in front of stdio and remote servers, the plugin's hooks,
-// and the /mcp-heal status, doctor, heal, wrap, unwrap and logs commands.
+// and the /mcp-heal status, doctor, heal, wrap, unwrap, logs and stop commands.
 package main
 
 import (

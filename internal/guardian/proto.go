@@ -75,7 +75,7 @@ type msg struct {
 	// FDs is how many descriptors came with this message.
 	FDs int `json:"fds,omitempty"`
 
-	// Kept guardians (keep.go): attach, note, stop requests; attached,
+	// Kept guardians (keep_unix.go): attach, note, stop requests; attached,
 	// busy, stopped events.
 	Identity string          `json:"identity,omitempty"`
 	Epoch    int             `json:"epoch,omitempty"`

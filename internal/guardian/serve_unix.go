@@ -72,7 +72,7 @@ func closeFDs(fds []int) {
 type guard struct {
 	c   *ctrl // the shim; nil while a kept server is detached
 	log *slog.Logger
-	// kept is set for a guardian that outlives its shims (keep.go).
+	// kept is set for a guardian that outlives its shims (keep_unix.go).
 	kept *keptState
 
 	mu      sync.Mutex

@@ -13,6 +13,7 @@ const (
 	ActProbedOK   = "probed-ok"     // the server's command or URL works now
 	ActProbedFail = "probed-failed" // it does not
 	ActDenied     = "denied"        // PreToolUse refused the call
+	ActHealthy    = "healthy"       // an ok: a call went out after the incident and did not fail
 	ActNone       = "none"
 )
 
@@ -29,6 +30,8 @@ func ActionWords(a string) string {
 		return "found its command failing"
 	case ActDenied:
 		return "refused the call before it was sent"
+	case ActHealthy:
+		return "saw a later call go through"
 	}
 	return a
 }

@@ -151,7 +151,7 @@ func answered(in *state.Incident) (*state.Incident, string) {
 		return in, ""
 	}
 	if at, ok := state.CalledAt(in.Session, in.Server); ok && at.After(in.Time) {
-		return &state.Incident{Session: in.Session, Server: in.Server, Time: at, Class: string(OK), Action: "healthy"},
+		return &state.Incident{Session: in.Session, Server: in.Server, Time: at, Class: string(OK), Action: ActHealthy},
 			fmt.Sprintf("called again at %s after %s at %s, and no failure since", at.Local().Format("15:04:05"), in.Class, in.Time.Local().Format("15:04:05"))
 	}
 	return in, ""

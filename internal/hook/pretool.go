@@ -65,7 +65,7 @@ func (h *Handler) track(in *Input) *state.Incident {
 	// answered again (state.CalledDir). A call still running in parallel
 	// counts too; if it fails, its incident opens the account again.
 	if at, ok := state.CalledAt(in.Session, in.Server); ok && at.After(inc.Time) {
-		h.record(state.Incident{Session: in.Session, Server: in.Server, Tool: in.ToolName, Event: PreToolUse, Class: string(OK), Action: "healthy"})
+		h.record(state.Incident{Session: in.Session, Server: in.Server, Tool: in.ToolName, Event: PreToolUse, Class: string(OK), Action: health.ActHealthy})
 		return nil
 	}
 	if err := state.MarkCalled(in.Session, in.Server, h.Now()); err != nil {
