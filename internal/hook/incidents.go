@@ -8,6 +8,7 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/text"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/state"
@@ -34,19 +35,16 @@ func (h *Handler) openIncident(server, session string, window time.Duration) *st
 	return open
 }
 
-// openAnywhere reports whether server has an incident open in any session
-// (each session's latest incident within window is not OK).
-func (h *Handler) openAnywhere(server string, window time.Duration) bool {
-	seen, open := map[string]bool{}, false
-	h.scanIncidents(server, window, func(in *state.Incident) bool {
-		if seen[in.Session] {
-			return true
-		}
-		seen[in.Session] = true
-		open = in.Class != string(OK) && h.Now().Sub(in.Time) <= window
-		return !open
+// openAnywhere reports whether server has an incident open in any session,
+// by the rule status and doctor use (health.Open).
+func (h *Handler) openAnywhere(server string) bool {
+	var all []state.Incident
+	h.scanIncidents(server, health.IncidentWindow, func(in *state.Incident) bool {
+		all = append(all, *in)
+		return true
 	})
-	return open
+	slices.Reverse(all) // health.Open takes the log's order, oldest first
+	return len(health.Open(all, server, h.Now())) > 0
 }
 
 // scanIncidents calls f with the incidents of server, newest first, while
@@ -119,7 +117,7 @@ func (h *Handler) record(in state.Incident) {
 	if err := state.ForgetCalled(in.Session, in.Server); err != nil {
 		h.Log.Error("call mark", "server", in.Server, "err", err)
 	}
-	if !h.openAnywhere(in.Server, health.IncidentWindow) {
+	if !h.openAnywhere(in.Server) {
 		h.attention(in.Server, false)
 	}
 }

@@ -51,7 +51,7 @@ func (h *Handler) track(in *Input) *state.Incident {
 		// Nothing open for this server in this session. With nothing
 		// open in any session, back to the launcher's healthy path for
 		// it; markers of servers whose incidents aged out go too.
-		if !h.openAnywhere(in.Server, health.IncidentWindow) {
+		if !h.openAnywhere(in.Server) {
 			h.attention(in.Server, false)
 		}
 		if err := state.StaleAttention(h.Now().Add(-health.IncidentWindow)); err != nil {

@@ -518,6 +518,13 @@ func TestIncidentsOfTwoSessions(t *testing.T) {
 	if r := decode(t, w.hook(t, "PreToolUse", as(pre, "B"))); !strings.Contains(r.HookSpecificOutput.AdditionalContext, "was found disconnected") {
 		t.Fatalf("B's call after A's ok: got %+v, want the note for B", r)
 	}
+	// B's call went out after B's incident: by the rule status and doctor
+	// use (health.Open), no session has one open now, so A's next call
+	// gives the launcher its healthy path back.
+	w.hook(t, "PreToolUse", as(pre, "A"))
+	if _, err := os.Stat(marker); !os.IsNotExist(err) {
+		t.Fatalf("the attention marker outlived the last open incident: %v", err)
+	}
 }
 
 // TestInterruptIsNoAnswer: a call the user interrupted was not answered:
