@@ -30,7 +30,10 @@ func findShims(server, session string, claudePID int) []*state.Record {
 		if err != nil || !strings.HasSuffix(name, ".json") {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(state.ShimsDir(), name))
+		// state.ReadFile: a FIFO, a device or a link planted among the
+		// records is refused without blocking, and a huge file costs at
+		// most state.MaxRecordBytes.
+		b, err := state.ReadFile(filepath.Join(state.ShimsDir(), name), state.MaxRecordBytes)
 		if err != nil || !gjson.ValidBytes(b) {
 			continue
 		}

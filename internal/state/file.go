@@ -3,6 +3,7 @@ package state
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"syscall"
@@ -13,12 +14,22 @@ import (
 // have it append to, and chmod, whatever the link points at.
 var ErrSymlink = errors.New("is a symbolic link, which mcp-heal does not follow in its state directory; remove it")
 
-// OpenFile opens path in the state dir with flag (os.O_* values), creating
-// it 0600 if flag says so. It refuses a symbolic link (O_NOFOLLOW) and
-// anything but a regular file, and tightens the mode of the file it opened
-// to 0600 through the descriptor, never through the path.
+// OpenFile is the one way mcp-heal opens a file in its state dir, to read
+// or to write: path with flag (os.O_* values), created 0600 if flag says
+// so. It refuses a symbolic link (O_NOFOLLOW) and anything but a regular
+// file, and tightens the mode of the file it opened to 0600 through the
+// descriptor, never through the path.
+//
+// The open itself never blocks: a FIFO planted in the state dir would
+// hold an O_RDONLY open until a writer came (a hook past Claude Code's
+// timeout), so the file is opened O_NONBLOCK and refused by fstat before
+// anything reads it. On a regular file O_NONBLOCK changes nothing (reads
+// and writes of regular files never wait), so it is left set.
+//
+// A reader of a file someone else may have written bounds what it reads:
+// ReadFile for a whole file, io.LimitReader over the *os.File otherwise.
 func OpenFile(path string, flag int) (*os.File, error) {
-	f, err := os.OpenFile(path, flag|oNoFollow, 0o600)
+	f, err := os.OpenFile(path, flag|oNoFollow|oNonBlock, 0o600)
 	if err != nil {
 		if isLoop(err) {
 			return nil, fmt.Errorf("%s %w", path, ErrSymlink)
@@ -37,6 +48,35 @@ func OpenFile(path string, flag int) (*os.File, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// MaxRecordBytes bounds a shim record (shims/<pid>.json) a reader accepts:
+// a record holds a command line and 20 stderr lines of at most 512 bytes,
+// a few KiB; anything over 1 MiB was not written by a shim.
+const MaxRecordBytes = 1 << 20
+
+// ErrTooLarge means a file in the state dir is larger than its reader
+// accepts; nothing of it was used.
+var ErrTooLarge = errors.New("is larger than mcp-heal accepts for it")
+
+// ReadFile reads the whole file at path in the state dir through OpenFile
+// (no symbolic link, regular files only, never blocking), refusing one
+// over limit bytes with ErrTooLarge after reading at most limit+1 bytes: a
+// link to /dev/zero is refused, a huge planted file costs at most limit.
+func ReadFile(path string, limit int64) ([]byte, error) {
+	f, err := OpenFile(path, os.O_RDONLY)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s %w (%d bytes)", path, ErrTooLarge, limit)
+	}
+	return b, nil
 }
 
 // isLoop reports whether err is what opening a symbolic link with

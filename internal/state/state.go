@@ -198,7 +198,7 @@ func Remove(pid int) error {
 func Read(pid int) (*Record, error) { return readFile(recordPath(pid)) }
 
 func readFile(path string) (*Record, error) {
-	b, err := os.ReadFile(path)
+	b, err := ReadFile(path, MaxRecordBytes)
 	if err != nil {
 		return nil, err
 	}
