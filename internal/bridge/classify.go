@@ -16,6 +16,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/mcp-heal/mcp-heal/internal/jsoncheck"
 )
 
 // CodeSessionNotFound is the JSON-RPC code the TypeScript SDK (and servers
@@ -45,7 +47,7 @@ func sessionLost(status int, body []byte) bool {
 		return false
 	}
 	b := bodyText(body)
-	if gjson.ValidBytes(body) {
+	if jsoncheck.Valid(body) == nil {
 		code := gjson.GetBytes(body, "error.code")
 		if code.Exists() {
 			switch code.Int() {
@@ -70,7 +72,7 @@ func sessionLost(status int, body []byte) bool {
 // or the text itself, trimmed to one short line.
 func bodyText(body []byte) string {
 	s := ""
-	if gjson.ValidBytes(body) {
+	if jsoncheck.Valid(body) == nil {
 		if m := gjson.GetBytes(body, "error.message"); m.Type == gjson.String {
 			s = m.Str
 		} else if m := gjson.GetBytes(body, "message"); m.Type == gjson.String {

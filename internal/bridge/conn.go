@@ -10,8 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tidwall/gjson"
-
+	"github.com/mcp-heal/mcp-heal/internal/jsoncheck"
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
@@ -129,7 +128,7 @@ func (b *base) message(ev event) []byte {
 		return nil
 	}
 	msg := oneLine(ev.Data)
-	if !gjson.ValidBytes(msg) {
+	if jsoncheck.Valid(msg) != nil {
 		b.junkEvent(len(msg))
 		return nil
 	}

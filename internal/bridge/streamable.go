@@ -15,6 +15,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/mcp-heal/mcp-heal/internal/jsoncheck"
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 )
 
@@ -288,7 +289,7 @@ func (c *httpConn) answered(x *exchange, resp *http.Response) {
 			return
 		}
 		body = oneLine(body)
-		if len(body) == 0 || !gjson.ValidBytes(body) {
+		if len(body) == 0 || jsoncheck.Valid(body) != nil {
 			c.deliverMsg(jsonrpc.ErrorReply(x.id, jsonrpc.CodeInternalError,
 				fmt.Sprintf("remote MCP server %s sent an invalid JSON response", c.d.target), nil))
 			return
@@ -360,7 +361,7 @@ func (c *httpConn) Close() error {
 // the raw id want (compared as JSON values, so "1" and 1 differ but
 // escapes do not matter).
 func isResponseTo(msg, want []byte) bool {
-	if len(want) == 0 || !gjson.ValidBytes(msg) {
+	if len(want) == 0 || jsoncheck.Valid(msg) != nil {
 		return false
 	}
 	m, err := jsonrpc.Peek(msg)

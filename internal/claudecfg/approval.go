@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/mcp-heal/mcp-heal/internal/jsoncheck"
 )
 
 // approval returns whether Claude Code would load a project (.mcp.json)
@@ -83,7 +85,7 @@ func (o Options) approval(read func(string) ([]byte, bool)) func(string) string 
 func OAuthServers(o Options) map[string]bool {
 	out := map[string]bool{}
 	data, err := os.ReadFile(filepath.Join(o.configDir(), ".credentials.json"))
-	if err != nil || !gjson.ValidBytes(data) {
+	if err != nil || jsoncheck.Valid(data) != nil {
 		return out
 	}
 	for _, m := range members(lastVal(root(data), "mcpOAuth")) {

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/mcp-heal/mcp-heal/internal/jsoncheck"
 )
 
 // GlobalConfigPath is ~/.claude.json (or $CLAUDE_CONFIG_DIR/.claude.json).
@@ -119,7 +121,7 @@ type ConfigFile struct {
 func ConfigFiles(o Options) []ConfigFile {
 	return o.configFiles(func(f string) ([]byte, bool) {
 		b, err := os.ReadFile(f)
-		return b, err == nil && gjson.ValidBytes(b)
+		return b, err == nil && jsoncheck.Valid(b) == nil
 	})
 }
 

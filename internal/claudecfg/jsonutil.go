@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/mcp-heal/mcp-heal/internal/jsoncheck"
 )
 
 // SyntaxError is a config file that is not valid JSON (or not a JSON
@@ -29,9 +31,12 @@ func (e *SyntaxError) Error() string {
 }
 
 // Check reports whether data is a JSON object, returning a *SyntaxError with
-// the line and column of the first problem otherwise.
+// the line and column of the first problem otherwise. Every config file
+// goes through it (jsoncheck) before gjson reads it: a file nested deeper
+// than jsoncheck.MaxDepth would overflow gjson's recursion.
 func Check(file string, data []byte) error {
-	if gjson.ValidBytes(data) {
+	verr := jsoncheck.Valid(data)
+	if verr == nil {
 		r := gjson.ParseBytes(data)
 		if r.IsObject() {
 			return nil
@@ -40,19 +45,25 @@ func Check(file string, data []byte) error {
 		line, col := position(data, off)
 		return &SyntaxError{File: file, Line: line, Col: col, Msg: "the top level is not an object"}
 	}
-	// gjson says where nothing; encoding/json says where the problem is.
+	var se *jsoncheck.SyntaxError
+	if errors.Is(verr, jsoncheck.ErrTooDeep) && errors.As(verr, &se) {
+		line, col := position(data, se.Offset)
+		return &SyntaxError{File: file, Line: line, Col: col, Msg: jsoncheck.ErrTooDeep.Error()}
+	}
+	// encoding/json (which has the same depth limit and no recursion in
+	// its check) says in its words what the problem is.
 	var v any
 	err := json.Unmarshal(data, &v)
-	var se *json.SyntaxError
+	var jse *json.SyntaxError
 	off := len(data)
 	msg := "malformed"
 	switch {
-	case errors.As(err, &se):
-		off = int(se.Offset) - 1 // Offset is just past the offending byte
-		if strings.Contains(se.Error(), "unexpected end") {
+	case errors.As(err, &jse):
+		off = int(jse.Offset) - 1 // Offset is just past the offending byte
+		if strings.Contains(jse.Error(), "unexpected end") {
 			off = len(data) // ran out of input: point past the end
 		}
-		msg = se.Error()
+		msg = jse.Error()
 	case err != nil:
 		msg = err.Error()
 	}

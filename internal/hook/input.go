@@ -12,9 +12,12 @@ package hook
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/mcp-heal/mcp-heal/internal/jsoncheck"
 )
 
 // Input is the part of a hook payload mcp-heal uses.
@@ -33,10 +36,11 @@ type Input struct {
 var errNotObject = errors.New("payload is not a JSON object")
 
 // Parse decodes a hook payload. gjson does not validate, so the payload is
-// validated first: a hook's stdin is untrusted input.
+// validated first, by jsoncheck: a hook's stdin is untrusted input, and a
+// payload nested deeper than gjson's recursion can go is refused there.
 func Parse(b []byte) (*Input, error) {
-	if !gjson.ValidBytes(b) {
-		return nil, errors.New("payload is not valid JSON")
+	if err := jsoncheck.Valid(b); err != nil {
+		return nil, fmt.Errorf("payload is not valid JSON: %w", err)
 	}
 	r := gjson.ParseBytes(b)
 	if !r.IsObject() {

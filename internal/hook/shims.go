@@ -9,6 +9,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/mcp-heal/mcp-heal/internal/jsoncheck"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 )
 
@@ -34,7 +35,7 @@ func findShims(server, session string, claudePID int) []*state.Record {
 		// records is refused without blocking, and a huge file costs at
 		// most state.MaxRecordBytes.
 		b, err := state.ReadFile(filepath.Join(state.ShimsDir(), name), state.MaxRecordBytes)
-		if err != nil || !gjson.ValidBytes(b) {
+		if err != nil || jsoncheck.Valid(b) != nil {
 			continue
 		}
 		peek := gjson.GetManyBytes(b, "server", "session", "claude_pid")

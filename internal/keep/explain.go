@@ -15,7 +15,7 @@ import (
 // changed, the window expired, stopped); empty when the last session
 // re-attached or the server is not kept.
 func Explain(server string) string {
-	f, err := os.Open(state.LogPath(server))
+	f, err := state.OpenFile(state.LogPath(server), os.O_RDONLY)
 	if err != nil {
 		return ""
 	}

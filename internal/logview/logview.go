@@ -7,10 +7,13 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/state"
 )
 
 // Human turns one JSON log line into "15:04:05.000 event key=value
@@ -64,15 +67,24 @@ func JSON(line string) string {
 	return string(b)
 }
 
-// Last returns the last n lines of path (all when n <= 0).
+// maxRead bounds what Last reads of a log: twice the largest log a shim
+// writes before rotating it; of a larger (planted) file only the tail.
+const maxRead = 2 * state.MaxTrafficBytes
+
+// Last returns the last n lines of path (all when n <= 0). The log is
+// opened by state.OpenFile: a link, FIFO or device planted in its place
+// is refused, without blocking.
 func Last(path string, n int) ([]string, error) {
-	f, err := os.Open(path)
+	f, err := state.OpenFile(path, os.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() > maxRead {
+		_, _ = f.Seek(-maxRead, io.SeekEnd)
+	}
 	var lines []string
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(io.LimitReader(f, maxRead))
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for sc.Scan() {
 		lines = append(lines, sc.Text())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/mcp-heal/mcp-heal/internal/jsoncheck"
 	"github.com/mcp-heal/mcp-heal/internal/text"
 	"sync"
 	"time"
@@ -64,7 +65,7 @@ func (t *connTransport) call(ctx context.Context, id int, method string, params 
 			if !ok {
 				return nil, errExited
 			}
-			if !gjson.ValidBytes(line) || line[0] != '{' {
+			if jsoncheck.Valid(line) != nil || line[0] != '{' {
 				t.mu.Lock()
 				if t.nonJSON == "" {
 					t.nonJSON = text.ClipBytes(line, 120)

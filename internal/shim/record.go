@@ -5,9 +5,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/mcp-heal/mcp-heal/internal/health"
+	"github.com/mcp-heal/mcp-heal/internal/jsoncheck"
 	"github.com/mcp-heal/mcp-heal/internal/redact"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 )
@@ -119,7 +118,7 @@ func (s *Shim) traffic(dir string, line []byte) {
 	m := map[string]any{"time": time.Now().UTC().Format(time.RFC3339Nano), "dir": dir, "bytes": len(line)}
 	if len(line) <= maxTrafficMsg {
 		red := redact.String(string(line))
-		if gjson.Valid(red) {
+		if jsoncheck.Valid([]byte(red)) == nil {
 			m["msg"] = json.RawMessage(red)
 		} else {
 			m["text"] = red

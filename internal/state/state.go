@@ -22,6 +22,7 @@ import (
 
 	"github.com/natefinch/atomic"
 
+	"github.com/mcp-heal/mcp-heal/internal/jsoncheck"
 	"github.com/mcp-heal/mcp-heal/internal/paths"
 	"github.com/mcp-heal/mcp-heal/internal/procinfo"
 	"github.com/mcp-heal/mcp-heal/internal/redact"
@@ -203,6 +204,9 @@ func readFile(path string) (*Record, error) {
 		return nil, err
 	}
 	var r Record
+	if err := jsoncheck.Valid(b); err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
