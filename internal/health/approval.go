@@ -19,6 +19,10 @@ func NotApproved(approval string) string {
 	return "not approved: not run; " + why
 }
 
+// ApproveFirst is the probe's hint for a server it refused as not
+// approved (it knows no file to name).
+const ApproveFirst = "approve it in Claude Code (/mcp) if you trust the repository it came from"
+
 // NotApprovedHint is what to do about project server s that is not
 // approved: approve it in Claude Code only if its file is trusted.
 func NotApprovedHint(s claudecfg.Server, a Audience) string {

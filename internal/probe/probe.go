@@ -122,7 +122,7 @@ func Run(ctx context.Context, t Target, timeout time.Duration) Result {
 		// The last line of defence: whoever picked the server, a
 		// command the user did not approve is not run (nor its URL
 		// sent the user's headers).
-		r = fail(NotApproved, health.NotApproved(t.Unapproved), "approve it in Claude Code (/mcp) if you trust the repository it came from")
+		r = fail(NotApproved, health.NotApproved(t.Unapproved), health.ApproveFirst)
 	case t.URL != "" && t.Transport != "stdio":
 		r = probeHTTP(ctx, t, timeout)
 	case t.Command != "":
