@@ -30,15 +30,7 @@ func Identity(name, command string, args []string, env map[string]string, cwd st
 	for _, a := range args {
 		field(a)
 	}
-	keys := make([]string, 0, len(env))
-	for k := range env {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	field(fmt.Sprint(len(keys)))
-	for _, k := range keys {
-		field(k + "=" + env[k])
-	}
+	envFields(field, env)
 	field(cwd)
 	return hex.EncodeToString(h.Sum(nil))
 }
@@ -59,6 +51,12 @@ func Slot(name string, env map[string]string, cwd, configDir string) string {
 	field(name)
 	field(cwd)
 	field(configDir)
+	envFields(field, env)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// envFields hashes env in a stable order: its size, then each K=V sorted.
+func envFields(field func(string), env map[string]string) {
 	keys := make([]string, 0, len(env))
 	for k := range env {
 		keys = append(keys, k)
@@ -68,7 +66,6 @@ func Slot(name string, env map[string]string, cwd, configDir string) string {
 	for _, k := range keys {
 		field(k + "=" + env[k])
 	}
-	return hex.EncodeToString(h.Sum(nil))
 }
 
 // maxSocketPath keeps socket paths under the 104 bytes macOS allows
