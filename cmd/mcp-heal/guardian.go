@@ -16,6 +16,7 @@ func runGuardian(_ context.Context, env *Env, args []string) error {
 	fs := newFlags("guardian")
 	window := fs.Duration("keep", 0, "")
 	identity := fs.String("identity", "", "")
+	slot := fs.String("slot", "", "")
 	name := fs.String("name", "", "")
 	if err := fs.Parse(args); err != nil {
 		return &usageError{msg: err.Error()}
@@ -26,7 +27,7 @@ func runGuardian(_ context.Context, env *Env, args []string) error {
 	}
 	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level})).With("guardian", os.Getpid())
 	if *window > 0 {
-		return keep.Serve(*name, *identity, *window, log)
+		return keep.Serve(*name, *identity, *slot, *window, log)
 	}
 	return guardian.Serve(os.NewFile(3, "control"), log)
 }

@@ -57,25 +57,25 @@ func (o Options) approval(read func(string) ([]byte, bool)) func(string) string 
 			dis, _ := stringArray(lastVal(obj, "disabledMcpjsonServers"))
 			for _, d := range dis {
 				if d == name {
-					return "rejected"
+					return Rejected
 				}
 			}
 		}
 		if !trusted {
-			return "pending"
+			return Pending
 		}
 		for _, obj := range objs {
 			if lastVal(obj, "enableAllProjectMcpServers").Bool() {
-				return "approved"
+				return Approved
 			}
 			en, _ := stringArray(lastVal(obj, "enabledMcpjsonServers"))
 			for _, e := range en {
 				if e == name {
-					return "approved"
+					return Approved
 				}
 			}
 		}
-		return "pending"
+		return Pending
 	}
 }
 

@@ -155,7 +155,11 @@ func (o Options) configFiles(read func(string) ([]byte, bool)) []ConfigFile {
 // Discover returns every MCP server Claude Code would load for the project:
 // local scope, project .mcp.json files (the nearest first), user scope, then
 // servers of enabled plugins. A name defined again in a lower-precedence
-// scope is returned with Shadowed set. Files that cannot be read or parsed
+// scope is returned with Shadowed set. Approval is part of it: a project
+// server is returned with its Approval, and one the user has not approved
+// (Server.Unapproved) shadows nothing, as in Claude Code, which drops it
+// before it merges the scopes; the user's own entry of that name is the
+// one loaded (Lookup, Server.Loaded). Files that cannot be read or parsed
 // are skipped and reported in the error (a *SyntaxError names the
 // position); the servers from the other files are still returned.
 func Discover(o Options) ([]Server, error) {
@@ -201,7 +205,9 @@ func Discover(o Options) ([]Server, error) {
 				s.Approval = approval(s.Name)
 			}
 			s.Shadowed = seen[s.Name]
-			seen[s.Name] = true
+			if !s.Unapproved() {
+				seen[s.Name] = true
+			}
 			out = append(out, s)
 		}
 	}
@@ -218,7 +224,7 @@ func Discover(o Options) ([]Server, error) {
 	// already has.
 	for i := range ps {
 		for _, s := range out {
-			if !s.Shadowed && sameTarget(s, ps[i]) {
+			if s.Loaded() && sameTarget(s, ps[i]) {
 				ps[i].Shadowed = true
 			}
 		}

@@ -160,6 +160,10 @@ func newPlan(o Options, r Request, only map[entryKey]bool, read func(string) ([]
 				switch {
 				case oauth[n]:
 					rows = append(rows, Change{Name: n, Action: ActSkipped, Detail: "signs in with OAuth, which only Claude Code can do"})
+				case cf.Scope == ScopeProject && unapproved(servers, cf.File, n) != "":
+					// --project-servers rewrite: a server the user has
+					// not approved is not ours to change either.
+					rows = append(rows, Change{Name: n, Action: ActSkipped, Detail: "not approved in Claude Code (" + unapproved(servers, cf.File, n) + "): approve it first, then wrap it"})
 				case cf.Scope == ScopeLocal && isCopy(fe.new, cf, n):
 					// A copy protecting a project server: the project
 					// scope's pass reports and refreshes it.
@@ -288,4 +292,15 @@ func (p *Plan) Notes(r Request, shim, status string) []string {
 		out = append(out, "project (.mcp.json) servers were left alone; protect them with --project-servers local (a local entry; .mcp.json unchanged).")
 	}
 	return out
+}
+
+// unapproved is the approval (Pending or Rejected) of project server name
+// of file when the user has not approved it, else "".
+func unapproved(servers []Server, file, name string) string {
+	for _, s := range servers {
+		if s.Scope == ScopeProject && s.File == file && s.Key == name && s.Unapproved() {
+			return s.Approval
+		}
+	}
+	return ""
 }

@@ -106,12 +106,6 @@ func isCopy(data []byte, cf ConfigFile, name string) bool {
 // protect makes or refreshes, in the local scope (ge, local), the copies
 // that protect the project servers sel of fe.
 func protect(ge *fileEdit, local ConfigFile, fe *fileEdit, cf ConfigFile, sel []string, r Request, oauth map[string]bool, servers []Server) ([]Change, error) {
-	approval := map[string]string{}
-	for _, s := range servers {
-		if s.Scope == ScopeProject && s.File == cf.File {
-			approval[s.Name] = s.Approval
-		}
-	}
 	obj, _ := at(fe.new, cf.JSONPath)
 	var out []Change
 	for _, n := range sel {
@@ -129,9 +123,9 @@ func protect(ge *fileEdit, local ConfigFile, fe *fileEdit, cf ConfigFile, sel []
 		case hasLocal && file == "":
 			out = append(out, Change{Name: n, Action: ActSkipped, Detail: "a local entry of the same name takes precedence over it; wrap that one"})
 			continue
-		case approval[n] == "pending" || approval[n] == "rejected":
+		case unapproved(servers, cf.File, n) != "":
 			// A local copy would load a server the user has not approved.
-			out = append(out, Change{Name: n, Action: ActSkipped, Detail: "not approved in Claude Code (" + approval[n] + "): approve it first, then wrap it"})
+			out = append(out, Change{Name: n, Action: ActSkipped, Detail: "not approved in Claude Code (" + unapproved(servers, cf.File, n) + "): approve it first, then wrap it"})
 			continue
 		}
 		text, ch := protectEntry(n, m.val, r.Shim, cf.File, r.Flags...)

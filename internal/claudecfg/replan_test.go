@@ -220,6 +220,11 @@ func TestPlanCommitReplansSecondFile(t *testing.T) {
 	o, path := replanHome(t)
 	mcp := filepath.Join(o.ProjectDir, ".mcp.json")
 	os.WriteFile(mcp, []byte(`{"mcpServers": {"p": {"command": "/bin/p", "args": []}}}`), 0o644)
+	// The user trusted the folder and approved its servers: wrap leaves
+	// unapproved ones alone.
+	cfg, _ := os.ReadFile(path)
+	cfg, _ = sjson.SetRawBytes(cfg, "projects."+gjson.Escape(o.ProjectKeys()[0]), []byte(`{"hasTrustDialogAccepted": true, "enableAllProjectMcpServers": true}`))
+	os.WriteFile(path, cfg, 0o600)
 	plan, err := NewPlan(o, Request{Names: []string{"a", "p"}, Scope: "all", Shim: testShim, Project: ProjectRewrite})
 	if err != nil {
 		t.Fatal(err)

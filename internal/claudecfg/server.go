@@ -45,8 +45,8 @@ type Server struct {
 	Shim string `json:"shim,omitempty"`
 	// Plugin is the plugin id ("name@marketplace") of a plugin server.
 	Plugin string `json:"plugin,omitempty"`
-	// Approval is, for project (.mcp.json) servers, "approved", "rejected"
-	// or "pending": Claude Code loads only approved ones.
+	// Approval is, for project (.mcp.json) servers, Approved, Rejected
+	// or Pending: Claude Code loads only approved ones (approval.go).
 	Approval string `json:"approval,omitempty"`
 	// Protects is, for a local entry wrap made to protect a project
 	// server, the .mcp.json file of that server (project.go); Drift says
@@ -56,6 +56,51 @@ type Server struct {
 	// hash is a project entry's content hash, or the one a protecting
 	// local entry recorded.
 	hash string
+}
+
+// Approval of a project (.mcp.json) server in Claude Code.
+const (
+	Approved = "approved"
+	Pending  = "pending"  // never approved, or the folder never trusted
+	Rejected = "rejected" // in disabledMcpjsonServers
+)
+
+// Unapproved says whether s is a project server the user has not approved
+// (pending or rejected): Claude Code does not load it, and mcp-heal never
+// runs, probes, heals or wraps it, nor lets it shadow another entry of the
+// same name. A cloned repository's .mcp.json is such a server until the
+// user approves it.
+func (s Server) Unapproved() bool {
+	return s.Approval == Pending || s.Approval == Rejected
+}
+
+// Loaded says whether Claude Code loads s: approved (when it needs to be)
+// and not shadowed by a higher-precedence entry of the same name.
+func (s Server) Loaded() bool { return !s.Shadowed && !s.Unapproved() }
+
+// Lookup finds the server Claude Code loaded under name, as configured or
+// as it appears in tool names (ToolName): never an unapproved or shadowed
+// entry, so a repository's rejected "github" cannot stand in for the
+// user's own.
+func Lookup(servers []Server, name string) (Server, bool) {
+	for _, s := range servers {
+		if s.Loaded() && (s.Name == name || ToolName(s.Name) == name) {
+			return s, true
+		}
+	}
+	return Server{}, false
+}
+
+// ToolName is a configured name as Claude Code writes it in tool names
+// (characters outside [A-Za-z0-9_-] become "_").
+func ToolName(name string) string {
+	b := []byte(name)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	return string(b)
 }
 
 // Options says where to look.

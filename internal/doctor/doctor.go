@@ -101,6 +101,17 @@ func (d *Doctor) Check(ctx context.Context, servers []claudecfg.Server) []*Repor
 	for i, s := range servers {
 		r := &Report{Server: s}
 		out[i] = r
+		if s.Unapproved() {
+			// Listed, never run: the shims and incidents of its name
+			// belong to the entry Claude Code loaded instead.
+			d.judge(r)
+			if d.Done != nil {
+				mu.Lock()
+				d.Done(r)
+				mu.Unlock()
+			}
+			continue
+		}
 		for _, rec := range recs {
 			if rec.Server == s.Name {
 				r.Shims = append(r.Shims, rec)
@@ -132,6 +143,10 @@ func (d *Doctor) judge(r *Report) {
 	add := func(sev Severity, msg, hint string, detail ...string) {
 		r.Findings = append(r.Findings, Finding{Severity: sev, Message: msg, Hint: hint, Detail: detail})
 	}
+	if s.Unapproved() {
+		add(Warn, health.NotApproved(s.Approval), health.NotApprovedHint(s, d.Say))
+		return
+	}
 	switch {
 	case p.OK:
 		who := p.ServerName
@@ -144,9 +159,6 @@ func (d *Doctor) judge(r *Report) {
 		}
 	case p.Problem != nil:
 		add(Error, p.Problem.Summary, p.Problem.Hint, p.Problem.Stderr...)
-	}
-	if s.Approval == "pending" || s.Approval == "rejected" {
-		add(Warn, fmt.Sprintf("this project server is %s in Claude Code, which loads only approved .mcp.json servers", s.Approval), "approve it when Claude Code asks, or with /mcp")
 	}
 	if !s.Wrapped && s.Scope != claudecfg.ScopePlugin {
 		add(Warn, "not protected: Claude Code runs it directly, so a crash or hang breaks it for the rest of the session", d.Say.Cmd("wrap "+s.Name))
@@ -185,7 +197,11 @@ func short(session string) string {
 	return session
 }
 
-// Sorted returns servers sorted by name, without shadowed entries.
+// Sorted returns servers sorted by name, without shadowed entries. A
+// project server the user has not approved is kept (doctor lists it as
+// not run) but comes after the entry of the same name Claude Code loads
+// instead, so that naming the server (doctor NAME, heal NAME) picks the
+// user's own.
 func Sorted(servers []claudecfg.Server) []claudecfg.Server {
 	var out []claudecfg.Server
 	for _, s := range servers {
@@ -193,6 +209,11 @@ func Sorted(servers []claudecfg.Server) []claudecfg.Server {
 			out = append(out, s)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Name != out[j].Name {
+			return out[i].Name < out[j].Name
+		}
+		return !out[i].Unapproved() && out[j].Unapproved()
+	})
 	return out
 }

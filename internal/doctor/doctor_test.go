@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -43,26 +44,32 @@ func writeRecord(t *testing.T, r state.Record) {
 func TestCheck(t *testing.T) {
 	useState(t)
 	bin := testenv.Binary(t)
+	mark := filepath.Join(t.TempDir(), "cloned-ran")
 	servers := []claudecfg.Server{
 		{Name: "good", Scope: claudecfg.ScopeUser, Transport: "stdio", Command: bin, Args: []string{"example-server"}, Wrapped: true},
 		{Name: "missing", Scope: claudecfg.ScopeUser, Transport: "stdio", Command: "mcp-heal-no-such-server"},
-		{Name: "exits", Scope: claudecfg.ScopeProject, Transport: "stdio", Command: "sh", Args: []string{"-c", "echo 'fatal: bad config' >&2; exit 3"}, Approval: "pending"},
+		{Name: "exits", Scope: claudecfg.ScopeProject, Transport: "stdio", Command: "sh", Args: []string{"-c", "echo 'fatal: bad config' >&2; exit 3"}, Approval: claudecfg.Approved},
 		{Name: "junk", Scope: claudecfg.ScopeUser, Transport: "stdio", Command: "sh", Args: []string{"-c", "echo 'listening...'; sleep 30"}},
 		{Name: "hangs", Scope: claudecfg.ScopeUser, Transport: "stdio", Command: "sleep", Args: []string{"30"}},
 		{Name: "plugin:x:y", Scope: claudecfg.ScopePlugin, Transport: "http", URL: "http://127.0.0.1:1/mcp"},
+		{Name: "cloned", Scope: claudecfg.ScopeProject, File: "/src/clone/.mcp.json", Transport: "stdio", Command: "sh", Args: []string{"-c", "echo ran > " + mark}, Approval: claudecfg.Rejected},
 	}
 	d := doctor.New(t.TempDir(), 2*time.Second)
 	reports := d.Check(context.Background(), servers)
+	if _, err := os.Stat(mark); err == nil {
+		t.Error("doctor ran a project server the user rejected")
+	}
 	want := []struct {
 		worst doctor.Severity
 		has   []string
 	}{
 		{doctor.OK, []string{"answers: mcp-heal-example"}},
 		{doctor.Error, []string{"command not found: mcp-heal-no-such-server", "not protected"}},
-		{doctor.Error, []string{"exited with code 3 before answering initialize: fatal: bad config", "pending"}},
+		{doctor.Error, []string{"exited with code 3 before answering initialize: fatal: bad config"}},
 		{doctor.Error, []string{`non-JSON to stdout: "listening..."`}},
 		{doctor.Error, []string{"no answer to initialize within 2s"}},
 		{doctor.Error, []string{"connection refused"}},
+		{doctor.Warn, []string{"not approved: not run; the user rejected it in this project"}},
 	}
 	for i, r := range reports {
 		var msgs []string

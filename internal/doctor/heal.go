@@ -25,6 +25,9 @@ func (d *Doctor) Heal(ctx context.Context, reports []*Report) {
 }
 
 func (d *Doctor) heal(r *Report) {
+	if r.Server.Unapproved() {
+		return // never run, so nothing of it to heal (Check)
+	}
 	name := r.Server.Name
 	works := r.Probe != nil && r.Probe.OK
 	healed := false

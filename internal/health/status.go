@@ -65,13 +65,22 @@ func Status(o claudecfg.Options, session string, now time.Time, only []string, a
 	for _, n := range only {
 		want[n] = true
 	}
-	known := map[string]bool{}
+	known, loaded := map[string]bool{}, map[string]bool{}
+	for _, s := range servers {
+		loaded[s.Name] = loaded[s.Name] || s.Loaded()
+	}
 	for _, s := range servers {
 		known[s.Name] = true
 		if len(want) > 0 && !want[s.Name] {
 			continue
 		}
-		rep.Servers = append(rep.Servers, judged(Server{Server: redacted(s)}, mine, recent, now, a))
+		recs, ins := mine, recent
+		if s.Unapproved() && loaded[s.Name] {
+			// The shims and incidents of the name are those of the
+			// entry Claude Code loads instead (claudecfg.Lookup).
+			recs, ins = nil, nil
+		}
+		rep.Servers = append(rep.Servers, judged(Server{Server: redacted(s)}, recs, ins, now, a))
 	}
 	// Shims of servers no config file here names (e.g. --mcp-config).
 	for _, r := range mine {

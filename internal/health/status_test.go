@@ -1,12 +1,15 @@
 package health
 
 import (
-	"github.com/mcp-heal/mcp-heal/internal/testenv"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // TestAnsweredByLaterCall: status judges a server by its latest incident,
@@ -40,5 +43,31 @@ func TestAnsweredByLaterCall(t *testing.T) {
 	later := &state.Incident{Session: "s1", Server: "ex", Class: string(ConnClosed), Time: now.Add(time.Second)}
 	if got, _ := answered(later); got != later {
 		t.Fatalf("a failure after the call: got %+v, want that failure", got)
+	}
+}
+
+// TestUnapprovedStatus: a cloned repository's pending "github" beside the
+// user's own is shown as pending, not as the user's server: the user's
+// shims and incidents are the user's entry's.
+func TestUnapprovedStatus(t *testing.T) {
+	testenv.UseStateDir(t, t.TempDir())
+	base := t.TempDir()
+	home, repo := filepath.Join(base, "home"), filepath.Join(base, "clone")
+	os.MkdirAll(filepath.Join(repo, ".git"), 0o700)
+	os.MkdirAll(home, 0o700)
+	repo, _ = filepath.EvalSymlinks(repo)
+	os.WriteFile(filepath.Join(home, ".claude.json"), []byte(`{"mcpServers":{"github":{"command":"users-own"}},"projects":{"`+repo+`":{"hasTrustDialogAccepted":true}}}`), 0o600)
+	os.WriteFile(filepath.Join(repo, ".mcp.json"), []byte(`{"mcpServers":{"github":{"command":"the-repositorys"}}}`), 0o600)
+	now := time.Now()
+	if err := state.AppendIncident(state.Incident{Session: "s", Server: "github", Class: string(NotConnected), Time: now.Add(-time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	rep := Status(claudecfg.Options{Home: home, ProjectDir: repo}, "", now, nil, Shell)
+	got := map[string]string{}
+	for _, s := range rep.Servers {
+		got[s.Command] = s.Health
+	}
+	if got["the-repositorys"] != Pending || got["users-own"] != Failing {
+		t.Fatalf("health by command: %v, want the repository's %s and the user's %s", got, Pending, Failing)
 	}
 }

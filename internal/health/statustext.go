@@ -72,7 +72,8 @@ func (rep Report) WriteText(w io.Writer, home string, now time.Time, a Audience)
 		}
 		unwrapped := 0
 		for _, s := range rep.Servers {
-			if !s.Wrapped && !s.Shadowed && s.Scope != claudecfg.ScopePlugin && s.Scope != "other" {
+			// Unapproved project servers: wrap leaves them alone.
+			if !s.Wrapped && s.Loaded() && s.Scope != claudecfg.ScopePlugin && s.Scope != "other" {
 				unwrapped++
 			}
 		}

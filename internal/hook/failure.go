@@ -154,7 +154,7 @@ func (h *Handler) sessionStart(in *Input) []byte {
 	for _, s := range all {
 		// Pending project servers are not loaded until approved, and
 		// wrap leaves them alone until then.
-		if s.Shadowed || s.Approval == "rejected" || s.Approval == "pending" {
+		if !s.Loaded() {
 			continue
 		}
 		mine[s.Name] = true

@@ -137,30 +137,15 @@ func (h *Handler) options(in *Input) claudecfg.Options {
 }
 
 // configured finds server in the config Claude Code loaded for this
-// session (the highest-precedence entry of that name).
+// session: the entry of that name it loads (claudecfg.Lookup), never a
+// project server the user has not approved, which would otherwise stand in
+// for the user's own and be probed (run) by the failure hook.
 func (h *Handler) configured(in *Input, server string) (claudecfg.Server, bool) {
 	all, err := h.Discover(h.options(in))
 	if err != nil {
 		h.Log.Warn("reading MCP config", "err", err)
 	}
-	for _, s := range all {
-		if !s.Shadowed && (s.Name == server || normalize(s.Name) == server) {
-			return s, true
-		}
-	}
-	return claudecfg.Server{}, false
-}
-
-// normalize maps a configured name to the name Claude Code uses in tool
-// names (characters outside [A-Za-z0-9_-] become "_").
-func normalize(name string) string {
-	b := []byte(name)
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			b[i] = '_'
-		}
-	}
-	return string(b)
+	return claudecfg.Lookup(all, server)
 }
 
 // maxPayload bounds what a hook reads: payloads carry tool input and

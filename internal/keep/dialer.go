@@ -26,8 +26,11 @@ type Dialer struct {
 	Name     string
 	Keep     time.Duration
 	Identity string
-	Socket   string
-	Log      *slog.Logger
+	// Slot is the place the kept server holds (Slot): only a server of
+	// the same slot replaces it.
+	Slot   string
+	Socket string
+	Log    *slog.Logger
 	// Event, when set, receives the lifecycle events of the keep
 	// (keep-attached, keep-started, keep-busy, keep-unusable).
 	Event func(event string, kv ...any)
@@ -154,7 +157,7 @@ func (d *Dialer) spawn(stale bool) error {
 		return err
 	}
 	defer ln.Close()
-	argv := append(append([]string(nil), d.Proc.Guardian...), "--keep", d.Keep.String(), "--identity", d.Identity, "--name", d.Name)
+	argv := append(append([]string(nil), d.Proc.Guardian...), "--keep", d.Keep.String(), "--identity", d.Identity, "--slot", d.Slot, "--name", d.Name)
 	// The guardian outlives Claude Code's pipe: its own log goes to a file
 	// of its own when debugging (MCP_HEAL_DEBUG), else nowhere.
 	var logf *os.File
@@ -167,16 +170,19 @@ func (d *Dialer) spawn(stale bool) error {
 	return guardian.StartKept(argv, ln, logf)
 }
 
-// replaceOld stops the detached kept servers of the same name whose
+// replaceOld stops the detached kept servers of the same slot whose
 // identity differs: their config entry changed, and a server of an old
 // configuration is never kept (nor re-attached: the identity differs).
+// Another slot's server (another project, other --keep-env values) is
+// not ours to stop, and neither is one whose record names no slot
+// (written by an older version): those end with their window.
 func (d *Dialer) replaceOld() {
 	recs, err := state.List()
 	if err != nil {
 		return
 	}
 	for _, r := range recs {
-		if r.Server != d.Name || !r.Kept || r.Attached || r.KeepSocket == "" || r.KeepSocket == d.Socket {
+		if r.Server != d.Name || !r.Kept || r.Attached || r.KeepSocket == "" || r.KeepSocket == d.Socket || r.KeepSlot == "" || r.KeepSlot != d.Slot {
 			continue
 		}
 		if err := Stop(r.KeepSocket); err == nil {
@@ -193,7 +199,7 @@ func (d *Dialer) KeepRecord(r *state.Record) {
 	if d.fallback != nil || d.g == nil {
 		return // not (or not yet) attached to a kept server
 	}
-	r.Kept, r.Attached, r.KeepSocket = true, true, d.Socket
+	r.Kept, r.Attached, r.KeepSocket, r.KeepSlot = true, true, d.Socket, d.Slot
 }
 
 // Stop asks the kept guardian of the server whose socket is path to stop
@@ -203,7 +209,8 @@ func Stop(path string) error { return guardian.StopKept(path) }
 // NewDialer is the Dialer for the server cfg known as name, kept for
 // window: its identity covers the environment variables envNames (the
 // ones its config entry sets) as this process has them, and the working
-// directory.
+// directory; its slot the same variables, the working directory and
+// Claude Code's config dir.
 func NewDialer(cfg proc.Config, name string, window time.Duration, envNames []string, log *slog.Logger) (*Dialer, error) {
 	if len(cfg.Guardian) == 0 {
 		return nil, errors.New("the mcp-heal binary cannot be found to run a guardian")
@@ -220,7 +227,8 @@ func NewDialer(cfg proc.Config, name string, window time.Duration, envNames []st
 	if err != nil {
 		return nil, err
 	}
-	return &Dialer{Proc: cfg, Name: name, Keep: window, Identity: id, Socket: sock, Log: log}, nil
+	slot := Slot(name, env, cwd, os.Getenv("CLAUDE_CONFIG_DIR"))
+	return &Dialer{Proc: cfg, Name: name, Keep: window, Identity: id, Slot: slot, Socket: sock, Log: log}, nil
 }
 
 // Kept lists the sockets of the kept servers named name (every one when

@@ -30,6 +30,33 @@ func Identity(name, command string, args []string, env map[string]string, cwd st
 	for _, a := range args {
 		field(a)
 	}
+	envFields(field, env)
+	field(cwd)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Slot is the hash of what makes two kept servers compete for one place:
+// the name, the project (the working directory Claude Code starts the
+// server in, and its config dir, CLAUDE_CONFIG_DIR, whose scopes define the
+// entry) and the values of the environment variables the entry sets. A
+// kept server is replaced only by one of the same slot whose identity
+// differs, that is, by a changed command or arguments of the entry that
+// server ran. Another project's server of the same name, or a session whose
+// --keep-env values differ (another PROFILE expanded from the user's
+// shell), is another slot: they coexist, each until its own window ends.
+func Slot(name string, env map[string]string, cwd, configDir string) string {
+	h := sha256.New()
+	field := func(s string) { fmt.Fprintf(h, "%d:%s;", len(s), s) }
+	field("mcp-heal keep slot 1")
+	field(name)
+	field(cwd)
+	field(configDir)
+	envFields(field, env)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// envFields hashes env in a stable order: its size, then each K=V sorted.
+func envFields(field func(string), env map[string]string) {
 	keys := make([]string, 0, len(env))
 	for k := range env {
 		keys = append(keys, k)
@@ -39,8 +66,6 @@ func Identity(name, command string, args []string, env map[string]string, cwd st
 	for _, k := range keys {
 		field(k + "=" + env[k])
 	}
-	field(cwd)
-	return hex.EncodeToString(h.Sum(nil))
 }
 
 // maxSocketPath keeps socket paths under the 104 bytes macOS allows

@@ -23,3 +23,24 @@ func TestIdentity(t *testing.T) {
 		}
 	}
 }
+
+// TestSlot: the slot is the name, the project and the --keep-env values,
+// not the command: a changed command stays in its slot (and replaces the
+// kept server); another project or other values are another slot.
+func TestSlot(t *testing.T) {
+	env := map[string]string{"PROFILE": "work"}
+	base := Slot("browser", env, "/a", "")
+	if Slot("browser", map[string]string{"PROFILE": "work"}, "/a", "") != base {
+		t.Fatal("slot is not deterministic")
+	}
+	for name, other := range map[string]string{
+		"name":       Slot("browser2", env, "/a", ""),
+		"project":    Slot("browser", env, "/b", ""),
+		"env value":  Slot("browser", map[string]string{"PROFILE": "home"}, "/a", ""),
+		"config dir": Slot("browser", env, "/a", "/other/.claude"),
+	} {
+		if other == base {
+			t.Errorf("another %s is the same slot", name)
+		}
+	}
+}

@@ -63,9 +63,25 @@ func (e *env) shim(t *testing.T, window string, extra ...string) *client {
 // shimOf runs `mcp-heal shim --keep window` for the server command.
 func (e *env) shimOf(t *testing.T, window string, server ...string) *client {
 	t.Helper()
-	args := append([]string{"shim", "--keep", window, "--name", "kept", "--"}, server...)
-	cmd := exec.Command(e.bin, args...)
-	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+e.state, "XDG_RUNTIME_DIR="+e.runtime, "CLAUDE_CODE_SESSION_ID="+strconv.Itoa(time.Now().Nanosecond()))
+	return e.shimAt(t, session{}, window, server...)
+}
+
+// session is where a shim runs: the working directory Claude Code starts
+// it in ("": the test's), the environment it adds, and the shim flags
+// before "--" (after --keep and --name).
+type session struct {
+	dir   string
+	env   []string
+	flags []string
+}
+
+// shimAt runs `mcp-heal shim --keep window` for the server command, in s.
+func (e *env) shimAt(t *testing.T, s session, window string, server ...string) *client {
+	t.Helper()
+	args := append(append([]string{"shim", "--keep", window, "--name", "kept"}, s.flags...), "--")
+	cmd := exec.Command(e.bin, append(args, server...)...)
+	cmd.Dir = s.dir
+	cmd.Env = append(append(os.Environ(), "XDG_STATE_HOME="+e.state, "XDG_RUNTIME_DIR="+e.runtime, "CLAUDE_CODE_SESSION_ID="+strconv.Itoa(time.Now().Nanosecond())), s.env...)
 	in, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
 	cmd.Stderr = os.Stderr

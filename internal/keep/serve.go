@@ -14,9 +14,9 @@ import (
 
 // Serve is the kept guardian process (`mcp-heal guardian --keep`): it
 // serves the listener inherited as fd 3 and keeps a state record while no
-// shim is attached, so that `status` shows the kept server and `stop`
-// finds it.
-func Serve(name, identity string, window time.Duration, log *slog.Logger) error {
+// shim is attached, so that `status` shows the kept server, `stop` finds
+// it, and a changed entry of the same slot replaces it.
+func Serve(name, identity, slot string, window time.Duration, log *slog.Logger) error {
 	ln, err := guardian.ListenerFromFD(3)
 	if err != nil {
 		return err
@@ -42,7 +42,7 @@ func Serve(name, identity string, window time.Duration, log *slog.Logger) error 
 			r := &state.Record{
 				Server: name, ShimPID: os.Getpid(), Mode: state.ModeStdio, State: state.Running,
 				Target: target(info.Argv), ChildPID: info.ServerPID, ChildStarted: info.ServerStarted.UTC(),
-				Started: started, Kept: true, KeepSocket: socket,
+				Started: started, Kept: true, KeepSocket: socket, KeepSlot: slot,
 			}
 			ds, ex := info.DetachedSince.UTC(), info.Expires.UTC()
 			r.DetachedSince, r.Expires = &ds, &ex

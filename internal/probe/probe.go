@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/health"
 )
 
 // ProtocolVersion is the handshake-era version the probe offers; Claude
@@ -37,12 +38,19 @@ type Target struct {
 	Dir       string
 	URL       string
 	Headers   map[string]string // ${VAR} expands
+	// Unapproved is the approval (claudecfg.Pending or Rejected) of a
+	// project server the user has not approved: Run refuses to start it.
+	Unapproved string
 }
 
 // FromServer builds a Target from a configured server (for a wrapped entry,
 // the real server the shim runs).
 func FromServer(s claudecfg.Server, dir string) Target {
-	return Target{Name: s.Name, Transport: s.Transport, Command: s.Command, Args: s.Args, Env: s.Env, Dir: dir, URL: s.URL, Headers: s.Headers}
+	t := Target{Name: s.Name, Transport: s.Transport, Command: s.Command, Args: s.Args, Env: s.Env, Dir: dir, URL: s.URL, Headers: s.Headers}
+	if s.Unapproved() {
+		t.Unapproved = s.Approval
+	}
+	return t
 }
 
 // Failure kinds.
@@ -60,6 +68,7 @@ const (
 	HTTPStatus    = "http-status"    // another unexpected HTTP status
 	Network       = "network"        // DNS, TLS, reset...
 	BadConfig     = "bad-config"     // nothing to probe
+	NotApproved   = "not-approved"   // a project server the user has not approved: never run
 )
 
 // Problem explains why a probe failed.
@@ -109,6 +118,11 @@ func Run(ctx context.Context, t Target, timeout time.Duration) Result {
 	start := time.Now()
 	var r Result
 	switch {
+	case t.Unapproved != "":
+		// The last line of defence: whoever picked the server, a
+		// command the user did not approve is not run (nor its URL
+		// sent the user's headers).
+		r = fail(NotApproved, health.NotApproved(t.Unapproved), health.ApproveFirst)
 	case t.URL != "" && t.Transport != "stdio":
 		r = probeHTTP(ctx, t, timeout)
 	case t.Command != "":

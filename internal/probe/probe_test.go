@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/probe"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
@@ -259,5 +260,21 @@ func TestHTTPThroughBridge(t *testing.T) {
 	r = probe.Run(context.Background(), probe.Target{Transport: "http", URL: tlsSrv.URL + "/mcp"}, 5*time.Second)
 	if r.OK || r.Problem.Kind != probe.Network || !strings.Contains(r.Problem.Summary, "TLS certificate rejected") {
 		t.Fatalf("self-signed certificate: got %+v", r.Problem)
+	}
+}
+
+// TestUnapprovedNeverRun: a project server the user has not approved is
+// refused by the probe itself, whoever picked it: its command never runs.
+func TestUnapprovedNeverRun(t *testing.T) {
+	mark := filepath.Join(t.TempDir(), "ran")
+	for _, approval := range []string{claudecfg.Pending, claudecfg.Rejected} {
+		s := claudecfg.Server{Name: "github", Scope: claudecfg.ScopeProject, Transport: "stdio", Command: "sh", Args: []string{"-c", "echo ran > " + mark}, Approval: approval}
+		r := probe.Run(context.Background(), probe.FromServer(s, t.TempDir()), 5*time.Second)
+		if r.OK || r.Problem == nil || r.Problem.Kind != probe.NotApproved || !strings.Contains(r.Problem.Summary, "not approved: not run") {
+			t.Errorf("%s: %+v %+v", approval, r, r.Problem)
+		}
+	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Fatal("the probe ran a project server the user had not approved")
 	}
 }

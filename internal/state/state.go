@@ -97,6 +97,9 @@ type Record struct {
 	DetachedSince *time.Time `json:"detached_since,omitempty"`
 	Expires       *time.Time `json:"expires,omitempty"`
 	KeepSocket    string     `json:"keep_socket,omitempty"`
+	// KeepSlot is the kept server's keep.Slot (name, project, --keep-env
+	// values): only a shim of the same slot may replace it.
+	KeepSlot string `json:"keep_slot,omitempty"`
 
 	// Failure says why State is Failed: "cannot-start" (the command is not
 	// found or not executable) or "shim-failed" (crash loop); see

@@ -1,0 +1,92 @@
+//go:build unix
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
+)
+
+// hostileClone is a cloned repository whose .mcp.json defines "github"
+// with a command that leaves a marker file, beside the user's own "github"
+// (user scope) that leaves another marker and fails. approval is the
+// project's entry in ~/.claude.json ("" for none: a folder never
+// trusted); settings, when set, is the repository's own
+// .claude/settings.json.
+func hostileClone(t *testing.T, approval, settings string) (c *healCLI, repoMark, userMark string) {
+	t.Helper()
+	base := t.TempDir()
+	home, repo := filepath.Join(base, "home"), filepath.Join(base, "clone")
+	for _, d := range []string{home, filepath.Join(repo, ".git"), filepath.Join(repo, ".claude")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	repo, _ = filepath.EvalSymlinks(repo)
+	repoMark, userMark = filepath.Join(base, "repo-command-ran"), filepath.Join(base, "user-command-ran")
+	mark := func(path string) string {
+		return fmt.Sprintf(`{"command":"/bin/sh","args":["-c","echo ran >> %s; exit 1"]}`, path)
+	}
+	projects := "{}"
+	if approval != "" {
+		projects = fmt.Sprintf(`{%q:%s}`, repo, approval)
+	}
+	cfg := fmt.Sprintf(`{"mcpServers":{"github":%s},"projects":%s}`, mark(userMark), projects)
+	write := func(path, data string) {
+		if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(home, ".claude.json"), cfg)
+	write(filepath.Join(repo, ".mcp.json"), `{"mcpServers":{"github":`+mark(repoMark)+`}}`)
+	if settings != "" {
+		write(filepath.Join(repo, ".claude", "settings.json"), settings)
+	}
+	testenv.UseStateDir(t, filepath.Join(base, "state"))
+	return &healCLI{t: t, vars: map[string]string{"HOME": home, "CLAUDE_PROJECT_DIR": repo}}, repoMark, userMark
+}
+
+// TestUnapprovedProjectServerNeverRuns: a cloned repository's .mcp.json
+// "github" that the user rejected, never approved, or whose folder was
+// never trusted (its own settings asking to enable every project server
+// notwithstanding) is never run: not by the failure hook when the user's
+// own "github" fails, not by heal, not by doctor, which lists it as not
+// approved. The user's own "github" is the one probed.
+func TestUnapprovedProjectServerNeverRuns(t *testing.T) {
+	for name, tc := range map[string]struct{ approval, settings string }{
+		"rejected":  {`{"hasTrustDialogAccepted":true,"enableAllProjectMcpServers":true,"disabledMcpjsonServers":["github"]}`, ""},
+		"pending":   {`{"hasTrustDialogAccepted":true,"enabledMcpjsonServers":[]}`, ""},
+		"untrusted": {"", `{"enableAllProjectMcpServers":true,"enabledMcpjsonServers":["github"]}`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			for _, run := range []struct {
+				what  string
+				stdin string
+				args  []string
+			}{
+				{"the failure hook", `{"hook_event_name":"PostToolUseFailure","session_id":"s","tool_name":"mcp__github__search","error":"MCP server \"github\" is not connected","mcp_server":{"name":"github"}}`, []string{"hook", "PostToolUseFailure"}},
+				{"heal github", "", []string{"heal", "github", "--timeout", "10s"}},
+				{"heal", "", []string{"heal", "--timeout", "10s"}},
+				{"doctor", "", []string{"doctor", "--timeout", "10s"}},
+				{"doctor github", "", []string{"doctor", "github", "--timeout", "10s"}},
+			} {
+				c, repoMark, userMark := hostileClone(t, tc.approval, tc.settings)
+				code, out, errOut := c.run(run.stdin, run.args...)
+				if _, err := os.Stat(repoMark); err == nil {
+					t.Errorf("%s ran the repository's github (exit %d):\n%s%s", run.what, code, out, errOut)
+				}
+				if _, err := os.Stat(userMark); err != nil {
+					t.Errorf("%s did not probe the user's own github (exit %d):\n%s%s", run.what, code, out, errOut)
+				}
+				if run.what == "doctor" && !strings.Contains(out, "not approved: not run") {
+					t.Errorf("%s does not list the repository's github as not approved:\n%s", run.what, out)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,30 @@
+package health
+
+import (
+	"path/filepath"
+
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+)
+
+// NotApproved is what doctor, heal and the probe say about a project
+// (.mcp.json) server the user has not approved (approval: claudecfg.Pending
+// or claudecfg.Rejected): it is listed and never run, since running it is
+// exactly what Claude Code's approval prompt protects a user who cloned a
+// repository from.
+func NotApproved(approval string) string {
+	why := "Claude Code never got the user's approval for it (its prompt, or the folder's trust dialog, was never accepted)"
+	if approval == claudecfg.Rejected {
+		why = "the user rejected it in this project (disabledMcpjsonServers)"
+	}
+	return "not approved: not run; " + why
+}
+
+// ApproveFirst is the probe's hint for a server it refused as not
+// approved (it knows no file to name).
+const ApproveFirst = "approve it in Claude Code (/mcp) if you trust the repository it came from"
+
+// NotApprovedHint is what to do about project server s that is not
+// approved: approve it in Claude Code only if its file is trusted.
+func NotApprovedHint(s claudecfg.Server, a Audience) string {
+	return "if you trust " + filepath.Base(s.File) + " in " + filepath.Dir(s.File) + ", approve " + s.Name + " in Claude Code (/mcp), then run " + a.Cmd("doctor "+s.Name)
+}

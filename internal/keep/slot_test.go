@@ -1,0 +1,74 @@
+//go:build unix
+
+package keep_test
+
+import (
+	"testing"
+	"time"
+)
+
+// TestOtherSlotsCoexist: a kept server is replaced only by a changed entry
+// of its own slot. A session of another project starting its own server
+// of the same name, or a session whose --keep-env values differ, gets a
+// server of its own and leaves the detached one alone: the first project
+// (the first PROFILE) re-attaches to its warm server afterwards.
+func TestOtherSlotsCoexist(t *testing.T) {
+	t.Parallel()
+	projA, projB := t.TempDir(), t.TempDir()
+	for name, pair := range map[string][2]session{
+		"another project": {
+			{dir: projA, env: []string{"CLAUDE_PROJECT_DIR=" + projA}},
+			{dir: projB, env: []string{"CLAUDE_PROJECT_DIR=" + projB}},
+		},
+		"other --keep-env values": {
+			{dir: projA, env: []string{"PROFILE=work"}, flags: []string{"--keep-env", "PROFILE"}},
+			{dir: projA, env: []string{"PROFILE=home"}, flags: []string{"--keep-env", "PROFILE"}},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			first, other := pair[0], pair[1]
+			a := e.shimAt(t, first, "1m", e.bin, "example-server")
+			a.handshake()
+			a.tool("counter_increment", `{}`)
+			kept := int(a.info().Get("pid").Int())
+			a.kill()
+			e.keptRecord(t)
+
+			// The other session's handshake is answered after its
+			// Dial, which is where a replaced server is stopped.
+			b := e.shimAt(t, other, "1m", e.bin, "example-server")
+			b.handshake()
+			theirs := int(b.info().Get("pid").Int())
+			if theirs == kept {
+				t.Fatalf("the %s session attached to the first one's kept server", name)
+			}
+			b.kill()
+			if !alive(kept) {
+				t.Fatalf("the %s session stopped the first one's kept server", name)
+			}
+
+			c := e.shimAt(t, first, "1m", e.bin, "example-server")
+			c.handshake()
+			if got := int(c.info().Get("pid").Int()); got != kept {
+				t.Fatalf("the first session's next shim got server %d, not its kept %d", got, kept)
+			}
+			if got := c.tool("counter_increment", `{}`); got != "2" {
+				t.Errorf("counter after re-attach: %q, want 2 (state kept)", got)
+			}
+			c.kill()
+			// Both detached (the records are written asynchronously),
+			// then one stop ends both.
+			for _, pid := range []int{kept, theirs} {
+				if e.record(10*time.Second, func(m map[string]any) bool {
+					return m["attached"] != true && m["child_pid"] == float64(pid)
+				}) == nil {
+					t.Fatalf("no record of the detached kept server %d", pid)
+				}
+			}
+			e.stop(t)
+			waitGone(t, "after mcp-heal stop", 10*time.Second, kept, theirs)
+		})
+	}
+}
