@@ -88,8 +88,8 @@ type Process struct {
 	done   chan struct{}
 	exited chan struct{} // closed once the child is reaped
 	quit   chan struct{} // closed by Close once stopped: stop delivering
-	exit upstream.Exit
-	tail tail
+	exit   upstream.Exit
+	tail   tail
 
 	killReason atomic.Pointer[string]
 	closeOnce  sync.Once
