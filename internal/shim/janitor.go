@@ -16,14 +16,7 @@ var pingReq = jsonrpc.NewRequest([]byte("0"), "ping", nil)
 // janitor runs the periodic checks: queue time-outs, hang detection and
 // idle health probes. It owns the probe goroutines.
 func (s *Shim) janitor(ctx context.Context) {
-	tick := s.o.HangAfter
-	for _, d := range []time.Duration{s.o.PingTimeout, s.o.QueueTimeout, s.o.PingInterval} {
-		if d > 0 && d < tick {
-			tick = d
-		}
-	}
-	tick /= 4
-	tick = min(max(tick, 5*time.Millisecond), time.Second)
+	tick := s.janitorTick()
 	t := s.clk.NewTimer(tick)
 	defer t.Stop()
 	var probes sync.WaitGroup
@@ -33,7 +26,6 @@ func (s *Shim) janitor(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C():
-			t.Reset(tick)
 		}
 		s.expireQueue()
 		s.checkStopped()
@@ -44,7 +36,22 @@ func (s *Shim) janitor(ctx context.Context) {
 				s.probe(ctx, c, gen, req, why, calls)
 			}()
 		}
+		// Set once the checks are done: a test on a fake clock knows
+		// from the new timer that this tick's work was.
+		t.Reset(tick)
 	}
+}
+
+// janitorTick is the janitor's period: a quarter of its shortest delay,
+// between 5 ms and a second (a stopped server is seen within one).
+func (s *Shim) janitorTick() time.Duration {
+	tick := s.o.HangAfter
+	for _, d := range []time.Duration{s.o.PingTimeout, s.o.QueueTimeout, s.o.PingInterval} {
+		if d > 0 && d < tick {
+			tick = d
+		}
+	}
+	return min(max(tick/4, 5*time.Millisecond), time.Second)
 }
 
 // needProbe says whether to probe the current server now: a request has
