@@ -221,7 +221,8 @@ func TestExternalKillsAreNoCrashLoop(t *testing.T) {
 			name = "calls between kills"
 		}
 		t.Run(name, func(t *testing.T) {
-			h := newHarness(t, hopt{fakeClock: true})
+			events := &lockedBuffer{}
+			h := newHarness(t, hopt{fakeClock: true, opts: func(o *Options) { o.Lifecycle = events }})
 			h.handshake()
 			for i := range 7 {
 				old := h.killChild()
@@ -240,6 +241,11 @@ func TestExternalKillsAreNoCrashLoop(t *testing.T) {
 			}
 			if d := maxDelay(h.advanced); d > 0 {
 				t.Errorf("restarts waited up to %v, want each at once", d)
+			}
+			// Marked failed for a while (calls refused) and recovered
+			// when the next run came up is no better.
+			if strings.Contains(events.String(), `"event":"failed"`) {
+				t.Errorf("marked failed after outside kills of a healthy server")
 			}
 		})
 	}
