@@ -23,8 +23,8 @@ import (
 // one) answers the ping only after the call: the shim learns that from
 // the first probe it answers late, and from then on waits SerialHangAfter
 // before it pings that server during a call. A process stopped by a signal
-// (SIGSTOP: state T) cannot answer anything and is seen at the next
-// janitor tick, without a ping.
+// (SIGSTOP: state T) cannot answer anything and is killed once two janitor
+// ticks in a row saw it stopped, without a ping.
 const (
 	DefaultHangAfter       = 3 * time.Second
 	DefaultPingTimeout     = 10 * time.Second
@@ -85,13 +85,15 @@ func (s *Shim) notePong(calls, open []*entry) {
 }
 
 // checkStopped kills the server when a call is outstanding and a process
-// of the server's tree is stopped by a signal: it would answer neither the
-// call nor a ping until someone continued it. Only with a call out: an
-// idle server stopped on purpose harms nobody until it is needed.
+// of the server's tree has been stopped by a signal at two checks in a
+// row: it would answer neither the call nor a ping until someone continued
+// it. A stop seen once may be a moment's (job control, a profiler), and an
+// idle server stopped on purpose harms nobody until a call needs it. Called
+// by the janitor alone, which owns stoppedAt.
 func (s *Shim) checkStopped() {
 	s.mu.Lock()
 	var c upstream.Conn
-	method := ""
+	gen, method := s.gen, ""
 	if s.isUp() && s.conn != nil && s.conn.PID() > 0 {
 		if calls := s.callsOn(s.gen); len(calls) > 0 {
 			c, method = s.conn, calls[0].method
@@ -99,10 +101,16 @@ func (s *Shim) checkStopped() {
 	}
 	s.mu.Unlock()
 	if c == nil {
+		s.stoppedAt = 0
 		return
 	}
 	pid, err := procinfo.StoppedIn(c.PID())
 	if err != nil || pid == 0 {
+		s.stoppedAt = 0
+		return
+	}
+	if s.stoppedAt != gen {
+		s.stoppedAt = gen
 		return
 	}
 	reason := fmt.Sprintf("%s while %s was outstanding (process %d)", CauseStopped, method, pid)

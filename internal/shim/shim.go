@@ -145,6 +145,7 @@ type Shim struct {
 	lastProbe time.Time
 	pings     pingHabit // how the server answers pings during calls (hang.go)
 	pongOpen  []*entry  // the calls still outstanding when the probe's answer came
+	stoppedAt uint64    // the janitor's: the generation it last saw stopped (hang.go)
 	upGen     uint64    // the last generation whose handshake replay succeeded
 	answered  int       // client requests generation gen answered
 
