@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-heal/mcp-heal/internal/procinfo"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 )
 
@@ -175,11 +176,18 @@ func TestStoppedServerReplacedAtOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, echo := h.start("tools/call", `{"name":"echo","arguments":{"text":"after"}}`)
-			// Seen stopped at the next tick; at most a few ticks if the
-			// stop has not landed yet when the first one fires.
+			// The fake clock runs ahead of real time: let the stop land
+			// and the call go out before the ticks are fired.
+			waitFor(t, 10*time.Second, "the stop and the call", func() bool {
+				p, _ := procinfo.StoppedIn(old)
+				h.s.mu.Lock()
+				defer h.s.mu.Unlock()
+				return p == target && len(h.s.callsOn(h.s.gen)) == 1
+			})
+			// Seen stopped at two ticks in a row.
 			var elapsed time.Duration
 			for h.kills() == 0 {
-				if elapsed >= 5*time.Second {
+				if elapsed > 2*h.s.janitorTick() {
 					t.Fatalf("a stopped server was not replaced after %v (hang-after %v)", elapsed, h.s.o.HangAfter)
 				}
 				elapsed += h.step()
