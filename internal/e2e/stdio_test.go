@@ -227,12 +227,13 @@ func TestScenario3FailingStartsInteractive(t *testing.T) {
 	scenarioFailingStarts(t, healed, true)
 }
 
-// Scenario 4: a stdio server hangs (SIGSTOP) between calls. With mcp-heal
-// the shim notices the silent call, pings, gets no answer within the ping
-// timeout, replaces the server and re-sends the read-only call: it
-// succeeds. Alone, every call hangs until Claude Code gives up on it (after
-// 10 s here, MCP_TOOL_TIMEOUT; by default only the stdio idle timeout of
-// 30 min applies) and the process is never replaced.
+// Scenario 4: a stdio server hangs (SIGSTOP) between calls. With mcp-heal,
+// run with the entry `wrap` writes (no hang flags), the shim sees the
+// stopped process as soon as the call is outstanding, replaces the server
+// and re-sends the read-only call: it succeeds. Alone, every call hangs
+// until Claude Code gives up on it (after 10 s here, MCP_TOOL_TIMEOUT; by
+// default only the stdio idle timeout of 30 min applies) and the process
+// is never replaced.
 func scenarioHung(t *testing.T, m mode) outcome {
 	var s *session
 	s = newModeSession(t, m,
@@ -249,7 +250,7 @@ func scenarioHung(t *testing.T, m mode) outcome {
 		Turn{Text: "Done."},
 	)
 	s.env = append(s.env, "MCP_TOOL_TIMEOUT=10000")
-	s.addExample("ex", m.wrap(), []string{"--hang-after", "1s", "--ping-timeout", "2s"})
+	s.addExample("ex", m.wrap(), nil)
 	r := s.drive(false, "Echo through the ex server.", 3)
 	calls := s.model.Calls()
 	o := logCalls(t, s.model, ToolUseID(1, 0))
@@ -258,10 +259,12 @@ func scenarioHung(t *testing.T, m mode) outcome {
 	}
 	wantOK(t, "call to the hung server", mustResult(t, s.model, 2, ToolUseID(1, 0)), "while hung")
 	wantOK(t, "next call", mustResult(t, s.model, 3, ToolUseID(2, 0)), "after")
-	// Noticed after --hang-after, replaced after --ping-timeout: about 3 s
-	// plus a restart, far below Claude Code's own idle timeout.
+	// Seen stopped within the shim's one-second tick, replaced at once: a
+	// second or two, far below Claude Code's own idle timeout and the 15 s
+	// a server deaf to pings takes.
+	t.Logf("the call to the stopped server took %v", calls[1].Duration())
 	if d := calls[1].Duration(); d > 8*time.Second {
-		t.Errorf("the call to the hung server took %v, want it replaced within the ping timeout (about 3 s)", d)
+		t.Errorf("the call to the hung server took %v, want it replaced within a few seconds", d)
 	}
 	wantHooksRan(t, r, "PreToolUse")
 	return o

@@ -27,7 +27,10 @@ func TestShimKilledMidWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.send(`{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + strings.Repeat("x", 1<<20) + `"}}}`)
-	time.Sleep(500 * time.Millisecond)
+	// Killed well before the shim's second check could find the server
+	// still stopped and kill it (two ticks of 750 ms: internal/shim,
+	// hang.go).
+	time.Sleep(100 * time.Millisecond)
 	a.kill()
 	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
 		t.Fatal(err)

@@ -84,11 +84,12 @@ type Process struct {
 	stderr *os.File
 	bw     *bufio.Writer
 
-	recv chan []byte
-	done chan struct{}
-	quit chan struct{} // closed by Close once stopped: stop delivering
-	exit upstream.Exit
-	tail tail
+	recv   chan []byte
+	done   chan struct{}
+	exited chan struct{} // closed once the child is reaped
+	quit   chan struct{} // closed by Close once stopped: stop delivering
+	exit   upstream.Exit
+	tail   tail
 
 	killReason atomic.Pointer[string]
 	closeOnce  sync.Once
@@ -136,6 +137,7 @@ func newProcess(cfg Config, log *slog.Logger, sp spawned) *Process {
 		stderr:  sp.stderr,
 		recv:    make(chan []byte, 64),
 		done:    make(chan struct{}),
+		exited:  make(chan struct{}),
 		quit:    make(chan struct{}),
 		tail:    tail{n: cfg.TailLines},
 	}
@@ -214,6 +216,9 @@ func (p *Process) readStdout(prefix []byte) {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
 				p.log.Debug("read child stdout", "pid", p.pid, "err", err)
 			}
+			if errors.Is(err, io.EOF) {
+				go p.stdoutClosed()
+			}
 			return
 		}
 		if len(line) == 0 {
@@ -227,6 +232,27 @@ func (p *Process) readStdout(prefix []byte) {
 		case p.recv <- msg:
 		case <-p.quit:
 		}
+	}
+}
+
+// ClosedStdout is the reason recorded when a server closed its stdout but
+// did not exit.
+const ClosedStdout = "closed its stdout but kept running"
+
+// stdoutClosed ends a child whose stdout reached its end: a server that
+// can no longer answer is over, whether it exits or not (one that closes
+// stdout and lingers would otherwise be noticed only by a hang probe, and
+// an idle one never). A child exiting closes its stdout too, so it gets
+// one stop step to be reaped before it is killed.
+func (p *Process) stdoutClosed() {
+	t := time.NewTimer(p.cfg.StopStep)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+	case <-p.quit:
+	case <-t.C:
+		p.log.Warn("the server closed its stdout but kept running; killing it", "pid", p.pid)
+		p.Kill(ClosedStdout)
 	}
 }
 
@@ -255,6 +281,7 @@ func (p *Process) readStderr() {
 func (p *Process) wait() {
 	st := p.ch.wait()
 	at := time.Now()
+	close(p.exited)
 	drained := make(chan struct{})
 	go func() { p.readers.Wait(); close(drained) }()
 	select {
@@ -272,6 +299,7 @@ func (p *Process) wait() {
 	p.exit = upstream.Exit{Exit: exitOf(st, at, p.started), StderrTail: p.tail.get()}
 	if r := p.killReason.Load(); r != nil {
 		p.exit.Reason = *r + " (" + p.exit.Reason + ")"
+		p.exit.Killed = true
 	}
 	close(p.done)
 	close(p.recv)

@@ -177,3 +177,33 @@ func TestDialer(t *testing.T) {
 		t.Error("Dial of a missing command succeeded")
 	}
 }
+
+// A server that closes its stdout but keeps running (with a child of its
+// own holding nothing) is killed with its group one stop step later: it can
+// answer nothing any more. A server that exits closes its stdout too, and
+// its exit is told as it was, not as a kill.
+func TestClosedStdoutEndsTheChild(t *testing.T) {
+	p, err := Start(sh("exec 1>&-; sleep 600 & sleep 600", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, p)
+	ex := p.Exit()
+	if !strings.HasPrefix(ex.Reason, ClosedStdout) || ex.Signal != "killed" || !ex.Killed {
+		t.Errorf("got %+v, want killed as %q", ex, ClosedStdout)
+	}
+	if alive(p.PID()) {
+		t.Errorf("pid %d still runs", p.PID())
+	}
+
+	p, err = Start(sh("exec 1>&-; sleep 0.1; exit 4", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, p)
+	if ex := p.Exit(); ex.Reason != "exited with code 4" || ex.Killed {
+		t.Errorf("a server exiting soon after closing stdout: got %+v", ex)
+	}
+}
+
+func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }

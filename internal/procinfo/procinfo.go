@@ -47,6 +47,9 @@ type Info struct {
 	Exe    string
 	Args   []string
 	Zombie bool // exited, not yet reaped by its parent
+	// Stopped: stopped by a job-control signal (SIGSTOP, SIGTSTP; state
+	// T). A tracing stop (a debugger at a breakpoint, state t) is not.
+	Stopped bool
 }
 
 // Identity is what is recorded about a process to recognise it later.
@@ -125,6 +128,40 @@ func sameExe(got, want string) bool {
 		return false
 	}
 	return strings.TrimSuffix(got, " (deleted)") == strings.TrimSuffix(want, " (deleted)")
+}
+
+// StoppedIn returns the pid of a process stopped by a job-control signal
+// among pid and its descendants, or 0 when none is. A server stopped this
+// way answers nothing until it is continued: its calls hang. Linux reads
+// the tree from /proc; macOS looks at pid alone (listing children there
+// means listing every process).
+func StoppedIn(pid int) (int, error) {
+	seen := map[int]bool{}
+	todo := []int{pid}
+	for len(todo) > 0 && len(seen) < 4096 {
+		p := todo[0]
+		todo = todo[1:]
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		i, err := identify(p)
+		if err != nil {
+			if p == pid {
+				return 0, err
+			}
+			continue // exited meanwhile
+		}
+		if i.Stopped {
+			return p, nil
+		}
+		kids, err := Children(p)
+		if err != nil && !errors.Is(err, ErrUnsupported) && !errors.Is(err, ErrNotFound) {
+			return 0, err
+		}
+		todo = append(todo, kids...)
+	}
+	return 0, nil
 }
 
 // Descendants returns the pids of the processes in procs whose parent is

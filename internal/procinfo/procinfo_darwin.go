@@ -8,8 +8,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// szomb is SZOMB in <sys/proc.h>: exited, not yet reaped.
-const szomb = 5
+// szomb and sstop are SZOMB and SSTOP in <sys/proc.h>: exited, not yet
+// reaped; stopped by a signal.
+const (
+	szomb = 5
+	sstop = 4
+)
 
 // Get returns what the kernel says about pid (sysctl kern.proc.pid and
 // kern.procargs2; no cgo).
@@ -46,6 +50,7 @@ func fromKinfo(kp *unix.KinfoProc) *Info {
 		Start:    time.Unix(int64(st.Sec), int64(st.Usec)*1000),
 		StartKey: strconv.FormatInt(int64(st.Sec), 10) + "." + strconv.FormatInt(int64(st.Usec), 10),
 		Zombie:   kp.Proc.P_stat == szomb,
+		Stopped:  kp.Proc.P_stat == sstop,
 	}
 }
 

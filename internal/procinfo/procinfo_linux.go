@@ -90,7 +90,7 @@ func parseStat(pid int, stat []byte) (parsed, error) {
 	if err := errors.Join(err1, err2, err3); err != nil {
 		return parsed{}, errors.New("procinfo: malformed /proc stat of pid " + strconv.Itoa(pid) + ": " + err.Error())
 	}
-	i := &Info{PID: pid, PPID: ppid, PGID: pgid, StartKey: f[19], Zombie: f[0] == "Z" || f[0] == "X"}
+	i := &Info{PID: pid, PPID: ppid, PGID: pgid, StartKey: f[19], Zombie: f[0] == "Z" || f[0] == "X", Stopped: f[0] == "T"}
 	return parsed{i, ticks}, nil
 }
 

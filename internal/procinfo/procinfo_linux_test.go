@@ -357,3 +357,42 @@ func TestOfUser(t *testing.T) {
 		t.Errorf("nobody's list %v holds this process", theirs)
 	}
 }
+
+// A server stopped with SIGSTOP is seen at once, whether it is the process
+// the shim started or a grandchild under an npx-style wrapper; continued, it
+// is running again.
+func TestStoppedIn(t *testing.T) {
+	sh := start(t, "sh", "-c", "sleep 1003 & wait")
+	var kids []int
+	for deadline := time.Now().Add(10 * time.Second); len(kids) < 1; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("sh started no sleep")
+		}
+		kids, _ = Children(sh.Process.Pid)
+	}
+	if p, err := StoppedIn(sh.Process.Pid); p != 0 || err != nil {
+		t.Fatalf("nothing stopped yet: got %d, %v", p, err)
+	}
+	for _, target := range []int{kids[0], sh.Process.Pid} {
+		if err := syscall.Kill(target, syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		var p int
+		for deadline := time.Now().Add(10 * time.Second); p != target; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("pid %d stopped: StoppedIn(%d) = %d", target, sh.Process.Pid, p)
+			}
+			p, _ = StoppedIn(sh.Process.Pid)
+		}
+		syscall.Kill(target, syscall.SIGCONT)
+		for deadline := time.Now().Add(10 * time.Second); p != 0; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("pid %d continued: StoppedIn still %d", target, p)
+			}
+			p, _ = StoppedIn(sh.Process.Pid)
+		}
+	}
+	if _, err := StoppedIn(reaped(t)); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a reaped pid: got %v, want ErrNotFound", err)
+	}
+}

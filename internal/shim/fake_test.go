@@ -41,6 +41,9 @@ import (
 //	FAKE_STUBBORN  ignore stdin EOF and SIGTERM (stop-ladder tests)
 //	FAKE_MUTE_INIT_AFTER from start N+1 on, never answer initialize
 //	FAKE_PIDFILE   wrapper: write the grandchild's pid here
+//	FAKE_SERIAL    run tool calls one at a time on the reading goroutine,
+//	               like a fully single-threaded server (pings wait too)
+//	FAKE_GATE      file the "gate" tool waits for before it answers
 func TestMain(m *testing.M) {
 	switch os.Getenv("FAKE_MCP") {
 	case "server":
@@ -116,7 +119,9 @@ var fakeTools = `[
  {"name":"big","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}},
  {"name":"ask","inputSchema":{"type":"object"}},
  {"name":"pid","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}},
- {"name":"hang2","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}
+ {"name":"hang2","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}},
+ {"name":"gate","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}},
+ {"name":"closeout","inputSchema":{"type":"object"}}
 ]`
 
 func fakeServer() {
@@ -185,6 +190,20 @@ func fakeServer() {
 			reply(id, text(gjson.GetBytes(r, "result.roots.0.uri").String()))
 		case "pid":
 			reply(id, text(strconv.Itoa(pid)))
+		case "gate":
+			for {
+				if _, err := os.Stat(os.Getenv("FAKE_GATE")); err == nil {
+					break
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			reply(id, text("through"))
+		case "closeout":
+			// Answer, then close stdout and live on: nothing it does can
+			// reach the client any more.
+			reply(id, text("closing"))
+			os.Stdout.Close()
+			fakeEvent("closed stdout %d", pid)
 		case "hang2":
 			// A long read that never ends (but the server stays responsive).
 		default:
@@ -286,6 +305,10 @@ func fakeServer() {
 			if gjson.GetBytes(line, "params.name").String() == "hang" {
 				fakeEvent("call hang")
 				time.Sleep(time.Hour) // stop reading: nothing is answered any more
+			}
+			if os.Getenv("FAKE_SERIAL") != "" {
+				call(id, line)
+				continue
 			}
 			go call(id, line)
 		default:

@@ -16,14 +16,7 @@ var pingReq = jsonrpc.NewRequest([]byte("0"), "ping", nil)
 // janitor runs the periodic checks: queue time-outs, hang detection and
 // idle health probes. It owns the probe goroutines.
 func (s *Shim) janitor(ctx context.Context) {
-	tick := s.o.HangAfter
-	for _, d := range []time.Duration{s.o.PingTimeout, s.o.QueueTimeout, s.o.PingInterval} {
-		if d > 0 && d < tick {
-			tick = d
-		}
-	}
-	tick /= 4
-	tick = min(max(tick, 5*time.Millisecond), time.Second)
+	tick := s.janitorTick()
 	t := s.clk.NewTimer(tick)
 	defer t.Stop()
 	var probes sync.WaitGroup
@@ -33,46 +26,62 @@ func (s *Shim) janitor(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C():
-			t.Reset(tick)
 		}
 		s.expireQueue()
-		if c, gen, req, why := s.needProbe(); c != nil {
+		s.checkStopped()
+		if c, gen, req, why, calls := s.needProbe(); c != nil {
 			probes.Add(1)
 			go func() {
 				defer probes.Done()
-				s.probe(ctx, c, gen, req, why)
+				s.probe(ctx, c, gen, req, why, calls)
 			}()
 		}
+		// Set once the checks are done: a test on a fake clock knows
+		// from the new timer that this tick's work was.
+		t.Reset(tick)
 	}
 }
 
+// janitorTick is the janitor's period: a quarter of its shortest delay,
+// between 5 ms and a second (a stopped server is seen within one).
+func (s *Shim) janitorTick() time.Duration {
+	tick := s.o.HangAfter
+	for _, d := range []time.Duration{s.o.PingTimeout, s.o.QueueTimeout, s.o.PingInterval} {
+		if d > 0 && d < tick {
+			tick = d
+		}
+	}
+	return min(max(tick/4, 5*time.Millisecond), time.Second)
+}
+
 // needProbe says whether to probe the current server now: a request has
-// been outstanding longer than HangAfter with nothing heard from the
-// server for as long, or the server was idle for PingInterval.
+// been outstanding longer than HangAfter (hang.go) with nothing heard
+// from the server for as long, or the server was idle for PingInterval.
+// calls are the client's requests outstanding when the probe goes out.
 //
 // The probe is a ping in the handshake era. The stateless era (2026-07-28)
 // has no ping, so there the probe is the client's own server/discover
 // request (a read every stateless server must answer). Until the client has
 // negotiated an era the shim sends nothing of its own: a ping could violate
 // the stateless era and a server/discover the handshake era.
-func (s *Shim) needProbe() (upstream.Conn, uint64, []byte, string) {
+func (s *Shim) needProbe() (c upstream.Conn, gen uint64, req []byte, why string, calls []*entry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.isUp() || s.probing || s.conn == nil || s.sess.era == "" {
-		return nil, 0, nil, ""
+		return nil, 0, nil, "", nil
 	}
 	now := s.clk.Now()
-	req := pingReq
+	req = pingReq
 	if s.sess.era == EraStateless {
 		req = s.sess.discoverLine
 		if req == nil {
-			return nil, 0, nil, ""
+			return nil, 0, nil, "", nil
 		}
 	}
-	why := ""
-	if now.Sub(s.lastRecv) >= s.o.HangAfter {
+	hang := s.hangAfter()
+	if now.Sub(s.lastRecv) >= hang {
 		for _, e := range s.inflight {
-			if e.gen == s.gen && !e.injected && !e.cancelled && now.Sub(e.sentAt) >= s.o.HangAfter {
+			if e.gen == s.gen && !e.injected && !e.cancelled && now.Sub(e.sentAt) >= hang {
 				why = fmt.Sprintf("hung: %s was outstanding for %s with nothing from the server", e.method, now.Sub(e.sentAt).Round(time.Millisecond))
 				break
 			}
@@ -82,22 +91,24 @@ func (s *Shim) needProbe() (upstream.Conn, uint64, []byte, string) {
 		why = "idle health check"
 	}
 	if why == "" {
-		return nil, 0, nil, ""
+		return nil, 0, nil, "", nil
 	}
 	s.probing = true
 	s.lastProbe = now
-	return s.conn, s.gen, req, why
+	return s.conn, s.gen, req, why, s.callsOn(s.gen)
 }
 
 // probe sends one liveness request and kills the server when it gets no
 // answer (any answer, even an error, proves it alive) within PingTimeout.
-func (s *Shim) probe(ctx context.Context, c upstream.Conn, gen uint64, req []byte, why string) {
+func (s *Shim) probe(ctx context.Context, c upstream.Conn, gen uint64, req []byte, why string, calls []*entry) {
 	_, err := s.inject(ctx, c, gen, req, s.o.PingTimeout, c.Done())
 	s.mu.Lock()
 	s.probing = false
 	if err == nil {
 		s.lastProbe = s.clk.Now()
+		s.notePong(calls, s.pongOpen)
 	}
+	s.pongOpen = nil
 	s.mu.Unlock()
 	if errors.Is(err, errTimeout) {
 		reason := fmt.Sprintf("%s; no answer to a ping within %s", why, s.o.PingTimeout)

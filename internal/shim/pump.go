@@ -70,6 +70,11 @@ func (s *Shim) fromUpstream(line []byte, gen uint64, more bool) {
 		}
 		delete(s.inflight, key)
 		if e.injected {
+			if s.probing {
+				// What was still running as the probe came back
+				// (hang.go: notePong).
+				s.pongOpen = s.callsOn(gen)
+			}
 			s.mu.Unlock()
 			e.waiter <- line // buffered 1; never reaches the client
 			if !more {
@@ -78,6 +83,9 @@ func (s *Shim) fromUpstream(line []byte, gen uint64, more bool) {
 			return
 		}
 		changed := s.sess.noteResponse(e, line, m)
+		if gen == s.gen {
+			s.answered++ // this run answered a call: supervise.go, provedHealthy
+		}
 		s.mu.Unlock()
 		if changed {
 			s.record()

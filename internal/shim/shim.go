@@ -52,11 +52,15 @@ type Options struct {
 	// the tool's readOnlyHint/idempotentHint annotations.
 	NoRetry bool
 	// HangAfter: a request outstanding this long with nothing heard from
-	// the server starts a liveness probe (default 60s).
+	// the server starts a liveness probe (default DefaultHangAfter).
 	HangAfter time.Duration
 	// PingTimeout: a probe unanswered this long kills the server
-	// (default 10s).
+	// (default DefaultPingTimeout).
 	PingTimeout time.Duration
+	// SerialHangAfter replaces HangAfter for a server seen to answer pings
+	// only between calls (default DefaultSerialHangAfter): its silence
+	// during a call is no sign of a hang (see hang.go).
+	SerialHangAfter time.Duration
 	// PingInterval: when > 0, probe an idle server this often.
 	PingInterval time.Duration
 	// MaxFailures quick failures in a row mark the server failed (default 5).
@@ -65,7 +69,8 @@ type Options struct {
 	// crash-looping server (defaults 250ms and 30s).
 	BackoffMin, BackoffMax time.Duration
 	// StableAfter: a run that lasts this long resets the failure count
-	// (default 10s).
+	// (default 10s), as does a shorter one that proved healthy
+	// (supervise.go: provedHealthy).
 	StableAfter time.Duration
 	// ResetOnUp: a connection whose handshake replay succeeded resets the
 	// failure count. Set for remote servers: a session that came up proves
@@ -138,6 +143,11 @@ type Shim struct {
 	downSince time.Time
 	probing   bool // the janitor has a liveness probe out
 	lastProbe time.Time
+	pings     pingHabit // how the server answers pings during calls (hang.go)
+	pongOpen  []*entry  // the calls still outstanding when the probe's answer came
+	stoppedAt uint64    // the janitor's: the generation it last saw stopped (hang.go)
+	upGen     uint64    // the last generation whose handshake replay succeeded
+	answered  int       // client requests generation gen answered
 
 	closers    sync.WaitGroup // upstreams being closed by kill; Run waits
 	killedConn upstream.Conn  // guarded by mu: closed by kill, for killWhy
@@ -190,11 +200,15 @@ type srvReq struct {
 // New returns a Shim; o.Dialer, o.Stdin and o.Stdout are required.
 func New(o Options) *Shim {
 	if o.HangAfter <= 0 {
-		o.HangAfter = 60 * time.Second
+		o.HangAfter = DefaultHangAfter
 	}
 	if o.PingTimeout <= 0 {
-		o.PingTimeout = 10 * time.Second
+		o.PingTimeout = DefaultPingTimeout
 	}
+	if o.SerialHangAfter <= 0 {
+		o.SerialHangAfter = DefaultSerialHangAfter
+	}
+	o.SerialHangAfter = max(o.SerialHangAfter, o.HangAfter)
 	if o.MaxFailures <= 0 {
 		o.MaxFailures = 5
 	}

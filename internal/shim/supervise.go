@@ -3,6 +3,7 @@ package shim
 import (
 	"context"
 	"errors"
+	"syscall"
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/backoff"
@@ -88,7 +89,7 @@ func (s *Shim) supervise(ctx context.Context) {
 		if purpose != "" {
 			bo.Reset()
 		} else {
-			if time.Duration(ex.UptimeMS)*time.Millisecond >= s.o.StableAfter {
+			if time.Duration(ex.UptimeMS)*time.Millisecond >= s.o.StableAfter || s.provedHealthy(gen, ex) {
 				bo.Reset()
 			}
 			d = bo.Fail()
@@ -107,6 +108,39 @@ func (s *Shim) supervise(ctx context.Context) {
 	}
 }
 
+// provedHealthy reports whether the run of generation gen, which ended
+// as ex says, proved its server healthy, so that its end, however soon,
+// is no quick failure: it completed its handshake and answered a call of
+// the client's, or it was killed from outside (SIGKILL, SIGTERM: a user,
+// the OOM killer) while none of the client's calls was running on it. A
+// run that never completed its handshake, or died under a call without
+// answering any, still counts: that is how a crash loop looks, whatever
+// the signal. Called before connDied settles gen's calls.
+func (s *Shim) provedHealthy(gen uint64, ex upstream.Exit) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.upGen != gen || s.gen != gen {
+		return false
+	}
+	if s.answered > 0 {
+		return true
+	}
+	return externalSignal(ex) && len(s.callsOn(gen)) == 0
+}
+
+// externalSignal reports whether ex is a death by a signal that ends a
+// process from outside, not one that the connection's own side sent.
+func externalSignal(ex upstream.Exit) bool {
+	if ex.Killed {
+		return false
+	}
+	switch ex.Signal {
+	case syscall.SIGKILL.String(), syscall.SIGTERM.String(), syscall.SIGINT.String(), syscall.SIGHUP.String():
+		return true
+	}
+	return false
+}
+
 // install makes c the current connection and returns its generation.
 func (s *Shim) install(c upstream.Conn) uint64 {
 	s.mu.Lock()
@@ -116,6 +150,7 @@ func (s *Shim) install(c upstream.Conn) uint64 {
 	s.childPID = c.PID()
 	s.childAt = time.Now()
 	s.lastRecv = s.clk.Now()
+	s.answered = 0
 	s.dialFails = 0
 	s.cantStart = false
 	s.permanent = false
@@ -150,6 +185,7 @@ func (s *Shim) goUp(gen uint64) {
 		s.mu.Unlock() // stopping
 		return
 	}
+	s.upGen = gen
 	q := s.queue
 	s.queue = nil
 	now := s.clk.Now()

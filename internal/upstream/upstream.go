@@ -60,4 +60,7 @@ type Exit struct {
 	Undelivered [][]byte
 	// StderrTail is the last lines the child wrote to stderr (redacted).
 	StderrTail []string
+	// Killed: the connection's own side ended it (Kill with a reason: a
+	// hang, a closed stdout), so a signal in Exit is not someone else's.
+	Killed bool
 }
