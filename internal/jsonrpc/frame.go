@@ -67,20 +67,25 @@ func (r *Reader) Next() ([]byte, error) {
 	return r.NextMax(nil)
 }
 
-// NextOwned is Next, but the line is the caller's to keep: a long line is
-// handed over as it was assembled, a short one copied out of the read
-// buffer. A relay that keeps each message uses it to save one copy of every
-// large message.
+// NextOwned is Next, but the line is the caller's to keep (Own).
 func (r *Reader) NextOwned() ([]byte, error) {
 	line, err := r.NextMax(nil)
 	if err != nil {
 		return nil, err
 	}
+	return r.Own(line), nil
+}
+
+// Own returns b, which must be a part of the line last returned, as the
+// caller's to keep: a long line is handed over as it was joined (once), a
+// short one copied out of the read buffer. A relay that keeps each message
+// saves one copy of every large one.
+func (r *Reader) Own(b []byte) []byte {
 	if r.joined {
 		r.buf, r.joined = nil, false
-		return line, nil
+		return b
 	}
-	return bytes.Clone(line), nil
+	return bytes.Clone(b)
 }
 
 // NextMax is Next with a ceiling chosen per line: limit, when non-nil, gets
