@@ -9,11 +9,16 @@ import (
 	"sync"
 )
 
-// DefaultMaxMessage is the default ceiling on one forwarded message
-// (256 MiB): far above any real tool result (base64 images and files of a
-// few MiB), yet it bounds what a broken or hostile server can make a relay
-// hold. The shim's --max-message changes it.
-const DefaultMaxMessage = 256 << 20
+// DefaultMaxMessage is the default ceiling on one forwarded message:
+// 16 MiB less 64 KiB (16,711,680 bytes), the longest message Claude Code
+// takes. Claude Code (2.1.328 and 2.1.332, measured: docs/claude-code-
+// behaviour.md) closes the connection to a stdio server that sends 16 MiB
+// (16,777,216 bytes) without a line end, counting what it has not parsed
+// yet, and each read of the pipe brings up to 64 KiB, which may include
+// the start of the next message. A longer answer therefore fails its one
+// call with a clear error here instead of losing the server (and each call
+// in flight on it). The shim's --max-message changes it.
+const DefaultMaxMessage = 16<<20 - 64<<10
 
 // headSize is how much of an overlong line a TooLongError keeps: enough to
 // read the members every SDK writes first (jsonrpc, id, method).
