@@ -58,6 +58,9 @@ func TestMain(m *testing.M) {
 	case "hostile":
 		fakeHostile()
 		os.Exit(0)
+	case "bigfile":
+		fakeBigFile()
+		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }
