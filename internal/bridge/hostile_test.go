@@ -25,6 +25,7 @@ import (
 // no well-behaved server sends (arguments.mb megabytes of it):
 //
 //	bigjson  an application/json response that long
+//	bigjsoncl the same, with its Content-Length
 //	bigsse   an SSE response whose one data line is that long
 //	bigfield an SSE response with a comment and an event name that long,
 //	         then the real response ("ok")
@@ -61,6 +62,13 @@ func hostileRemote(t *testing.T) *httptest.Server {
 		case "bigjson":
 			w.Header().Set("Content-Type", "application/json")
 			big(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"`, m.ID))
+			bw.WriteString(`"}]}}`)
+		case "bigjsoncl":
+			// The same, with a Content-Length saying so.
+			w.Header().Set("Content-Type", "application/json")
+			prefix := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"`, m.ID)
+			w.Header().Set("Content-Length", fmt.Sprint(len(prefix)+mb<<20+len(`"}]}}`)))
+			big(prefix)
 			bw.WriteString(`"}]}}`)
 		case "bigsse":
 			w.Header().Set("Content-Type", "text/event-stream")
@@ -141,6 +149,51 @@ func TestHostileRemoteMemory(t *testing.T) {
 		})
 	}
 	t.Logf("peak RSS of the shim: %d MiB", peakRSS(t, sh.cmd.Process.Pid))
+}
+
+// TestHostileRemoteCeiling: at the default ceiling and at 256 MiB, a 1 GB
+// JSON body (with and without a Content-Length) and a 1 GB SSE data line
+// each fail their call with message-too-large, and the real shim's peak
+// RSS stays within the ceiling plus 64 MiB (issue 16: 650-660 MiB at
+// 256 MiB, the doubling buffer's two copies and its garbage).
+func TestHostileRemoteCeiling(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the peak RSS is read from /proc (Linux only)")
+	}
+	testenv.NeedsFull(t, "a few seconds to move gigabytes through the bridge")
+	srv := hostileRemote(t)
+	for _, ceiling := range []int{jsonrpc.DefaultMaxMessage, 256 << 20} {
+		t.Run(fmt.Sprintf("ceiling %d KiB", ceiling>>10), func(t *testing.T) {
+			args := []string{"--name", "hostile", "--url", srv.URL + "/mcp"}
+			if ceiling != jsonrpc.DefaultMaxMessage {
+				args = append(args, "--max-message", fmt.Sprint(ceiling))
+			}
+			sh := startShim(t, args...)
+			if _, err := sh.ok("initialize", initParams, 30*time.Second); err != nil {
+				t.Fatal(err)
+			}
+			sh.write([]byte(initialized))
+			bound := ceiling>>20 + 64
+			for _, tool := range []string{"bigjsoncl", "bigjson", "bigsse", "bigjson", "bigsse"} {
+				r, err := sh.call("tools/call", fmt.Sprintf(`{"name":%q,"arguments":{"mb":1024}}`, tool), 120*time.Second)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if gjson.GetBytes(r, "error.data.reason").Str != "message-too-large" {
+					t.Errorf("%s: got %.300s, want a message-too-large error", tool, r)
+				}
+				got := peakRSS(t, sh.cmd.Process.Pid)
+				t.Logf("%s, 1 GB: peak RSS %d MiB (bound %d MiB)", tool, got, bound)
+				if got > bound {
+					t.Errorf("peak RSS %d MiB after a 1 GB %s, want at most the ceiling + 64 MiB = %d MiB", got, tool, bound)
+				}
+			}
+			r, err := sh.call("tools/call", `{"name":"bigjson","arguments":{"mb":1}}`, 60*time.Second)
+			if err != nil || len(gjson.GetBytes(r, "result.content.0.text").Str) != 1<<20 {
+				t.Errorf("a 1 MiB answer after them: got %.200s, %v", r, err)
+			}
+		})
+	}
 }
 
 // A server that sends thousands of SSE events that are not JSON gets a

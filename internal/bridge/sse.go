@@ -58,7 +58,9 @@ func newSSEReader(r io.Reader, max int) *sseReader {
 // event cut off by the end is discarded, as the standard says).
 func (s *sseReader) Next() (event, error) {
 	var ev event
-	var data bytes.Buffer
+	// data is owned: a long data line is kept as the reader joined it, and
+	// never copied again on its way to the client.
+	var data []byte
 	var dropped *jsonrpc.TooLongError
 	dataLines := 0
 	seen := false
@@ -79,12 +81,12 @@ func (s *sseReader) Next() (event, error) {
 			if dropped == nil {
 				_, head, _ := bytes.Cut(tl.Head, []byte{':'})
 				dropped = &jsonrpc.TooLongError{Limit: s.max, Head: bytes.TrimPrefix(head, []byte{' '})}
-				if data.Len() > 0 {
-					dropped.Head = bytes.Clone(data.Bytes()[:min(data.Len(), 4<<10)])
+				if len(data) > 0 {
+					dropped.Head = bytes.Clone(data[:min(len(data), 4<<10)])
 				}
 			}
-			dropped.Len += int64(data.Len()) + tl.Len
-			data = bytes.Buffer{}
+			dropped.Len += int64(len(data)) + tl.Len
+			data = nil
 			continue
 		}
 		if err != nil {
@@ -100,7 +102,7 @@ func (s *sseReader) Next() (event, error) {
 			if dropped != nil {
 				ev.Dropped = dropped
 			} else {
-				ev.Data = data.Bytes()
+				ev.Data = data
 			}
 			return ev, nil
 		}
@@ -120,16 +122,26 @@ func (s *sseReader) Next() (event, error) {
 				dropped.Len += int64(len(value)) + 1
 				continue
 			}
+			n := len(value)
 			if dataLines > 0 {
-				data.WriteByte('\n')
+				n += len(data) + 1
 			}
-			data.Write(value)
-			dataLines++
-			if data.Len() > s.max {
+			if n > s.max {
 				// Many data lines, each within the ceiling.
-				dropped = &jsonrpc.TooLongError{Len: int64(data.Len()), Limit: s.max, Head: bytes.Clone(data.Bytes()[:min(data.Len(), 4<<10)])}
-				data = bytes.Buffer{}
+				head := data
+				if dataLines == 0 {
+					head = value
+				}
+				dropped = &jsonrpc.TooLongError{Len: int64(n), Limit: s.max, Head: bytes.Clone(head[:min(len(head), 4<<10)])}
+				data = nil
+				continue
 			}
+			if dataLines == 0 {
+				data = s.lr.Own(value)
+			} else {
+				data = append(append(data, '\n'), value...)
+			}
+			dataLines++
 		case "id":
 			if !bytes.ContainsRune(value, 0) {
 				ev.ID, ev.HasID = string(value), true
@@ -146,15 +158,18 @@ func (s *sseReader) Next() (event, error) {
 // raw line breaks only as whitespace between tokens (inside strings they
 // must be escaped), so replacing them with spaces keeps it valid and
 // equivalent. Pretty-printed responses and multi-line SSE data need this.
+// b is changed in place (every caller owns it: a copy of a large message
+// cost as much as the message).
 func oneLine(b []byte) []byte {
-	if bytes.IndexByte(b, '\n') < 0 && bytes.IndexByte(b, '\r') < 0 {
-		return bytes.TrimSpace(b)
-	}
-	out := bytes.Clone(b)
-	for i, c := range out {
-		if c == '\n' || c == '\r' {
-			out[i] = ' '
+	for _, c := range []byte{'\n', '\r'} {
+		for i := bytes.IndexByte(b, c); i >= 0; {
+			b[i] = ' '
+			j := bytes.IndexByte(b[i+1:], c)
+			if j < 0 {
+				break
+			}
+			i += 1 + j
 		}
 	}
-	return bytes.TrimSpace(out)
+	return bytes.TrimSpace(b)
 }

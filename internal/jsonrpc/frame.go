@@ -9,11 +9,16 @@ import (
 	"sync"
 )
 
-// DefaultMaxMessage is the default ceiling on one forwarded message
-// (256 MiB): far above any real tool result (base64 images and files of a
-// few MiB), yet it bounds what a broken or hostile server can make a relay
-// hold. The shim's --max-message changes it.
-const DefaultMaxMessage = 256 << 20
+// DefaultMaxMessage is the default ceiling on one forwarded message:
+// 16 MiB less 64 KiB (16,711,680 bytes), the longest message Claude Code
+// takes. Claude Code (2.1.328 and 2.1.332, measured: docs/claude-code-
+// behaviour.md) closes the connection to a stdio server that sends 16 MiB
+// (16,777,216 bytes) without a line end, counting what it has not parsed
+// yet, and each read of the pipe brings up to 64 KiB, which may include
+// the start of the next message. A longer answer therefore fails its one
+// call with a clear error here instead of losing the server (and each call
+// in flight on it). The shim's --max-message changes it.
+const DefaultMaxMessage = 16<<20 - 64<<10
 
 // headSize is how much of an overlong line a TooLongError keeps: enough to
 // read the members every SDK writes first (jsonrpc, id, method).
@@ -28,9 +33,10 @@ const headSize = 4 << 10
 // it streams (never held whole) and Next returns a *TooLongError for it; the
 // Reader stays usable for the lines that follow.
 type Reader struct {
-	br  *bufio.Reader
-	buf []byte
-	max int
+	br     *bufio.Reader
+	buf    []byte // the last long line, joined
+	joined bool   // the line last returned is buf
+	max    int
 }
 
 // NewReader returns a Reader that reads from r with no ceiling on line
@@ -66,12 +72,34 @@ func (r *Reader) Next() ([]byte, error) {
 	return r.NextMax(nil)
 }
 
+// NextOwned is Next, but the line is the caller's to keep (Own).
+func (r *Reader) NextOwned() ([]byte, error) {
+	line, err := r.NextMax(nil)
+	if err != nil {
+		return nil, err
+	}
+	return r.Own(line), nil
+}
+
+// Own returns b, which must be a part of the line last returned, as the
+// caller's to keep: a long line is handed over as it was joined (once), a
+// short one copied out of the read buffer. A relay that keeps each message
+// saves one copy of every large one.
+func (r *Reader) Own(b []byte) []byte {
+	if r.joined {
+		r.buf, r.joined = nil, false
+		return b
+	}
+	return bytes.Clone(b)
+}
+
 // NextMax is Next with a ceiling chosen per line: limit, when non-nil, gets
 // the line's first bytes (up to 64 KiB, or the whole line when shorter;
 // always including a short field name such as an SSE "data:") and returns
 // the ceiling for that line (<= 0: no ceiling). A nil limit uses the
 // Reader's own ceiling.
 func (r *Reader) NextMax(limit func(first []byte) int) ([]byte, error) {
+	r.joined = false
 	line, err := r.br.ReadSlice('\n')
 	max := r.max
 	if limit != nil {
@@ -87,10 +115,15 @@ func (r *Reader) NextMax(limit func(first []byte) int) ([]byte, error) {
 	if !errors.Is(err, bufio.ErrBufferFull) {
 		return nil, err
 	}
-	// Long line: accumulate into our own buffer, up to the ceiling; past
-	// it keep only the head and discard the rest as it arrives.
-	r.buf = append(r.buf[:0], line...)
+	// Long line: gather it in chunks up to the ceiling, then join them
+	// once. Growing one buffer by doubling held the old and the new buffer
+	// at once, and the garbage of the smaller ones: a 1 GB line against a
+	// 256 MiB ceiling took 650 MiB (issue 16). Past the ceiling only the
+	// head is kept and the rest is discarded as it arrives.
+	var c Chunks
+	c.Write(line)
 	total := int64(len(line))
+	var head []byte
 	over := false
 	prev := line[len(line)-1] // the byte before this chunk, for "\r\n"
 	cr := false
@@ -105,9 +138,10 @@ func (r *Reader) NextMax(limit func(first []byte) int) ([]byte, error) {
 			// +2: the line end is not content.
 			if max > 0 && total > int64(max)+2 {
 				over = true
-				r.buf = r.buf[:min(len(r.buf), headSize, max)]
+				head = c.Head(min(headSize, max))
+				c.Reset()
 			} else {
-				r.buf = appendGrow(r.buf, line, max)
+				c.Write(line)
 			}
 		}
 		if err == nil {
@@ -119,7 +153,6 @@ func (r *Reader) NextMax(limit func(first []byte) int) ([]byte, error) {
 		if errors.Is(err, io.EOF) && total > 0 {
 			break
 		}
-		r.release()
 		return nil, err
 	}
 	n := total
@@ -129,41 +162,93 @@ func (r *Reader) NextMax(limit func(first []byte) int) ([]byte, error) {
 			n--
 		}
 	}
-	if over || (max > 0 && n > int64(max)) {
-		head := r.buf[:min(len(r.buf), headSize, max)]
-		e := &TooLongError{Len: n, Limit: max, Head: bytes.Clone(trimEOL(head))}
-		r.release()
-		return nil, e
+	if !over && max > 0 && n > int64(max) {
+		over = true
+		head = c.Head(min(headSize, max))
 	}
-	out := trimEOL(r.buf)
-	// Do not pin a huge buffer forever after one huge message.
-	if cap(r.buf) > 4<<20 {
+	if over {
+		return nil, &TooLongError{Len: n, Limit: max, Head: trimEOL(head)}
+	}
+	// Reuse a small buffer; never pin a huge one after one huge message.
+	if cap(r.buf) > 4<<20 || cap(r.buf) < c.Len() {
 		r.buf = nil
 	}
-	return out, nil
+	r.buf = c.AppendTo(r.buf[:0])
+	r.joined = true
+	return trimEOL(r.buf), nil
 }
 
-// appendGrow appends b to buf, doubling its capacity when it must grow
-// (append grows large slices by a quarter, and the copies it leaves behind
-// add up to several times the line before the collector runs), but never
-// past what a line within the ceiling (limit; 0: none) can need.
-func appendGrow(buf, b []byte, limit int) []byte {
-	if need := len(buf) + len(b); need > cap(buf) {
-		c := max(2*cap(buf), need)
-		if limit > 0 {
-			c = min(c, max(need, limit+2+64<<10))
+// Chunks gathers a message of unknown length without copying what it has
+// as it grows (each chunk is filled, then a new, larger one started, up to
+// 4 MiB). Holding a message costs its length plus at most one chunk.
+type Chunks struct {
+	cs  [][]byte
+	len int
+}
+
+// Write appends p; it never fails.
+func (c *Chunks) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		k := copy(c.Spare(1), p)
+		c.Commit(k)
+		p = p[k:]
+	}
+	return n, nil
+}
+
+// Spare is the free space of the last chunk, at least atLeast bytes (a new
+// chunk is started when needed), for reading into directly; Commit then
+// counts what was read into it.
+func (c *Chunks) Spare(atLeast int) []byte {
+	last := len(c.cs) - 1
+	if last < 0 || cap(c.cs[last])-len(c.cs[last]) < atLeast {
+		size := 64 << 10
+		if last >= 0 {
+			size = min(2*cap(c.cs[last]), 4<<20)
 		}
-		nb := make([]byte, len(buf), c)
-		copy(nb, buf)
-		buf = nb
+		c.cs = append(c.cs, make([]byte, 0, max(size, atLeast)))
+		last++
 	}
-	return append(buf, b...)
+	return c.cs[last][len(c.cs[last]):cap(c.cs[last])]
 }
 
-func (r *Reader) release() {
-	if cap(r.buf) > 4<<20 {
-		r.buf = nil
+// Commit counts n bytes read into what Spare returned.
+func (c *Chunks) Commit(n int) {
+	last := len(c.cs) - 1
+	c.cs[last] = c.cs[last][:len(c.cs[last])+n]
+	c.len += n
+}
+
+// Len is the number of bytes held.
+func (c *Chunks) Len() int { return c.len }
+
+// Head is a copy of the first n bytes (fewer when shorter).
+func (c *Chunks) Head(n int) []byte {
+	var h []byte
+	for _, b := range c.cs {
+		if len(h) >= n {
+			break
+		}
+		h = append(h, b[:min(len(b), n-len(h))]...)
 	}
+	return h
+}
+
+// Reset drops what is held.
+func (c *Chunks) Reset() { *c = Chunks{} }
+
+// AppendTo appends the message to dst (allocating it whole, once, when
+// it has no room) and drops the chunks.
+func (c *Chunks) AppendTo(dst []byte) []byte {
+	if cap(dst)-len(dst) < c.len {
+		dst = append(make([]byte, 0, len(dst)+c.len), dst...)
+	}
+	for _, b := range c.cs {
+		dst = append(dst, b...)
+	}
+	c.Reset()
+	return dst
 }
 
 // Buffered is the number of bytes read from the underlying reader but not

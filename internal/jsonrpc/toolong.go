@@ -93,6 +93,12 @@ func TooLongReply(id []byte, e *TooLongError) []byte {
 	if e.Len < 0 {
 		size = "larger"
 	}
-	msg := fmt.Sprintf("the MCP server's response (%s) is over the %d-byte message ceiling; mcp-heal dropped it (raise the ceiling with mcp-heal shim --max-message)", size, e.Limit)
+	msg := fmt.Sprintf("the MCP server's response (%s) is over the %d-byte message ceiling; mcp-heal dropped it", size, e.Limit)
+	if e.Limit >= DefaultMaxMessage {
+		// Raising it would not help: Claude Code would drop the server.
+		msg += " (Claude Code takes no longer message)"
+	} else {
+		msg += " (raise the ceiling with mcp-heal shim --max-message)"
+	}
 	return ErrorReply(id, CodeInternalError, msg, map[string]any{"reason": "message-too-large", "bytes": e.Len, "limit": e.Limit})
 }

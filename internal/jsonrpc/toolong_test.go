@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -189,4 +190,76 @@ func FuzzPeekHead(f *testing.F) {
 			t.Fatalf("PeekHead(%q) = %v %s %q; Peek(%q) = %v %s %q", line[:cut], head.Kind, head.ID, head.Method, line, m.Kind, m.ID, m.Method)
 		}
 	})
+}
+
+// allocated is how many bytes f allocates.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// TestReaderMemory: reading a line allocates about the line once more
+// than it holds, and a line over the ceiling no more than the ceiling
+// (issue 16: a buffer grown by doubling held the old and the new copy and
+// the garbage of the smaller ones: 650 MiB for a 256 MiB ceiling). Bytes
+// allocated, not timing or RSS: deterministic.
+func TestReaderMemory(t *testing.T) {
+	const ceiling = 16 << 20
+	over := strings.Repeat("x", 64<<20) + "\n"
+	within := strings.Repeat("y", ceiling-1) + "\n"
+	for _, tc := range []struct {
+		name string
+		in   string
+		max  uint64 // bytes the read may allocate
+	}{
+		{"64 MiB line, 16 MiB ceiling", over, ceiling + 4<<20 + 1<<20},
+		{"16 MiB line within the ceiling", within, 2*ceiling + 4<<20 + 1<<20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := NewReaderMax(strings.NewReader(tc.in), ceiling)
+			var line []byte
+			var err error
+			got := allocated(func() { line, err = r.NextOwned() })
+			if tc.in == over {
+				var tl *TooLongError
+				if !errors.As(err, &tl) || tl.Len != int64(len(over)-1) {
+					t.Fatalf("got %v, want a TooLongError for %d bytes", err, len(over)-1)
+				}
+			} else if err != nil || len(line) != len(tc.in)-1 {
+				t.Fatalf("got %d bytes, %v; want the line", len(line), err)
+			}
+			if got > tc.max {
+				t.Errorf("reading allocated %d MiB, want at most %d MiB", got>>20, tc.max>>20)
+			}
+		})
+	}
+}
+
+// TestChunks: what is written comes back whole, in order, whatever the
+// write sizes, through Write and through Spare/Commit.
+func TestChunks(t *testing.T) {
+	var want bytes.Buffer
+	var c Chunks
+	for i, n := range []int{0, 1, 100, 64 << 10, 3 << 20, 5 << 20, 7} {
+		p := bytes.Repeat([]byte{byte('a' + i)}, n)
+		want.Write(p)
+		if i%2 == 0 {
+			c.Write(p)
+			continue
+		}
+		for len(p) > 0 {
+			k := copy(c.Spare(1), p)
+			c.Commit(k)
+			p = p[k:]
+		}
+	}
+	if c.Len() != want.Len() || !bytes.Equal(c.Head(200), want.Bytes()[:200]) {
+		t.Fatalf("Len %d, want %d; or the head differs", c.Len(), want.Len())
+	}
+	if got := c.AppendTo([]byte("<")); !bytes.Equal(got[1:], want.Bytes()) || got[0] != '<' || c.Len() != 0 {
+		t.Fatalf("AppendTo: %d bytes, want %d after the prefix, and Chunks empty after", len(got), want.Len())
+	}
 }

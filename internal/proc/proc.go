@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -205,9 +206,14 @@ func (p *Process) readStdout(prefix []byte) {
 	}
 	r := jsonrpc.NewReaderMax(in, max)
 	for {
-		line, err := r.Next()
+		// Owned: the message goes to the pump as it was read, with no
+		// copy of its own (a copy of each large answer doubled its cost).
+		line, err := r.NextOwned()
 		if tl, ok := err.(*jsonrpc.TooLongError); ok {
 			p.log.Warn("dropped a message from the server over the size ceiling", "pid", p.pid, "bytes", tl.Len, "limit", tl.Limit, "head", redact.String(string(tl.Head[:min(len(tl.Head), 200)])))
+			// Hand what the dropped message held back to the system now:
+			// the next one would otherwise stack its own on top.
+			debug.FreeOSMemory()
 			if line, err = jsonrpc.DroppedReply(tl), nil; line == nil {
 				continue
 			}
@@ -227,9 +233,8 @@ func (p *Process) readStdout(prefix []byte) {
 		// The stdio transport allows nothing but MCP messages on stdout; a
 		// stray print must not reach the client (a Go SDK client closes
 		// the session on a non-JSON line).
-		msg := append([]byte(nil), line...)
 		select {
-		case p.recv <- msg:
+		case p.recv <- line:
 		case <-p.quit:
 		}
 	}

@@ -61,6 +61,9 @@ func TestMain(m *testing.M) {
 	case "hostile":
 		fakeHostile()
 		os.Exit(0)
+	case "bigfile":
+		fakeBigFile()
+		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }

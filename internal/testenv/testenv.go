@@ -43,6 +43,7 @@ func NeedsFull(tb testing.TB, what string) {
 // Pinned versions of everything the tests install.
 const (
 	ClaudeCode       = "@anthropic-ai/claude-code@2.1.328"
+	ClaudeCode332    = "@anthropic-ai/claude-code@2.1.332" // a later release, where a behaviour is checked in both
 	ServerEverything = "@modelcontextprotocol/server-everything@2026.8.31"
 	ServerMemory     = "@modelcontextprotocol/server-memory@2026.8.31"
 	TSSDK            = "@modelcontextprotocol/sdk@1.32.2"

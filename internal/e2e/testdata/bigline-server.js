@@ -1,0 +1,36 @@
+// A stdio MCP server for the line-length experiment (linelimit_test.go):
+// tool "big" answers with one line of exactly `bytes` bytes (without its
+// newline), tool "echo" returns its text and this process's pid. Plain Node, no SDK: the line is
+// written as given, in one write.
+const readline = require("readline");
+const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
+const send = (msg) => process.stdout.write(JSON.stringify(msg) + "\n");
+rl.on("line", (line) => {
+  let m;
+  try { m = JSON.parse(line); } catch { return; }
+  if (m.id === undefined || !m.method) return;
+  switch (m.method) {
+    case "initialize":
+      send({ jsonrpc: "2.0", id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "bigline", version: "1" } } });
+      break;
+    case "tools/list":
+      send({ jsonrpc: "2.0", id: m.id, result: { tools: [
+        { name: "big", description: "Answers with one line of the given length.", inputSchema: { type: "object", properties: { bytes: { type: "number" } } } },
+        { name: "echo", description: "Returns its text.", inputSchema: { type: "object", properties: { text: { type: "string" } } } },
+      ] } });
+      break;
+    case "tools/call": {
+      const args = m.params.arguments || {};
+      if (m.params.name === "echo") {
+        send({ jsonrpc: "2.0", id: m.id, result: { content: [{ type: "text", text: String(args.text) + " pid " + process.pid }] } });
+        break;
+      }
+      const frame = (text) => JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { content: [{ type: "text", text }] } });
+      const pad = args.bytes - Buffer.byteLength(frame(""));
+      process.stdout.write(frame("x".repeat(Math.max(0, pad))) + "\n");
+      break;
+    }
+    default:
+      send({ jsonrpc: "2.0", id: m.id, error: { code: -32601, message: "no " + m.method } });
+  }
+});
