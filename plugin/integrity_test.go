@@ -16,13 +16,14 @@ import (
 )
 
 // releasedPlugin lays out a plugin as the release does (launcher,
-// manifest, bin/mcp-heal-<os>-<arch>, bin/SHA256SUMS, no go.mod) with this
+// manifest, bin/mcp-heal, bin/mcp-heal-<os>-<arch>, bin/SHA256SUMS, no
+// go.mod nor build.sh) with this
 // machine's binary, and returns its root and the bundled binary's path.
 func releasedPlugin(t *testing.T) (root, bundled string) {
 	t.Helper()
 	src := testenv.ModuleRoot(t)
 	root = t.TempDir()
-	for _, f := range []string{"plugin/mcp-heal", ".claude-plugin/plugin.json"} {
+	for _, f := range []string{"plugin/mcp-heal", "plugin/link.sh", "bin/mcp-heal", ".claude-plugin/plugin.json"} {
 		b, err := os.ReadFile(filepath.Join(src, f))
 		if err != nil {
 			t.Fatal(err)
