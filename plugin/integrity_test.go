@@ -16,13 +16,14 @@ import (
 )
 
 // releasedPlugin lays out a plugin as the release does (launcher,
-// manifest, bin/mcp-heal-<os>-<arch>, bin/SHA256SUMS, no go.mod) with this
+// manifest, bin/mcp-heal, bin/mcp-heal-<os>-<arch>, bin/SHA256SUMS, no
+// go.mod nor build.sh) with this
 // machine's binary, and returns its root and the bundled binary's path.
 func releasedPlugin(t *testing.T) (root, bundled string) {
 	t.Helper()
 	src := testenv.ModuleRoot(t)
 	root = t.TempDir()
-	for _, f := range []string{"plugin/mcp-heal", ".claude-plugin/plugin.json"} {
+	for _, f := range []string{"plugin/mcp-heal", "plugin/link.sh", "bin/mcp-heal", ".claude-plugin/plugin.json"} {
 		b, err := os.ReadFile(filepath.Join(src, f))
 		if err != nil {
 			t.Fatal(err)
@@ -199,6 +200,133 @@ func TestLauncherRefusesUnlistedBinary(t *testing.T) {
 			out, errOut := runPlugin(t, root, t.TempDir(), `{}`, "hook", "SessionStart")
 			if strings.Count(out, "\n") != 1 || !strings.Contains(out, c.want) || errOut != "" {
 				t.Fatalf("got stdout %q stderr %q, want one systemMessage saying %q and nothing on stderr", out, errOut, c.want)
+			}
+		})
+	}
+}
+
+// TestLauncherReadsSumsFiles is issue 16 item 9: a SHA256SUMS whose last
+// line has no newline, or with CRLF line ends (a file that went through an
+// editor or a Windows checkout), still lets the right binary run; a wrong
+// hash in either form is still refused. Before, both rejected the correct
+// binary.
+func TestLauncherReadsSumsFiles(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func(sums string) string
+		ok   bool
+	}{
+		{"no final newline", func(s string) string { return strings.TrimSuffix(s, "\n") }, true},
+		{"CRLF", func(s string) string { return strings.ReplaceAll(s, "\n", "\r\n") }, true},
+		{"CRLF, no final newline", func(s string) string { return strings.TrimSuffix(strings.ReplaceAll(s, "\n", "\r\n"), "\r\n") }, true},
+		{"binary mode", func(s string) string { return strings.ReplaceAll(s, "  mcp-heal", " *mcp-heal") }, true},
+		{"wrong hash, no final newline", func(s string) string { return strings.TrimSuffix(flipHash(s), "\n") }, false},
+		{"wrong hash, CRLF", func(s string) string { return strings.ReplaceAll(flipHash(s), "\n", "\r\n") }, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root, _ := releasedPlugin(t)
+			sums := filepath.Join(root, "bin", "SHA256SUMS")
+			b, _ := os.ReadFile(sums)
+			os.WriteFile(sums, []byte(c.edit(string(b))), 0o644)
+			out, errOut := runPlugin(t, root, t.TempDir(), "", "version")
+			if c.ok && !strings.HasPrefix(out, "mcp-heal ") {
+				t.Fatalf("got %q %q, want the binary to run", out, errOut)
+			}
+			if !c.ok && (out != "" || !strings.Contains(errOut, "does not match the plugin's SHA256SUMS")) {
+				t.Fatalf("got %q %q, want it refused", out, errOut)
+			}
+		})
+	}
+}
+
+// flipHash changes the first hex digit of this platform's line.
+func flipHash(sums string) string {
+	lines := strings.Split(sums, "\n")
+	for i, l := range lines {
+		if strings.HasSuffix(l, runtime.GOOS+"-"+runtime.GOARCH) {
+			d := "1"
+			if l[0] == '1' {
+				d = "2"
+			}
+			lines[i] = d + l[1:]
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// TestLauncherDistrustsOpenCacheDir is issue 16 item 9's other half: the
+// plugin data dir's bin/ (where the checked copy is cached) found writable
+// by others, a symlink, or another user's: the copy found there is never
+// run unchecked. An open directory is set back to 0700 and the copy in it
+// hashed again (a planted one is removed and the bundled binary checked
+// and copied anew); a symlink or a stranger's directory is not used at all
+// (the bundled binary is checked where it is). The stable copy's directory
+// gets the same treatment. Before, the planted copy ran.
+func TestLauncherDistrustsOpenCacheDir(t *testing.T) {
+	for _, c := range []string{"0777", "symlink", "other uid"} {
+		t.Run(c, func(t *testing.T) {
+			if c == "other uid" && os.Geteuid() != 0 {
+				t.Skip("making a directory of another uid needs root; the 0777 and symlink cases run")
+			}
+			root, bundled := releasedPlugin(t)
+			home := t.TempDir()
+			ver := pluginVersion(t)
+			trace := filepath.Join(home, "planted-ran")
+			planted := []byte("#!/bin/sh\ntouch '" + trace + "'\necho planted\n")
+			cache := filepath.Join(home, "plugin-data", "bin")
+			stableDir := filepath.Join(home, ".local", "share", "mcp-heal", "bin")
+			os.MkdirAll(filepath.Dir(cache), 0o700)
+			elsewhere := filepath.Join(t.TempDir(), "theirs")
+			switch c {
+			case "0777":
+				for _, d := range []string{cache, stableDir} {
+					os.MkdirAll(d, 0o777)
+					os.Chmod(d, 0o777)
+				}
+				os.WriteFile(filepath.Join(cache, "mcp-heal-"+ver), planted, 0o755)
+				os.WriteFile(filepath.Join(stableDir, "mcp-heal"), planted, 0o755)
+				os.WriteFile(filepath.Join(stableDir, "mcp-heal.version"), []byte(ver+"\n"), 0o644)
+			case "symlink":
+				os.MkdirAll(elsewhere, 0o700)
+				os.WriteFile(filepath.Join(elsewhere, "mcp-heal-"+ver), planted, 0o755)
+				if err := os.Symlink(elsewhere, cache); err != nil {
+					t.Fatal(err)
+				}
+			case "other uid":
+				os.MkdirAll(cache, 0o755)
+				os.WriteFile(filepath.Join(cache, "mcp-heal-"+ver), planted, 0o755)
+				for _, p := range []string{cache, filepath.Join(cache, "mcp-heal-"+ver)} {
+					if err := os.Chown(p, 65534, 65534); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			out, errOut := runPlugin(t, root, home, "", "version")
+			if _, err := os.Stat(trace); err == nil || !strings.HasPrefix(out, "mcp-heal ") {
+				t.Fatalf("got %q %q (planted copy ran: %v), want the checked binary", out, errOut, err == nil)
+			}
+			want, _ := os.ReadFile(bundled)
+			switch c {
+			case "0777":
+				for _, d := range []string{cache, stableDir} {
+					if st, err := os.Stat(d); err != nil || st.Mode().Perm() != 0o700 {
+						t.Errorf("%s: %v %v, want it set back to 0700", d, st.Mode(), err)
+					}
+				}
+				for _, f := range []string{filepath.Join(cache, "mcp-heal-"+ver), filepath.Join(stableDir, "mcp-heal")} {
+					if got, _ := os.ReadFile(f); string(got) != string(want) {
+						t.Errorf("%s is not the checked binary", f)
+					}
+				}
+			case "symlink":
+				ents, _ := os.ReadDir(elsewhere)
+				if len(ents) != 1 {
+					t.Errorf("the launcher wrote into the directory the symlink points to: %v", ents)
+				}
+			}
+			// And again, from the cache (or the bundled file) now.
+			if out, _ := runPlugin(t, root, home, "", "version"); !strings.HasPrefix(out, "mcp-heal ") {
+				t.Fatalf("second run: %q", out)
 			}
 		})
 	}

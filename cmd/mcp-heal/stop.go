@@ -7,20 +7,29 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/keep"
 )
 
-const stopSynopsis = "stop NAME"
+const stopSynopsis = "stop NAME|--all"
 
 const stopDescription = `
-Stop the kept server NAME (one started with shim --keep) now: its guardian
-stops it (close its stdin, SIGTERM, SIGKILL) and everything it started. A
-session still attached to it gets a fresh server on its next call.`
+Stop the kept server NAME (one started with shim --keep) now, or with --all
+every kept server: its guardian stops it (close its stdin, SIGTERM,
+SIGKILL) and everything it started. A session still attached to it gets a
+fresh server on its next call.`
 
 func runStop(_ context.Context, env *Env, args []string) error {
 	fs := newFlags("stop")
+	all := fs.Bool("all", false, "every kept server")
 	if err := parseFlags(env, fs, stopSynopsis, stopDescription, args); err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
-		return &usageError{msg: "stop takes the name of one kept server", hint: "mcp-heal stop NAME"}
+	if *all && fs.NArg() == 0 {
+		n, err := keep.StopNamed("", func(pid int) { fmt.Fprintf(env.Stdout, "stopped a kept server (pid %d)\n", pid) })
+		if err == nil && n == 0 {
+			fmt.Fprintln(env.Stdout, "no kept server is running")
+		}
+		return err
+	}
+	if *all || fs.NArg() != 1 {
+		return &usageError{msg: "stop takes the name of one kept server, or --all", hint: "mcp-heal stop NAME"}
 	}
 	name := fs.Arg(0)
 	n, err := keep.StopNamed(name, func(pid int) { fmt.Fprintf(env.Stdout, "stopped the kept server %s (pid %d)\n", name, pid) })

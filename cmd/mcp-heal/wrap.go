@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/health"
+	"github.com/mcp-heal/mcp-heal/internal/keep"
 )
 
 const wrapHelp = `
@@ -24,7 +25,8 @@ once; 'mcp-heal unwrap' restores each entry exactly. Restart Claude Code or
 const unwrapHelp = `
 Undo 'mcp-heal wrap': give each wrapped entry back its original bytes, and
 remove the local entries that protected project servers. A backup goes to
-the state directory.
+the state directory. Kept servers (wrap --keep) of the servers named are
+stopped: nothing would attach to them again.
 `
 
 func runWrap(ctx context.Context, env *Env, args []string) error {
@@ -99,6 +101,29 @@ func runRewrite(env *Env, args []string, unwrap bool) error {
 		}
 	}
 	printPlan(env, plan, req, *dry, o.ProjectDir, tilde)
+	if unwrap && !*dry {
+		return stopKept(env, plan.Rows)
+	}
+	return nil
+}
+
+// stopKept stops the kept servers (--keep) of the servers unwrap covered,
+// wrapped or not any more: a kept server outlives Claude Code by design,
+// so without this one kept running after unwrap, and after the plugin was
+// uninstalled, its guardian running a deleted binary (issue 18).
+func stopKept(env *Env, rows []claudecfg.Row) error {
+	var names []string
+	for _, r := range rows {
+		names = append(names, r.Name)
+	}
+	slices.Sort(names)
+	for _, name := range slices.Compact(names) {
+		if _, err := keep.StopNamed(name, func(pid int) {
+			fmt.Fprintf(env.Stdout, "%s: stopped its kept server (pid %d)\n", name, pid)
+		}); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -38,6 +38,7 @@ type session struct {
 	userScope  bool
 	configured bool         // ~/.claude.json written with the servers
 	env        []string     // extra environment
+	allow      []string     // extra permission allow rules (e.g. "Bash(mcp-heal:*)")
 	pid        atomic.Int64 // the running claude process
 	mu         sync.Mutex
 	pgids      []int // process groups to kill at cleanup
@@ -147,6 +148,7 @@ func (s *session) writeSettings() {
 	for name := range s.servers {
 		allow = append(allow, "mcp__"+name)
 	}
+	allow = append(allow, s.allow...)
 	sort.Strings(allow)
 	path := filepath.Join(s.home, ".claude", "settings.json")
 	settings := map[string]any{}

@@ -5,9 +5,10 @@
 //	go run ./internal/release -o DIR
 //
 // DIR then holds .claude-plugin/marketplace.json and the plugin itself
-// (manifest, hooks, command, launcher) with bin/mcp-heal-<os>-<arch> and
-// bin/SHA256SUMS; `claude plugin marketplace add DIR` and `claude plugin
-// install mcp-heal@mcp-heal` work from it without Go and without network.
+// (manifest, hooks, command, launcher, bin/mcp-heal for the Bash tool) with
+// bin/mcp-heal-<os>-<arch> and bin/SHA256SUMS; `claude plugin marketplace
+// add DIR` and `claude plugin install mcp-heal@mcp-heal` work from it
+// without Go and without network.
 // The launcher runs a bundled binary only when its SHA-256 matches
 // bin/SHA256SUMS. Publishing is committing DIR to the `dist` branch (see
 // docs/install.md).
@@ -56,8 +57,9 @@ var Targets = []Target{
 }
 
 // pluginFiles are the files of the plugin, relative to the repository
-// root, copied as they are. go.mod stays out: without it the launcher
-// never tries to build from source.
+// root, copied as they are. go.mod and plugin/build.sh stay out: without
+// them the launcher never tries to build from source. bin/mcp-heal is the
+// Bash tool's `mcp-heal` (Claude Code puts the plugin's bin/ on its PATH).
 var pluginFiles = []string{
 	".claude-plugin/plugin.json",
 	".claude-plugin/marketplace.json",
@@ -65,6 +67,8 @@ var pluginFiles = []string{
 	"hooks/hooks.json",
 	"commands/mcp-heal.md",
 	"plugin/mcp-heal",
+	"plugin/link.sh",
+	"bin/mcp-heal",
 	"LICENSE",
 	"README.md",
 }

@@ -132,8 +132,9 @@ func TestReleaseIsReproducible(t *testing.T) {
 }
 
 // TestReleaseLayout: the marketplace holds the plugin as Claude Code loads
-// it, the launcher is executable, and there is no go.mod (so the launcher
-// never tries to build from source).
+// it, the launcher and the Bash tool's bin/mcp-heal are executable, and
+// there is no go.mod nor build.sh (so the launcher never tries to build
+// from source).
 func TestReleaseLayout(t *testing.T) {
 	dir := release(t)
 	for _, f := range pluginFiles {
@@ -141,11 +142,15 @@ func TestReleaseLayout(t *testing.T) {
 			t.Errorf("release lacks %s: %v", f, err)
 		}
 	}
-	if st, err := os.Stat(filepath.Join(dir, "plugin", "mcp-heal")); err != nil || st.Mode()&0o111 == 0 {
-		t.Errorf("launcher not executable: %v %v", st, err)
+	for _, f := range []string{"plugin/mcp-heal", "bin/mcp-heal"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Mode()&0o111 == 0 {
+			t.Errorf("%s not executable: %v %v", f, st, err)
+		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-		t.Error("release holds go.mod")
+	for _, f := range []string{"go.mod", "plugin/build.sh"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			t.Errorf("release holds %s: its launcher would build from source", f)
+		}
 	}
 	if err := Build(Options{Root: testenv.ModuleRoot(t), Out: dir}); err == nil || !strings.Contains(err.Error(), "not empty") {
 		t.Errorf("release into a non-empty directory: got %v, want an error", err)

@@ -1,0 +1,189 @@
+//go:build unix
+
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
+)
+
+// shellLine runs one line of the README in the user's shell: HOME, the
+// PATH the README's export line gives (~/.local/bin first, no Go).
+func (s *session) shellLine(t *testing.T, line string) string {
+	t.Helper()
+	cmd := exec.Command("/bin/sh", "-c", line)
+	cmd.Dir = s.work
+	cmd.Env = []string{"HOME=" + s.home, "PATH=" + filepath.Join(s.home, ".local", "bin") + ":/usr/bin:/bin",
+		"XDG_DATA_HOME=" + filepath.Join(s.home, ".local", "share"), "XDG_STATE_HOME=" + s.stateDir()}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("$ %s: %v\n%s", line, err, out)
+	}
+	return string(out)
+}
+
+// claudeCLI runs `claude <args>` (the shell form of a /plugin line).
+func (s *session) claudeCLI(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(s.claude, args...)
+	cmd.Dir = s.work
+	cmd.Env = s.environ()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("claude %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// slash runs one /mcp-heal line in a new `claude -p` session of s and
+// returns the report the model was given.
+func (s *session) slash(t *testing.T, line string) string {
+	t.Helper()
+	s.newConversation(Turn{Text: "Done."})
+	if r := s.runP([]string{line}, 3*time.Minute); r.Err != nil {
+		t.Fatalf("claude -p %q: %v\n%s", line, r.Err, r.Stderr)
+	}
+	return s.model.ForTurn(0).UserText()
+}
+
+// processesOf lists the processes whose environment has HOME=home: what
+// Claude Code, shims, guardians and servers of this test's HOME run.
+func processesOf(home string) []string {
+	var out []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil || !bytes.Contains(append([]byte{0}, env...), []byte("\x00HOME="+home+"\x00")) {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		out = append(out, fmt.Sprintf("%d %s", pid, bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})))
+	}
+	return out
+}
+
+// TestReleasedQuickStartAndUninstall is issue 18 items 1 and 5 with the
+// real CLI, a fresh HOME, the released plugin and no Go: the README's
+// quick start run line by line works as written (the Bash tool has
+// `mcp-heal` right after install; /mcp-heal link gives the user's shell
+// one; wrap in a shell; /mcp-heal status), and the README's uninstall, run
+// line by line after a --keep server was kept, leaves no process of that
+// HOME and no file of mcp-heal's.
+func TestReleasedQuickStartAndUninstall(t *testing.T) {
+	testenv.NeedsFull(t, "the release step and Claude Code")
+	if _, err := os.Stat("/proc/self/environ"); err != nil {
+		t.Fatalf("this test reads /proc: %v", err)
+	}
+	dir := releaseMarketplace(t)
+	bash := Turn{Tools: []ToolUse{{Name: "Bash", Input: map[string]any{"command": "mcp-heal version", "description": "mcp-heal's version"}}}}
+	s := newSession(t, bash, Turn{Text: "Done."})
+	s.userScope = true
+	s.servers["tiny"] = map[string]any{"command": testenv.Binary(t), "args": []string{"example-server"}}
+	s.writeClaudeJSON()
+	s.configured = true
+	s.allow = []string{"Bash(mcp-heal:*)"}
+	before, err := os.ReadFile(filepath.Join(s.home, ".claude.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Install: /plugin marketplace add, /plugin install.
+	installRelease(t, s, dir)
+
+	// 1. A new session. Its Bash tool has mcp-heal, the checked binary.
+	r := s.runP([]string{"What version of mcp-heal is this?"}, 3*time.Minute)
+	if r.Err != nil {
+		t.Fatalf("first session: %v\n%s", r.Err, r.Stderr)
+	}
+	calls := s.model.Calls()
+	if len(calls) != 1 || !calls[0].OK() || !strings.HasPrefix(calls[0].Result.Text, "mcp-heal 0.1.0") {
+		t.Fatalf("`mcp-heal version` in the Bash tool right after install: %+v", calls)
+	}
+	var told bool
+	for _, h := range r.hooks() {
+		told = told || h.Event == "SessionStart" && strings.Contains(h.Stdout, "not protected against crashes and hangs: tiny")
+	}
+	if !told {
+		t.Errorf("the first SessionStart did not say tiny is not protected: %+v", r.hooks())
+	}
+
+	// 2. /mcp-heal link, then the shell lines.
+	if out := s.slash(t, "/mcp-heal link"); !strings.Contains(out, "Linked "+filepath.Join(s.home, ".local", "bin", "mcp-heal")) {
+		t.Fatalf("/mcp-heal link: the model saw:\n%s", out)
+	}
+	if out := s.shellLine(t, "mcp-heal wrap --all --dry-run"); !strings.Contains(out, "tiny: would be wrapped") {
+		t.Fatalf("mcp-heal wrap --all --dry-run:\n%s", out)
+	}
+	if out := s.shellLine(t, "mcp-heal wrap --all"); !strings.Contains(out, "tiny: wrapped") {
+		t.Fatalf("mcp-heal wrap --all:\n%s", out)
+	}
+	// 3. /mcp-heal status.
+	if out := s.slash(t, "/mcp-heal status"); !strings.Contains(out, "tiny") || strings.Contains(out, "exited with status") {
+		t.Fatalf("/mcp-heal status: the model saw:\n%s", out)
+	}
+
+	// A kept server (docs/keeper.md), then a session that uses it: it
+	// outlives the session.
+	s.shellLine(t, "mcp-heal wrap --all --keep 10m")
+	s.newConversation(Turn{Tools: []ToolUse{{Name: "mcp__tiny__echo", Input: map[string]any{"text": "hi"}}}}, Turn{Text: "Done."})
+	if r := s.runP([]string{"echo hi"}, 3*time.Minute); r.Err != nil || len(s.model.Calls()) != 1 || !s.model.Calls()[0].OK() {
+		t.Fatalf("a call through the kept server: %v %+v\n%s", r.Err, s.model.Calls(), r.Stderr)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(processesOf(s.home)) == 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if len(processesOf(s.home)) == 0 {
+		t.Fatal("no kept server ran on after the session")
+	}
+
+	// Uninstall, as the README says.
+	if out := s.slash(t, "/mcp-heal unwrap --all"); !strings.Contains(out, "tiny: unwrapped") || !strings.Contains(out, "stopped its kept server") {
+		t.Fatalf("/mcp-heal unwrap --all: the model saw:\n%s", out)
+	}
+	s.slash(t, "/mcp-heal stop --all")
+	s.claudeCLI(t, "plugin", "uninstall", "mcp-heal@mcp-heal")
+	s.claudeCLI(t, "plugin", "marketplace", "remove", "mcp-heal")
+	s.shellLine(t, "rm -rf ~/.local/share/mcp-heal ~/.local/state/mcp-heal ~/.local/bin/mcp-heal")
+
+	deadline = time.Now().Add(10 * time.Second)
+	for len(processesOf(s.home)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if ps := processesOf(s.home); len(ps) > 0 {
+		t.Errorf("processes left after the uninstall:\n%s", strings.Join(ps, "\n"))
+	}
+	var left []string
+	filepath.WalkDir(s.home, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.Contains(strings.ToLower(d.Name()), "mcp-heal") {
+			left = append(left, strings.TrimPrefix(p, s.home+"/"))
+		}
+		return nil
+	})
+	if len(left) > 0 {
+		t.Errorf("files left after the uninstall: %v", left)
+	}
+	after, _ := os.ReadFile(filepath.Join(s.home, ".claude.json"))
+	if bytes.Contains(after, []byte(`"shim"`)) || !bytes.Contains(after, before[bytes.Index(before, []byte(`"tiny"`)):bytes.Index(before, []byte(`"args"`))]) {
+		t.Errorf("~/.claude.json does not hold tiny as it was before wrap:\n%s", after)
+	}
+	for _, f := range []string{".claude/settings.json", ".claude/plugins/known_marketplaces.json", ".claude/plugins/installed_plugins.json"} {
+		if b, err := os.ReadFile(filepath.Join(s.home, f)); err == nil && bytes.Contains(b, []byte("mcp-heal")) {
+			t.Errorf("~/%s still names mcp-heal:\n%s", f, b)
+		}
+	}
+}

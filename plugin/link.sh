@@ -1,0 +1,35 @@
+# Sourced by plugin/mcp-heal for /mcp-heal link (`mcp-heal command link`).
+# The caller has set stable, the stable copy's path, and installed it.
+
+# link_cli is /mcp-heal link: a symlink ~/.local/bin/mcp-heal to the stable
+# copy (which every plugin update refreshes), so that a shell has
+# `mcp-heal`. It never replaces a file it did not make and never edits a
+# shell's startup files: when ~/.local/bin is not on PATH it prints the
+# line to add.
+link_cli() {
+	dir=${HOME:-/nonexistent}/.local/bin
+	if [ ! -x "$stable" ]; then
+		echo "mcp-heal: error: there is no stable copy at $stable to link to (the plugin's data directory cannot be written?)"
+		return 0
+	fi
+	if [ -L "$dir/mcp-heal" ] && [ "$(readlink "$dir/mcp-heal")" = "$stable" ]; then
+		echo "$dir/mcp-heal already links to $stable."
+	elif [ -e "$dir/mcp-heal" ] || [ -L "$dir/mcp-heal" ]; then
+		echo "mcp-heal: error: $dir/mcp-heal exists and is not mcp-heal's link, so it was left as it is"
+		echo "mcp-heal: hint: in a shell, run $stable directly, or remove $dir/mcp-heal and run /mcp-heal link again"
+		return 0
+	elif mkdir -p "$dir" 2>/dev/null && ln -s "$stable" "$dir/mcp-heal" 2>/dev/null; then
+		echo "Linked $dir/mcp-heal to $stable (remove it with: rm $dir/mcp-heal)."
+	else
+		echo "mcp-heal: error: cannot create $dir/mcp-heal"
+		echo "mcp-heal: hint: in a shell, run $stable directly"
+		return 0
+	fi
+	case :${PATH:-}: in
+	*:"$dir":* | *:"$dir"/:*) echo "In a shell, run: mcp-heal status" ;;
+	*)
+		echo "$dir is not on your PATH: add this line to your shell's startup file (~/.bashrc, ~/.zshrc), then open a new shell:"
+		echo '  export PATH="$HOME/.local/bin:$PATH"'
+		;;
+	esac
+}

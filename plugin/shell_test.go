@@ -1,0 +1,138 @@
+package plugin_test
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// shellEnv is a user's shell (or Claude Code's Bash tool): HOME, a PATH,
+// no Go, no CLAUDE_PLUGIN_* variables.
+func shellEnv(home, path string) []string {
+	return []string{"HOME=" + home, "PATH=" + path}
+}
+
+// inShell runs a command line's argv with env and returns its exit code
+// and combined output.
+func inShell(t *testing.T, env []string, argv ...string) (int, string) {
+	t.Helper()
+	name := argv[0]
+	if !strings.Contains(name, "/") {
+		// Looked up in env's PATH, as a shell does, not the test's.
+		name = ""
+		for _, kv := range env {
+			if p, ok := strings.CutPrefix(kv, "PATH="); ok {
+				for _, d := range filepath.SplitList(p) {
+					if st, err := os.Stat(filepath.Join(d, argv[0])); err == nil && st.Mode()&0o111 != 0 && name == "" {
+						name = filepath.Join(d, argv[0])
+					}
+				}
+			}
+		}
+		if name == "" {
+			return 127, argv[0] + ": command not found"
+		}
+	}
+	cmd := exec.Command(name, argv[1:]...)
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode(), string(out)
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return 0, string(out)
+}
+
+// TestBashToolHasMcpHeal is issue 18 item 1 for Claude Code's Bash tool:
+// Claude Code puts the plugin's bin/ on that tool's PATH, and right after
+// install (no hook has run yet, no Go) `mcp-heal` there is the checked
+// binary: the plugin's bin/mcp-heal runs the launcher, which verifies the
+// bundled binary and installs the stable copy; the binary's exit status is
+// kept. Before, bin/ held only mcp-heal-<os>-<arch>: command not found.
+func TestBashToolHasMcpHeal(t *testing.T) {
+	root, _ := releasedPlugin(t)
+	home := t.TempDir()
+	env := shellEnv(home, filepath.Join(root, "bin")+":/usr/bin:/bin")
+	code, out := inShell(t, env, "mcp-heal", "version")
+	if code != 0 || !strings.HasPrefix(out, "mcp-heal ") {
+		t.Fatalf("mcp-heal version on the Bash tool's PATH: exit %d, %q", code, out)
+	}
+	if code, out := inShell(t, env, "mcp-heal", "logs", "no-such-server"); code != 2 || !strings.Contains(out, "no-such-server") {
+		t.Fatalf("mcp-heal logs no-such-server: exit %d (want the binary's 2), %q", code, out)
+	}
+	stable := filepath.Join(home, ".local", "share", "mcp-heal", "bin", "mcp-heal")
+	if code, out := inShell(t, env, stable, "version"); code != 0 || !strings.HasPrefix(out, "mcp-heal ") {
+		t.Fatalf("the stable copy after the first mcp-heal: exit %d, %q", code, out)
+	}
+	// Run from elsewhere, with another plugin's variables in the
+	// environment, it is still this plugin's.
+	other := t.TempDir()
+	env = append(env, "CLAUDE_PLUGIN_ROOT="+other, "CLAUDE_PLUGIN_DATA="+other)
+	if code, out := inShell(t, env, "mcp-heal", "version"); code != 0 || !strings.HasPrefix(out, "mcp-heal ") {
+		t.Fatalf("with another plugin's CLAUDE_PLUGIN_ROOT: exit %d, %q", code, out)
+	}
+	if ents, _ := os.ReadDir(other); len(ents) != 0 {
+		t.Fatalf("it wrote into another plugin's data dir: %v", ents)
+	}
+}
+
+// TestSlashLink is issue 18 item 1 for the user's own shell: /mcp-heal
+// link (the launcher's `command link`) links ~/.local/bin/mcp-heal to the
+// stable copy, says how to use it, and says the exact line to add when
+// ~/.local/bin is not on PATH (it edits no startup file). The link then
+// runs mcp-heal in a shell, and keeps doing so after an update. A file of
+// the user's there is never replaced. It always exits 0 (the `!` line).
+func TestSlashLink(t *testing.T) {
+	root, _ := releasedPlugin(t)
+	home := t.TempDir()
+	link := filepath.Join(home, ".local", "bin", "mcp-heal")
+	slash := func(path string) string {
+		t.Helper()
+		code, out := inShell(t, shellEnv(home, path), filepath.Join(root, "plugin", "mcp-heal"), "command", "link")
+		if code != 0 {
+			t.Fatalf("/mcp-heal link: exit %d\n%s", code, out)
+		}
+		return out
+	}
+	out := slash("/usr/bin:/bin")
+	if !strings.Contains(out, "Linked "+link) || !strings.Contains(out, `export PATH="$HOME/.local/bin:$PATH"`) {
+		t.Fatalf("/mcp-heal link without ~/.local/bin on PATH: %q", out)
+	}
+	for _, rc := range []string{".bashrc", ".zshrc", ".profile", ".bash_profile"} {
+		if _, err := os.Stat(filepath.Join(home, rc)); err == nil {
+			t.Fatalf("/mcp-heal link wrote %s", rc)
+		}
+	}
+	shell := filepath.Dir(link) + ":/usr/bin:/bin"
+	if out := slash(shell); !strings.Contains(out, "already links") || !strings.Contains(out, "In a shell, run: mcp-heal status") {
+		t.Fatalf("/mcp-heal link again, ~/.local/bin on PATH: %q", out)
+	}
+	if code, out := inShell(t, shellEnv(home, shell), "mcp-heal", "status"); code != 0 || !strings.Contains(out, "No MCP servers configured") {
+		t.Fatalf("mcp-heal status in a shell: exit %d, %q", code, out)
+	}
+
+	// An update: the stable copy is replaced, the link runs the new one.
+	setVersion(t, root, "9.9.9")
+	slash(shell)
+	if b, _ := os.ReadFile(filepath.Join(home, ".local", "share", "mcp-heal", "bin", "mcp-heal.version")); strings.TrimSpace(string(b)) != "9.9.9" {
+		t.Fatalf("stable copy version after the update: %q", b)
+	}
+	if code, _ := inShell(t, shellEnv(home, shell), "mcp-heal", "version"); code != 0 {
+		t.Fatal("the link no longer runs after an update")
+	}
+
+	// A file of the user's is left alone.
+	os.Remove(link)
+	os.WriteFile(link, []byte("#!/bin/sh\necho mine\n"), 0o755)
+	if out := slash(shell); !strings.Contains(out, "exists and is not mcp-heal's link") {
+		t.Fatalf("/mcp-heal link over the user's file: %q", out)
+	}
+	if b, _ := os.ReadFile(link); string(b) != "#!/bin/sh\necho mine\n" {
+		t.Fatal("/mcp-heal link replaced the user's file")
+	}
+}
