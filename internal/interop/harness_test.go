@@ -61,12 +61,24 @@ type tsClient struct {
 // server it spawns; env is added to the server's environment.
 func startTSClient(t *testing.T, serverCmd []string, env map[string]string) *tsClient {
 	t.Helper()
-	prefix := testenv.NPM(t, npmClientPkgs...)
-	script := filepath.Join(testenv.ModuleRoot(t), "internal", "interop", "testdata", "client.cjs")
 	sc, _ := json.Marshal(serverCmd)
 	se, _ := json.Marshal(env)
-	p := startStdio(t, "client/server", []string{"NODE_PATH=" + filepath.Join(prefix, "node_modules"),
-		"SERVER_CMD=" + string(sc), "SERVER_ENV=" + string(se)}, testenv.Node(t), script)
+	return startTSClientEnv(t, "SERVER_CMD="+string(sc), "SERVER_ENV="+string(se))
+}
+
+// startTSRemoteClient starts the client script connected straight to the
+// remote server at url over transport, "http" (Streamable HTTP) or "sse".
+func startTSRemoteClient(t *testing.T, url, transport string) *tsClient {
+	t.Helper()
+	return startTSClientEnv(t, "SERVER_URL="+url, "SERVER_TRANSPORT="+transport)
+}
+
+// startTSClientEnv starts the client script with env (see client.cjs).
+func startTSClientEnv(t *testing.T, env ...string) *tsClient {
+	t.Helper()
+	prefix := testenv.NPM(t, npmClientPkgs...)
+	script := filepath.Join(testenv.ModuleRoot(t), "internal", "interop", "testdata", "client.cjs")
+	p := startStdio(t, "client/server", append([]string{"NODE_PATH=" + filepath.Join(prefix, "node_modules")}, env...), testenv.Node(t), script)
 	c := &tsClient{t: t, in: p.in, waiters: map[int]chan reply{}, events: make(chan reply, 64)}
 	go func() {
 		sc := bufio.NewScanner(p.out)

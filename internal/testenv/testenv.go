@@ -53,6 +53,16 @@ const (
 	GoSDKEverything  = "github.com/modelcontextprotocol/go-sdk/conformance/everything-server@v1.8.0"
 )
 
+// Pinned third-party servers of the interop suite's TestThirdParty: servers
+// nobody here wrote, run as users run them.
+const (
+	ServerFilesystem         = "@modelcontextprotocol/server-filesystem@2026.8.31"
+	ServerSequentialThinking = "@modelcontextprotocol/server-sequential-thinking@2026.8.31"
+	PlaywrightMCP            = "@playwright/mcp@0.0.83"
+	FastMCP                  = "fastmcp@4.20.16"
+	MCPGoEverything          = "github.com/mark3labs/mcp-go/examples/everything@v1.2.1"
+)
+
 // ConformanceNext is the newest conformance suite: requirement sets
 // 2025-11-25 and 2026-07-28 (the stateless era); it needs Node 22.
 const ConformanceNext = "@modelcontextprotocol/conformance@0.2.0-alpha.12"

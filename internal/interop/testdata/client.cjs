@@ -3,11 +3,14 @@
 // per line, and reporting JSON lines on stdout.
 //
 // Environment: SERVER_CMD is a JSON array (command and arguments) to spawn;
-// SERVER_ENV a JSON object of extra environment for it. @modelcontextprotocol/sdk
-// is resolved through NODE_PATH.
+// SERVER_ENV a JSON object of extra environment for it. Or SERVER_URL, a
+// remote server to connect to directly, with SERVER_TRANSPORT "http"
+// (Streamable HTTP, the default) or "sse" (legacy HTTP+SSE).
+// @modelcontextprotocol/sdk is resolved through NODE_PATH.
 //
 // Commands: {"id":N,"op":"connect"} | {"id":N,"op":"listTools"} |
 // {"id":N,"op":"call","name":T,"args":{...},"timeoutMs":M} |
+// {"id":N,"op":"request","method":M,"params":{...}} (any other request) |
 // {"id":N,"op":"pid"} | {"id":N,"op":"close"}.
 // Each gets one reply {"id":N,"ok":true,"result":...,"ms":D} or
 // {"id":N,"ok":false,"error":{"code":C,"message":M,"data":X},"ms":D}.
@@ -18,14 +21,15 @@
 
 const { Client } = require("@modelcontextprotocol/sdk/client/index.js");
 const { StdioClientTransport } = require("@modelcontextprotocol/sdk/client/stdio.js");
-const { CreateMessageRequestSchema } = require("@modelcontextprotocol/sdk/types.js");
+const { CreateMessageRequestSchema, ResultSchema } = require("@modelcontextprotocol/sdk/types.js");
 const readline = require("node:readline");
 
 function emit(obj) {
   process.stdout.write(JSON.stringify(obj) + "\n");
 }
 
-const cmd = JSON.parse(process.env.SERVER_CMD);
+const url = process.env.SERVER_URL;
+const cmd = url ? null : JSON.parse(process.env.SERVER_CMD);
 const extraEnv = JSON.parse(process.env.SERVER_ENV || "{}");
 
 const client = new Client(
@@ -44,12 +48,23 @@ client.setRequestHandler(CreateMessageRequestSchema, (req, extra) => {
   });
 });
 
-const transport = new StdioClientTransport({
-  command: cmd[0],
-  args: cmd.slice(1),
-  env: { ...process.env, ...extraEnv },
-  stderr: "inherit",
-});
+function remoteTransport() {
+  if (process.env.SERVER_TRANSPORT === "sse") {
+    const { SSEClientTransport } = require("@modelcontextprotocol/sdk/client/sse.js");
+    return new SSEClientTransport(new URL(url));
+  }
+  const { StreamableHTTPClientTransport } = require("@modelcontextprotocol/sdk/client/streamableHttp.js");
+  return new StreamableHTTPClientTransport(new URL(url));
+}
+
+const transport = url
+  ? remoteTransport()
+  : new StdioClientTransport({
+      command: cmd[0],
+      args: cmd.slice(1),
+      env: { ...process.env, ...extraEnv },
+      stderr: "inherit",
+    });
 transport.onclose = () => emit({ event: "closed" });
 
 async function run(c) {
@@ -63,6 +78,12 @@ async function run(c) {
       return await client.callTool(
         { name: c.name, arguments: c.args || {} },
         undefined,
+        { timeout: c.timeoutMs || 30000 },
+      );
+    case "request":
+      return await client.request(
+        { method: c.method, params: c.params || {} },
+        ResultSchema,
         { timeout: c.timeoutMs || 30000 },
       );
     case "pid":

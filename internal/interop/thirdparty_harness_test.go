@@ -1,0 +1,235 @@
+//go:build linux
+
+package interop
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
+)
+
+// The third-party suite's machinery: remote servers the test stops, kills
+// and starts again on the same port, and the two ways to know that a
+// request has reached a server that was stopped (SIGSTOP) before it was
+// sent, so that the SIGKILL which follows lands while the call is in
+// flight, on any server, however fast its tools are.
+
+// remote is an HTTP (Streamable HTTP or SSE) server the test runs on a
+// fixed port, so that a server started again after a kill is found at the
+// same URL.
+type remote struct {
+	t       *testing.T
+	name    string
+	port    int
+	path    string // "/mcp", "/sse"
+	command func(port int) *exec.Cmd
+
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
+// newRemote starts the server made by command on a free port and stops it
+// when the test ends.
+func newRemote(t *testing.T, name, path string, command func(port int) *exec.Cmd) *remote {
+	t.Helper()
+	r := &remote{t: t, name: name, path: path, command: command}
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		r.port = testenv.FreePort(t)
+		if err = r.start(); err == nil {
+			t.Cleanup(func() { r.signal(syscall.SIGKILL) })
+			return r
+		}
+	}
+	t.Fatalf("%s: %v", name, err)
+	return nil
+}
+
+func (r *remote) url() string { return fmt.Sprintf("http://127.0.0.1:%d%s", r.port, r.path) }
+
+// start runs the server on r.port and waits until it accepts connections.
+func (r *remote) start() error {
+	cmd := r.command(r.port)
+	cmd.Stdout = &testWriter{t: r.t, prefix: r.name + " stdout: "}
+	cmd.Stderr = &testWriter{t: r.t, prefix: r.name + " stderr: "}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start: %v", err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	r.cmd, r.exited = cmd, exited
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			return fmt.Errorf("exited before it listened on port %d", r.port)
+		default:
+		}
+		if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", r.port), time.Second); err == nil {
+			c.Close()
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	r.signal(syscall.SIGKILL)
+	return fmt.Errorf("not listening on port %d within 60s", r.port)
+}
+
+// signal sends sig to the running server; for SIGKILL and SIGTERM it
+// waits until the process is gone (SIGKILL after 10 s for SIGTERM).
+func (r *remote) signal(sig syscall.Signal) {
+	if r.cmd == nil {
+		return
+	}
+	select {
+	case <-r.exited:
+		return
+	default:
+	}
+	r.cmd.Process.Signal(sig)
+	if sig != syscall.SIGKILL && sig != syscall.SIGTERM {
+		return
+	}
+	select {
+	case <-r.exited:
+	case <-time.After(10 * time.Second):
+		r.cmd.Process.Kill()
+		<-r.exited
+	}
+}
+
+// restart stops the server with sig and starts it again on the same port.
+func (r *remote) restart(sig syscall.Signal) {
+	r.t.Helper()
+	r.signal(sig)
+	if err := r.start(); err != nil {
+		r.t.Fatalf("%s: start again on port %d: %v", r.name, r.port, err)
+	}
+}
+
+// waitStdinPending waits until the stopped process pid has unread bytes on
+// its stdin: the shim has written the request to it. It opens the pipe
+// through /proc and asks FIONREAD; nothing is read.
+func waitStdinPending(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		fd, err := unix.Open(fmt.Sprintf("/proc/%d/fd/0", pid), unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if err != nil {
+			t.Fatalf("open the stdin of server %d: %v", pid, err)
+		}
+		n, err := unix.IoctlGetInt(fd, unix.TIOCINQ) // FIONREAD
+		unix.Close(fd)
+		if err != nil {
+			t.Fatalf("FIONREAD on the stdin of server %d: %v", pid, err)
+		}
+		if n > 0 {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("the request never reached the stdin of server %d within 15s", pid)
+}
+
+// waitTCPPending waits until a connection accepted on port (by the
+// kernel: the server is stopped) holds unread bytes: the bridge has sent
+// the request. It reads the socket tables in /proc/net.
+func waitTCPPending(t *testing.T, port int) {
+	t.Helper()
+	hexPort := fmt.Sprintf(":%04X", port)
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+			f, err := os.Open(table)
+			if err != nil {
+				continue
+			}
+			sc := bufio.NewScanner(f)
+			for sc.Scan() {
+				// sl local rem st tx_queue:rx_queue ...
+				fs := strings.Fields(sc.Text())
+				if len(fs) < 5 || !strings.HasSuffix(fs[1], hexPort) || fs[3] != "01" {
+					continue
+				}
+				q := strings.SplitN(fs[4], ":", 2)
+				if len(q) == 2 {
+					if rx, err := strconv.ParseUint(q[1], 16, 64); err == nil && rx > 0 {
+						f.Close()
+						return
+					}
+				}
+			}
+			f.Close()
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("no request reached port %d within 15s", port)
+}
+
+// volatile are the parts of an answer that differ between two runs of the
+// same server whatever sits between it and the client.
+var volatile = []*regexp.Regexp{
+	regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`),
+	regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?`),
+}
+
+// normalize replaces what is volatile in an answer, with the server's own
+// patterns, by a placeholder.
+func normalize(s string, extra []*regexp.Regexp) string {
+	for _, re := range append(append([]*regexp.Regexp(nil), volatile...), extra...) {
+		s = re.ReplaceAllString(s, "<volatile>")
+	}
+	return s
+}
+
+// answer renders a reply for comparison: the result, or the error's code
+// and message.
+func answer(r reply) string {
+	if r.OK {
+		return string(r.Result)
+	}
+	if r.Error != nil {
+		return fmt.Sprintf("error %d %s", r.Error.Code, r.Error.Message)
+	}
+	return "no reply"
+}
+
+// isError reports whether a tools/call result says isError.
+func isError(r reply) bool {
+	var res struct {
+		IsError bool `json:"isError"`
+	}
+	json.Unmarshal(r.Result, &res)
+	return res.IsError
+}
+
+// notResent reports whether an error says the call was not re-sent and
+// may have taken effect: checked by its stable words, not its sentence.
+func notResent(msg string) bool {
+	m := strings.ToLower(msg)
+	return strings.Contains(m, "may or may not") || strings.Contains(m, "not re-sent") || strings.Contains(m, "not resent")
+}
+
+// short is the first line of s, at most n bytes.
+func short(s string, n int) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return s
+}
