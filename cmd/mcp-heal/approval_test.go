@@ -90,3 +90,29 @@ func TestUnapprovedProjectServerNeverRuns(t *testing.T) {
 		})
 	}
 }
+
+// TestRejectedAfterWrapNeverRuns: the user approved the repository's
+// github (and has no github of their own), wrapped it (a local copy), then
+// rejected it. Claude Code still runs local entries, so doctor says to
+// unwrap the copy, and neither doctor nor heal runs it.
+func TestRejectedAfterWrapNeverRuns(t *testing.T) {
+	c, repoMark, _ := hostileClone(t, `{"hasTrustDialogAccepted":true,"enabledMcpjsonServers":["github"]}`, "")
+	home, repo := c.vars["HOME"], c.vars["CLAUDE_PROJECT_DIR"]
+	if err := os.WriteFile(filepath.Join(home, ".claude.json"), []byte(fmt.Sprintf(`{"projects":{%q:{"hasTrustDialogAccepted":true,"enabledMcpjsonServers":["github"]}}}`, repo)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := c.run("", "wrap", "github", "--shim", "/opt/mh/mcp-heal"); code != 0 || !strings.Contains(out, "github: wrapped") {
+		t.Fatalf("wrap: exit %d\n%s%s", code, out, errOut)
+	}
+	if err := os.WriteFile(filepath.Join(repo, ".claude", "settings.local.json"), []byte(`{"disabledMcpjsonServers":["github"]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, out, _ := c.run("", "doctor", "--timeout", "10s")
+	if !strings.Contains(out, "not approved: not run") || !strings.Contains(out, "run mcp-heal unwrap github") {
+		t.Errorf("doctor does not say to unwrap the copy of the rejected server:\n%s", out)
+	}
+	c.run("", "heal", "github", "--timeout", "10s")
+	if _, err := os.Stat(repoMark); err == nil {
+		t.Fatal("doctor or heal ran the rejected server's local copy")
+	}
+}

@@ -198,11 +198,17 @@ func Discover(o Options) ([]Server, error) {
 			continue
 		}
 		for _, s := range parseServers(obj, cf) {
-			if cf.Scope == ScopeProject {
+			if cf.Scope == ScopeProject || s.Protects != "" {
 				if approval == nil {
 					approval = o.approval(read)
 				}
-				s.Approval = approval(s.Name)
+				// A local copy wrap made of a project server the user
+				// rejected (or no longer approves) since is that server:
+				// mcp-heal treats it as unapproved, and drift says to
+				// unwrap it (Claude Code runs local entries unasked).
+				if a := approval(s.Name); cf.Scope == ScopeProject || a != Approved {
+					s.Approval = a
+				}
 			}
 			s.Shadowed = seen[s.Name]
 			if !s.Unapproved() {

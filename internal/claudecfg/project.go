@@ -80,6 +80,9 @@ func protectEntry(name string, e gjson.Result, shimPath, file string, flags ...s
 // drift says how the local copy s differs from the project entry it
 // stands in for (project: the servers read from .mcp.json files).
 func drift(s Server, project []Server) string {
+	if s.Unapproved() {
+		return DriftUnapproved + " in Claude Code (" + s.Approval + "), yet Claude Code runs mcp-heal's copy of it from the local scope until it is unwrapped"
+	}
 	for _, p := range project {
 		if p.Name == s.Name && p.File == s.Protects {
 			if p.hash != s.hash {
@@ -90,6 +93,10 @@ func drift(s Server, project []Server) string {
 	}
 	return "removed from " + s.Protects + "; Claude Code still runs mcp-heal's copy until it is unwrapped"
 }
+
+// DriftUnapproved begins the Drift of a local copy whose project server
+// the user rejected or no longer approves: the copy must go (unwrap).
+const DriftUnapproved = "not approved"
 
 // isCopy says whether the local entry name is a copy protecting a project
 // server.

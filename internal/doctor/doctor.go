@@ -145,6 +145,10 @@ func (d *Doctor) judge(r *Report) {
 	}
 	if s.Unapproved() {
 		add(Warn, health.NotApproved(s.Approval), health.NotApprovedHint(s, d.Say))
+		if hint := health.DriftHint(s, d.Say); hint != "" {
+			// wrap's local copy of it: Claude Code runs that unasked.
+			add(Error, "a local copy that mcp-heal made of this project server still runs it", hint)
+		}
 		return
 	}
 	switch {

@@ -26,5 +26,9 @@ const ApproveFirst = "approve it in Claude Code (/mcp) if you trust the reposito
 // NotApprovedHint is what to do about project server s that is not
 // approved: approve it in Claude Code only if its file is trusted.
 func NotApprovedHint(s claudecfg.Server, a Audience) string {
-	return "if you trust " + filepath.Base(s.File) + " in " + filepath.Dir(s.File) + ", approve " + s.Name + " in Claude Code (/mcp), then run " + a.Cmd("doctor "+s.Name)
+	file := s.File
+	if s.Protects != "" {
+		file = s.Protects // wrap's local copy of it
+	}
+	return "if you trust " + filepath.Base(file) + " in " + filepath.Dir(file) + ", approve " + s.Name + " in Claude Code (/mcp), then run " + a.Cmd("doctor "+s.Name)
 }

@@ -101,7 +101,7 @@ func DriftHint(s claudecfg.Server, a Audience) string {
 	switch {
 	case s.Drift == "":
 		return ""
-	case strings.HasPrefix(s.Drift, "removed"):
+	case strings.HasPrefix(s.Drift, "removed"), strings.HasPrefix(s.Drift, claudecfg.DriftUnapproved):
 		return s.Drift + ": run " + a.Cmd("unwrap "+s.Name)
 	}
 	return s.Drift + ": run " + a.Cmd("wrap "+s.Name)
