@@ -285,6 +285,8 @@ func fakeServer() {
 				continue
 			}
 			reply(id, `{}`)
+		case "subscriptions/listen":
+			fakeEvent("listen") // a stream: open until the client goes
 		case "logging/setLevel":
 			fakeEvent("setLevel %s", gjson.GetBytes(line, "params.level").String())
 			reply(id, `{}`)

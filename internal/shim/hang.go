@@ -53,16 +53,25 @@ func (s *Shim) hangAfter() time.Duration {
 	return s.o.HangAfter
 }
 
-// callsOn returns the client requests outstanding on generation gen.
+// callsOn returns the client's calls outstanding on generation gen: its
+// requests that wait for an answer. A subscriptions/listen stream is no
+// such call: it is open, silent, for as long as the session lasts, and
+// pinging the server every few seconds for it would be a cost for nothing.
 // Called with mu held.
 func (s *Shim) callsOn(gen uint64) []*entry {
 	var out []*entry
 	for _, e := range s.inflight {
-		if e.gen == gen && !e.injected && !e.cancelled {
+		if isCall(e, gen) {
 			out = append(out, e)
 		}
 	}
 	return out
+}
+
+// isCall reports whether e is a call of the client's outstanding on
+// generation gen (see callsOn).
+func isCall(e *entry, gen uint64) bool {
+	return e.gen == gen && !e.injected && !e.cancelled && e.method != "subscriptions/listen"
 }
 
 // notePong learns from a probe answered on generation gen how the server

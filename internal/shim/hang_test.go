@@ -344,3 +344,20 @@ func TestClosedStdoutEndsTheRun(t *testing.T) {
 		t.Errorf("call after the restart: %s", r.Raw)
 	}
 }
+
+// A subscriptions/listen stream is open and silent for the whole session:
+// it is no call waiting for an answer, so it starts no probes (with the
+// defaults that would be a server/discover every few seconds, forever).
+func TestListenStreamStartsNoProbes(t *testing.T) {
+	h := newHarness(t, hopt{fakeClock: true, opts: defaults, env: []string{"FAKE_ERA=stateless"}})
+	h.handshake()
+	h.start("subscriptions/listen", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`)
+	waitFor(t, 5*time.Second, "the stream to reach the server", func() bool { return h.countEvents("listen") == 1 })
+	discovers := h.countEvents("discover")
+	for elapsed := time.Duration(0); elapsed < 2*time.Minute; {
+		elapsed += h.step()
+	}
+	if n := h.countEvents("discover") - discovers; n > 0 {
+		t.Errorf("%d probes in 2 minutes of an open listen stream, want none", n)
+	}
+}

@@ -81,7 +81,7 @@ func (s *Shim) needProbe() (c upstream.Conn, gen uint64, req []byte, why string,
 	hang := s.hangAfter()
 	if now.Sub(s.lastRecv) >= hang {
 		for _, e := range s.inflight {
-			if e.gen == s.gen && !e.injected && !e.cancelled && now.Sub(e.sentAt) >= hang {
+			if isCall(e, s.gen) && now.Sub(e.sentAt) >= hang {
 				why = fmt.Sprintf("hung: %s was outstanding for %s with nothing from the server", e.method, now.Sub(e.sentAt).Round(time.Millisecond))
 				break
 			}
