@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/mcp-heal/mcp-heal/internal/text"
 )
 
 var marks = map[Severity]string{OK: "ok   ", Warn: "warn ", Error: "ERROR"}
@@ -30,21 +32,25 @@ func (r *Report) WriteText(w io.Writer) {
 	if what == "" {
 		what = strings.TrimSpace(s.Command + " " + strings.Join(s.Args, " "))
 	}
-	fmt.Fprintf(w, "%s  (%s scope, %s, %s)\n  %s\n", s.Name, s.Scope, s.Transport, wrapped, what)
+	// Findings quote the server's stderr and errors, and a cloned
+	// repository writes the command line: all of it goes through the one
+	// quoting rule (text.Safe) before it reaches the terminal.
+	q := text.Safe
+	fmt.Fprintf(w, "%s  (%s scope, %s, %s)\n  %s\n", q(s.Name), s.Scope, s.Transport, wrapped, q(what))
 	for _, f := range r.Findings {
-		fmt.Fprintf(w, "  %s %s\n", marks[f.Severity], f.Message)
+		fmt.Fprintf(w, "  %s %s\n", marks[f.Severity], q(f.Message))
 		for _, d := range f.Detail {
-			fmt.Fprintf(w, "          | %s\n", d)
+			fmt.Fprintf(w, "          | %s\n", q(d))
 		}
 		if f.Hint != "" {
-			fmt.Fprintf(w, "          hint: %s\n", f.Hint)
+			fmt.Fprintf(w, "          hint: %s\n", q(f.Hint))
 		}
 	}
 	for _, a := range r.Actions {
-		fmt.Fprintf(w, "  done  %s\n", a)
+		fmt.Fprintf(w, "  done  %s\n", q(a))
 	}
 	if r.Next != "" {
-		fmt.Fprintf(w, "  next  %s\n", r.Next)
+		fmt.Fprintf(w, "  next  %s\n", q(r.Next))
 	}
 }
 
@@ -54,7 +60,7 @@ func WriteTodo(w io.Writer, reports []*Report) {
 	var todo []string
 	for _, r := range reports {
 		if r.Next != "" && !r.Healed() {
-			todo = append(todo, fmt.Sprintf("  %s: %s", r.Server.Name, r.Next))
+			todo = append(todo, text.Safe(fmt.Sprintf("  %s: %s", r.Server.Name, r.Next)))
 		}
 	}
 	if len(todo) == 0 {

@@ -12,6 +12,7 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/keep"
 	"github.com/mcp-heal/mcp-heal/internal/redact"
+	"github.com/mcp-heal/mcp-heal/internal/text"
 )
 
 // WriteText prints the report as `status` does: a table of servers, the
@@ -47,7 +48,7 @@ func (rep Report) WriteText(w io.Writer, home string, now time.Time, a Audience)
 			} else if s.Scope == claudecfg.ScopePlugin {
 				wrapped = "no (plugin)"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Scope, s.Transport, wrapped, s.Health, child, up, restarts, clip(exit, 40), clip(target(s.Server, home), 60))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", clip(s.Name, 40), s.Scope, s.Transport, wrapped, s.Health, child, up, restarts, clip(exit, 40), clip(target(s.Server, home), 60))
 		}
 		tw.Flush()
 		var notes []string
@@ -68,7 +69,8 @@ func (rep Report) WriteText(w io.Writer, home string, now time.Time, a Audience)
 			}
 		}
 		if len(notes) > 0 {
-			fmt.Fprintf(w, "\n%s\n", strings.Join(notes, "\n"))
+			// Notes quote exit reasons, stderr and errors as the server wrote them.
+			fmt.Fprintf(w, "\n%s\n", text.Safe(strings.Join(notes, "\n")))
 		}
 		unwrapped := 0
 		for _, s := range rep.Servers {
@@ -86,7 +88,7 @@ func (rep Report) WriteText(w io.Writer, home string, now time.Time, a Audience)
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "TIME\tSERVER\tEVENT\tCLASS\tACTION\tERROR")
 		for _, in := range rep.Incidents {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", in.Time.Local().Format("15:04:05"), in.Server, in.Event, in.Class, dash(in.Action), clip(dash(redact.String(in.Error)), 60))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", in.Time.Local().Format("15:04:05"), clip(in.Server, 40), in.Event, in.Class, dash(in.Action), clip(dash(redact.String(in.Error)), 60))
 		}
 		tw.Flush()
 	}
@@ -100,8 +102,10 @@ func target(s claudecfg.Server, home string) string {
 	return strings.TrimSpace(TildePath(s.Command, home) + " " + strings.Join(s.Args, " "))
 }
 
+// clip is how status shows a cell: one line, at most n runes, quoted by
+// the one rule for text that came from a server (text.Safe).
 func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = text.Safe(strings.Join(strings.Fields(s), " "))
 	if r := []rune(s); len(r) > n {
 		return string(r[:n-1]) + "…"
 	}

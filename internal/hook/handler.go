@@ -9,12 +9,14 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/probe"
 	"github.com/mcp-heal/mcp-heal/internal/redact"
+	"github.com/mcp-heal/mcp-heal/internal/text"
 )
 
 // Events mcp-heal handles.
@@ -73,17 +75,28 @@ type specific struct {
 }
 
 // encode is the one way a reply leaves a hook, so the text, which quotes
-// servers' answers and stderr, goes through the one redaction rule here:
-// it lands in the model's context.
+// servers' answers and stderr, goes through the one redaction rule and the
+// one quoting rule here: it lands in the model's context, and
+// systemMessage on the user's terminal.
 func encode(o output) []byte {
-	o.SystemMessage = redact.String(o.SystemMessage)
+	o.SystemMessage = quoted(o.SystemMessage)
 	if s := o.HookSpecificOutput; s != nil {
 		c := *s
-		c.AdditionalContext, c.PermissionDecisionReason = redact.String(c.AdditionalContext), redact.String(c.PermissionDecisionReason)
+		c.AdditionalContext, c.PermissionDecisionReason = quoted(c.AdditionalContext), quoted(c.PermissionDecisionReason)
 		o.HookSpecificOutput = &c
 	}
 	b, _ := json.Marshal(o)
 	return append(b, '\n')
+}
+
+// quoted is s redacted, each of its lines quoted by text.Safe: the line
+// breaks are mcp-heal's own, what is inside a line may be a server's.
+func quoted(s string) string {
+	lines := strings.Split(redact.String(s), "\n")
+	for i, l := range lines {
+		lines[i] = text.Safe(l)
+	}
+	return strings.Join(lines, "\n")
 }
 
 func contextReply(event, text string) []byte {

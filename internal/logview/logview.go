@@ -14,12 +14,19 @@ import (
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/text"
 )
 
 // Human turns one JSON log line into "15:04:05.000 event key=value
 // ...": the local time, the event (or the traffic direction), then the
 // other fields in name order. A line that is not a JSON object is kept.
+// Either way it is quoted by the one rule for text that came from a
+// server (text.Safe): logs hold servers' stderr and errors.
 func Human(line string) string {
+	return text.Safe(human(line))
+}
+
+func human(line string) string {
 	var m map[string]json.RawMessage
 	if json.Unmarshal([]byte(line), &m) != nil {
 		return line

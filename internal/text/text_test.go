@@ -34,3 +34,42 @@ func TestClip(t *testing.T) {
 		}
 	}
 }
+
+func TestSafe(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"plain text, C:\\path and 日本語🙂", "plain text, C:\\path and 日本語🙂"},
+		{"\x1b]52;c;aGVsbG8=\x07", `\x1b]52;c;aGVsbG8=\x07`}, // OSC 52: clipboard write
+		{"\x1b]0;pwned\x1b\\", `\x1b]0;pwned\x1b\`},          // OSC 0: window title
+		{"boom\x1b[2J\x1b[H", `boom\x1b[2J\x1b[H`},           // clear screen
+		{"a\nb\rc\td", `a\nb\rc\td`},
+		{"\u009b31m C1 CSI", `\u009b31m C1 CSI`},
+		{"\x9b31m raw byte", `\x9b31m raw byte`},
+		{"bad \xff\xfe utf8", `bad \xff\xfe utf8`},
+		{"evil\u202etxt.exe", `evil\u202etxt.exe`},
+		{"\x00\x7f", `\x00\x7f`},
+		{"", ""},
+	} {
+		got := Safe(tt.in)
+		if got != tt.want {
+			t.Errorf("Safe(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+		if unsafeAt(got) >= 0 {
+			t.Errorf("Safe(%q) = %q still holds a control", tt.in, got)
+		}
+	}
+}
+
+func FuzzSafe(f *testing.F) {
+	for _, s := range []string{"\x1b]52;c;x\x07", "ok", "\xff", "\u202e", "a\x9bb"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := Safe(s)
+		if !utf8.ValidString(got) || unsafeAt(got) >= 0 {
+			t.Fatalf("Safe(%q) = %q: not safe", s, got)
+		}
+		if unsafeAt(s) < 0 && got != s {
+			t.Fatalf("Safe(%q) = %q changed safe text", s, got)
+		}
+	})
+}
