@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/proc"
+	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
@@ -149,8 +150,12 @@ func TestDaemonizingServer(t *testing.T) {
 		t.Fatal("the daemonizing server did not end")
 	}
 	daemon := readPids(t, pidfile, 1)[0]
-	if r := p.Exit().Reason; !strings.Contains(r, "daemonized") || !strings.Contains(r, strconv.Itoa(daemon)) {
-		t.Errorf("exit reason %q does not name the daemon %d", r, daemon)
+	if r := p.Exit().Reason; !strings.Contains(r, "outside its process group") || !strings.Contains(r, strconv.Itoa(daemon)) || strings.Contains(r, "daemonized") {
+		t.Errorf("exit reason %q does not name the daemon %d, or blames the server", r, daemon)
+	}
+	// The shim's sentence is built from the count, not from the reason.
+	if ex := p.Exit(); ex.Strays != 1 || ex.Cause != state.CauseExit {
+		t.Errorf("exit %+v: want cause %q and 1 stray", ex.Exit, state.CauseExit)
 	}
 	waitGone(t, "the daemon", daemon)
 }

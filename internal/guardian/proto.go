@@ -54,7 +54,10 @@ type Status struct {
 	Err      string `json:"err,omitempty"` // wait failed
 }
 
-// DaemonNote is the sentence an exit carries when the server daemonized.
+// DaemonNote is what an exit's reason adds when processes of the tree
+// outlived the server outside its process group. That is no fault: many
+// servers run a helper in its own group (Playwright runs chromium so), so
+// the words say what happened and blame nobody.
 func (s Status) DaemonNote() string {
 	if len(s.Daemons) == 0 {
 		return ""
@@ -63,7 +66,7 @@ func (s Status) DaemonNote() string {
 	for i, p := range s.Daemons {
 		pids[i] = fmt.Sprint(p)
 	}
-	return fmt.Sprintf("the server daemonized: %d process(es) outlived it outside its process group (pid %s) and were killed; run it in the foreground", len(s.Daemons), strings.Join(pids, ", "))
+	return fmt.Sprintf("%d process(es) it had started outside its process group (pid %s) were stopped with it", len(s.Daemons), strings.Join(pids, ", "))
 }
 
 // msg is one line on the control socket. Requests carry Op, events Ev.

@@ -32,6 +32,8 @@ var rules = []rule{
 	{CannotStart, `(?s)MCP server "([^"]+)" cannot start: `, 1, 0},
 	{ShimFailed, `(?s)(?:MCP server "([^"]+)" is failing \(crash loop\)|marked failed)`, 1, 0},
 	{ShimUnreachable, `(?s)MCP server "([^"]+)" \(.*\) is unreachable: .*was not sent`, 1, 0},
+	{ShimRestarted, `(?s)MCP server "([^"]+)" is (?:restarting|reconnecting): .*this call was not re-sent`, 1, 0},
+	// The words of shims before the one sentence shape (cause.go).
 	{ShimRestarted, `(?s)(?:server process|server was restarted).*may or may not have taken effect`, 0, 0},
 	{ClosedBeforeAnswer, `MCP server "([^"]+)" connection closed before the tool call was answered`, 1, 0},
 	{ClosedBeforeRun, `MCP server "([^"]+)" connection closed before the tool call ran`, 1, 0},

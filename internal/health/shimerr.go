@@ -12,26 +12,147 @@ import (
 	"time"
 )
 
-// The shim's error replies for calls it does not send. Claude Code shows
-// them to the model as "MCP error -32603: <text>"; Classify recognises
-// them (rules in classify.go), so the hooks can act on them.
+// The shim's error replies for calls it cannot complete, and its note on
+// the first answer after a restart, all in the one shape of cause.go.
+// Claude Code shows the errors to the model as "MCP error -32603: <text>";
+// Classify recognises them (rules in classify.go), so the hooks can act
+// on them.
 
-// CrashLoopError is the error for a call to a server in a crash loop:
-// last says how it last ended, stderr its last stderr lines ("" for none),
-// every the longest wait between restarts.
-func CrashLoopError(server, last, stderr string, every time.Duration) string {
-	msg := fmt.Sprintf("MCP server %s is failing (crash loop): %s", quote(server), last)
-	if stderr != "" {
-		msg += "; last stderr: " + stderr
+// stateGone is what a restart costs the model, said once per restart.
+func stateGone(remote bool) string {
+	if remote {
+		return "the new session started empty: whatever the server held for the old one (open pages, sessions, history) is gone"
 	}
-	return msg + fmt.Sprintf("; mcp-heal keeps restarting it (at most every %s); this call was not sent", every)
+	return "the new server process started empty: whatever the old one held in memory (open pages, sessions, history) is gone"
+}
+
+// restarting is what happens to a server after its run ended.
+func restarting(remote bool, done bool) string {
+	switch {
+	case remote && done:
+		return "was reconnected"
+	case remote:
+		return "is reconnecting"
+	case done:
+		return "was restarted"
+	}
+	return "is restarting"
+}
+
+// keepNote says what --keep does and does not keep.
+const keepNote = "a server wrapped with --keep keeps that state across Claude Code restarts, but not across a restart of the server itself"
+
+// DiedError is the error for a call whose server ended while it ran: c
+// is why, o what became of the call (OutcomeNotResent), page that the
+// call was listing a page (its cursor died with the server).
+func DiedError(server string, c Cause, o Outcome, page bool) string {
+	during := "while this call was running, "
+	if page {
+		during = "while this page was being listed, "
+	}
+	return sentence(server, restarting(c.Remote, false), during+c.Clause(), o.sentence(c.Remote), stateGone(c.Remote))
+}
+
+// NotResentWhy is why a call that was running is not sent again: the
+// shim's retry rules, in words.
+func NotResentWhy(rule string, attempt int, method string) string {
+	switch rule {
+	case "retries-exhausted":
+		return fmt.Sprintf("it was sent %d times and the server ended under it each time", attempt)
+	case "cursor-lost":
+		return "its pagination cursor ended with the server: list again from the start"
+	case "no-retry":
+		return "re-sending is turned off for this server"
+	case "unknown-tool":
+		return "the tool was not in the last tools/list"
+	case "unsafe-tool":
+		return "the tool is not marked read-only or idempotent"
+	case "unsafe-method":
+		return method + " is not safe to re-send"
+	case "restart":
+		return "the restart was asked for while it ran"
+	}
+	return rule
+}
+
+// RestartNote is the note on the first answer after a restart: the call
+// succeeded (o: re-sent, queued or fresh), but whatever the server held
+// is gone, and what --keep would keep.
+func RestartNote(server string, c Cause, o Outcome) string {
+	return "mcp-heal: " + sentence(server, restarting(c.Remote, true), c.Clause(), o.sentence(c.Remote), stateGone(c.Remote), keepNote)
+}
+
+// CrashLoopError is the error for a call to a server in a crash loop: c
+// says how it last ended, after how long its last run lasted (<0:
+// unknown), stderr its last stderr lines ("" for none), every the longest
+// wait between restarts.
+func CrashLoopError(server string, c Cause, after time.Duration, stderr string, every time.Duration) string {
+	lasted, last := "", ""
+	if after >= 0 {
+		lasted = "its last run lasted " + after.String()
+	}
+	if stderr != "" {
+		last = "its last stderr was " + stderr
+	}
+	return sentence(server, "is failing (crash loop)", c.Clause(), lasted, last,
+		fmt.Sprintf("mcp-heal keeps restarting it (at most every %s)", every), Outcome{Kind: OutcomeNotSent}.Sentence())
 }
 
 // CannotStartError is the error for a call to a server whose command
 // cannot be started at all (why: from StartFailure).
 func CannotStartError(server, why string) string {
-	return fmt.Sprintf("MCP server %s cannot start: %s; fix the command in the MCP config, then run %s; this call was not sent",
-		quote(server), why, Claude.Cmd("heal "+server))
+	return sentence(server, "cannot start", Cause{Kind: "cannot-start", Detail: why}.Clause(), Outcome{Kind: OutcomeNotSent}.Sentence(),
+		"fix the command in the MCP config, then run "+Claude.Cmd("heal "+server))
+}
+
+// UnreachableError is the error for a call to a remote server (target:
+// its URL) that waited in the queue for waited: c is the last failure,
+// fails how many connection attempts failed over down (0: it has been
+// down or restarting that long).
+func UnreachableError(server, target string, c Cause, fails int, down, waited time.Duration) string {
+	tried := fmt.Sprintf("%s failed over %s", plural(fails, "connection attempt", "connection attempts"), down)
+	if fails == 0 {
+		tried = fmt.Sprintf("it has been down or restarting for %s", down)
+	}
+	return sentence(server, "("+target+") is unreachable", c.Clause(), tried, Outcome{Kind: OutcomeNotSent, Waited: waited}.Sentence())
+}
+
+// KillReason is the short reason (logs, status) for a run the shim ended
+// for cause (a state.Cause*), detail its words.
+func KillReason(cause, detail string) string {
+	switch cause {
+	case "hang", "stopped":
+		return "hung: " + detail
+	case "replay":
+		return "replay failed: " + detail
+	}
+	return cause + ": " + detail
+}
+
+// StoppedDetail says why the shim killed a server a signal had stopped:
+// method was outstanding, process pid of its tree was stopped.
+func StoppedDetail(method string, pid int) string {
+	return fmt.Sprintf("stopped by a signal (SIGSTOP) while %s was outstanding (process %d)", method, pid)
+}
+
+// IdleCheck is why the shim probes a server that has been quiet for a
+// while with no call outstanding.
+const IdleCheck = "idle health check"
+
+// Outstanding is why the shim probes a server that has left a request
+// unanswered: method, outstanding for so long.
+func Outstanding(method string, d time.Duration) string {
+	return fmt.Sprintf("%s was outstanding for %s with nothing from the server", method, d)
+}
+
+// HangDetail says why the shim stopped a server: why it probed
+// (Outstanding or IdleCheck), and that the probe (a ping, or
+// server/discover in the stateless era) had no answer within timeout.
+func HangDetail(why, probe string, timeout time.Duration) string {
+	if why == IdleCheck {
+		return fmt.Sprintf("no answer to the %s's %s came within %s", IdleCheck, strings.TrimPrefix(probe, "a "), timeout)
+	}
+	return fmt.Sprintf("%s, and no answer to %s came within %s", why, probe, timeout)
 }
 
 // StartFailure says whether err, from starting command, means the command

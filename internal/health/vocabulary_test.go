@@ -151,7 +151,7 @@ func TestShimErrorsClassified(t *testing.T) {
 		text  string
 		class health.Class
 	}{
-		{health.CrashLoopError("tiny", "it exited with code 1 after 12ms", `"boom"`, 30*time.Second), health.ShimFailed},
+		{health.CrashLoopError("tiny", health.Cause{Kind: state.CauseExit, Code: 1}, 12*time.Millisecond, `"boom"`, 30*time.Second), health.ShimFailed},
 		{health.CannotStartError("tiny", "command not found: /no/such/server"), health.CannotStart},
 	} {
 		m, ok := health.Classify("MCP error -32603: " + tt.text)
@@ -159,7 +159,7 @@ func TestShimErrorsClassified(t *testing.T) {
 			t.Errorf("Classify(%q) = %+v, %v; want %s for tiny", tt.text, m, ok, tt.class)
 		}
 	}
-	if got := health.CannotStartError("tiny", "command not found: /x"); got != `MCP server "tiny" cannot start: command not found: /x; fix the command in the MCP config, then run /mcp-heal heal tiny; this call was not sent` {
+	if got := health.CannotStartError("tiny", "command not found: /x"); got != `MCP server "tiny" cannot start: its command cannot be run (command not found: /x); this call was not sent; fix the command in the MCP config, then run /mcp-heal heal tiny.` {
 		t.Errorf("CannotStartError = %s", got)
 	}
 

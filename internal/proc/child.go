@@ -63,6 +63,7 @@ type status struct {
 	sig    syscall.Signal
 	err    error
 	note   string // added to the reason (e.g. it daemonized)
+	strays int    // processes it had left outside its group, stopped with it
 	// detached: the child runs on under a kept guardian (Detach).
 	detached bool
 }

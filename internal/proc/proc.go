@@ -305,6 +305,9 @@ func (p *Process) wait() {
 	if r := p.killReason.Load(); r != nil {
 		p.exit.Reason = *r + " (" + p.exit.Reason + ")"
 		p.exit.Killed = true
+		if *r == ClosedStdout {
+			p.exit.Cause = state.CauseStdoutClosed
+		}
 	}
 	close(p.done)
 	close(p.recv)
@@ -314,17 +317,21 @@ func exitOf(st status, at, started time.Time) state.Exit {
 	e := state.Exit{At: at.UTC(), UptimeMS: at.Sub(started).Milliseconds()}
 	switch {
 	case st.detached:
+		e.Cause = state.CauseKept
 		e.Reason = "left running for the next client (kept)"
 	case st.err != nil:
 		e.Reason = fmt.Sprintf("wait failed: %v", st.err)
 	case st.sig != 0:
+		e.Cause, e.SignalNum = state.CauseSignal, int(st.sig)
 		e.Signal = st.sig.String()
 		e.Reason = fmt.Sprintf("killed by signal %d (%s)", int(st.sig), st.sig)
 	default:
 		c := st.code
 		e.Code = &c
+		e.Cause = state.CauseExit
 		e.Reason = fmt.Sprintf("exited with code %d", c)
 	}
+	e.Strays = st.strays
 	if st.note != "" {
 		e.Reason += "; " + st.note
 	}

@@ -133,7 +133,7 @@ type guarded struct {
 
 func (g guarded) wait() status {
 	st := g.c.Status()
-	out := status{exited: st.Exited, code: st.Code, sig: syscall.Signal(st.Signal), note: st.DaemonNote()}
+	out := status{exited: st.Exited, code: st.Code, sig: syscall.Signal(st.Signal), note: st.DaemonNote(), strays: len(st.Daemons)}
 	if st.Err != "" {
 		out.err = errors.New(st.Err)
 	}

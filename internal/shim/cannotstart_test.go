@@ -43,7 +43,7 @@ func TestCommandCannotStart(t *testing.T) {
 
 	r := h.call("initialize", initParams)
 	msg := r.Get("error.message").String()
-	if r.Get("error.data.reason").String() != "server-cannot-start" || !strings.Contains(msg, "cannot start: command not found: "+server) || !strings.Contains(msg, "then run /mcp-heal heal fake") {
+	if r.Get("error.data.reason").String() != "server-cannot-start" || !strings.Contains(msg, "cannot start: its command cannot be run (command not found: "+server+")") || !strings.Contains(msg, "then run /mcp-heal heal fake") {
 		t.Fatalf("got %s", r.Raw)
 	}
 	if m, ok := health.Classify("MCP error -32603: " + msg); !ok || m.Class != health.CannotStart || m.Server != "fake" {

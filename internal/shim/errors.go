@@ -2,7 +2,6 @@ package shim
 
 import (
 	"encoding/json"
-	"fmt"
 	"github.com/mcp-heal/mcp-heal/internal/text"
 	"strings"
 
@@ -48,18 +47,6 @@ func lastLines(lines []string, n int) string {
 	}
 	b, _ := json.Marshal(strings.Join(lines, " | "))
 	return string(b)
-}
-
-func ordinal(n int) string {
-	switch n {
-	case 1:
-		return "first"
-	case 2:
-		return "second"
-	case 3:
-		return "third"
-	}
-	return fmt.Sprintf("%dth", n)
 }
 
 func jsonString(s string) string {

@@ -60,7 +60,7 @@ func TestCrashLoopFailsThenRecovers(t *testing.T) {
 		t.Errorf("a call to a failed server took %v to be answered", d)
 	}
 	msg := r.Get("error.message").String()
-	for _, want := range []string{"crash loop", "exited with code 3", "cannot open database", "[REDACTED]"} {
+	for _, want := range []string{`MCP server "fake" is failing (crash loop): the server process exited with code 3; its last run lasted `, "cannot open database", "[REDACTED]", "; this call was not sent."} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("failed-state error %q lacks %q", msg, want)
 		}
@@ -115,7 +115,7 @@ func TestHangDetection(t *testing.T) {
 			if r.Get("error.code").Int() != -32603 {
 				t.Fatalf("hung call: got %s", r.Raw)
 			}
-			if r.Get("error.data.reason").String() != "not-retried" || !strings.Contains(r.Get("error.message").String(), "hung") {
+			if r.Get("error.data.reason").String() != "not-retried" || !strings.Contains(r.Get("error.message").String(), "is restarting: while this call was running, the server process hung, so mcp-heal stopped it (tools/call was outstanding for 1m") {
 				t.Errorf("hung call: got %s", r.Raw)
 			}
 			if took > 10*time.Second {

@@ -1,11 +1,12 @@
 package shim
 
 import (
-	"fmt"
 	"slices"
 	"time"
 
+	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/procinfo"
+	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
 
@@ -41,7 +42,8 @@ const (
 	pingsSerial               // pings were answered only after the calls
 )
 
-// CauseStopped starts the reason a stopped server was killed for.
+// CauseStopped starts the reason a stopped server was killed for
+// (health.KillReason of state.CauseStopped).
 const CauseStopped = "hung: stopped by a signal (SIGSTOP)"
 
 // hangAfter is how long a call may go with nothing heard from the server
@@ -122,7 +124,7 @@ func (s *Shim) checkStopped() {
 		s.stoppedAt = gen
 		return
 	}
-	reason := fmt.Sprintf("%s while %s was outstanding (process %d)", CauseStopped, method, pid)
-	s.log.Warn("server is stopped; killing it", "reason", reason)
-	s.kill(c, reason)
+	detail := health.StoppedDetail(method, pid)
+	s.log.Warn("server is stopped; killing it", "reason", detail)
+	s.kill(c, state.CauseStopped, detail)
 }

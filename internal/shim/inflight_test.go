@@ -36,7 +36,7 @@ func TestInflightAtDeath(t *testing.T) {
 		t.Fatalf("non-idempotent call: got %s, want a -32603 error", w.Raw)
 	}
 	msg := w.Get("error.message").String()
-	for _, want := range []string{"killed by signal 9", "restarted", "not retried", "may or may not have taken effect"} {
+	for _, want := range []string{"killed by signal 9 (SIGKILL)", "is restarting", "not re-sent", "may or may not have taken effect", "started empty"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("message %q lacks %q", msg, want)
 		}

@@ -3,11 +3,12 @@ package shim
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
+	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
+	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
 
@@ -82,13 +83,13 @@ func (s *Shim) needProbe() (c upstream.Conn, gen uint64, req []byte, why string,
 	if now.Sub(s.lastRecv) >= hang {
 		for _, e := range s.inflight {
 			if isCall(e, s.gen) && now.Sub(e.sentAt) >= hang {
-				why = fmt.Sprintf("hung: %s was outstanding for %s with nothing from the server", e.method, now.Sub(e.sentAt).Round(time.Millisecond))
+				why = health.Outstanding(e.method, now.Sub(e.sentAt).Round(time.Millisecond))
 				break
 			}
 		}
 	}
 	if why == "" && s.o.PingInterval > 0 && now.Sub(s.lastRecv) >= s.o.PingInterval && now.Sub(s.lastProbe) >= s.o.PingInterval {
-		why = "idle health check"
+		why = health.IdleCheck
 	}
 	if why == "" {
 		return nil, 0, nil, "", nil
@@ -111,12 +112,13 @@ func (s *Shim) probe(ctx context.Context, c upstream.Conn, gen uint64, req []byt
 	s.pongOpen = nil
 	s.mu.Unlock()
 	if errors.Is(err, errTimeout) {
-		reason := fmt.Sprintf("%s; no answer to a ping within %s", why, s.o.PingTimeout)
+		probe := "a ping"
 		if s.sessEra() == EraStateless {
-			reason = fmt.Sprintf("%s; no answer to server/discover within %s", why, s.o.PingTimeout)
+			probe = "server/discover"
 		}
-		s.log.Warn("server is hung; killing it", "reason", reason)
-		s.kill(c, reason)
+		detail := health.HangDetail(why, probe, s.o.PingTimeout)
+		s.log.Warn("server is hung; killing it", "reason", detail)
+		s.kill(c, state.CauseHang, detail)
 	}
 }
 
@@ -164,15 +166,11 @@ func (s *Shim) expireQueue() {
 func (s *Shim) unreachableReply(e *entry, now time.Time) []byte {
 	waited := now.Sub(e.at).Round(time.Millisecond)
 	down := now.Sub(s.downSince).Round(time.Millisecond)
-	tried := fmt.Sprintf("%d connection attempts failed over %s", s.dialFails, down)
-	if s.dialFails == 0 {
-		tried = fmt.Sprintf("it has been down or restarting for %s", down)
+	c := health.Cause{Kind: state.CauseStartFailed, Remote: s.mode == state.ModeRemote, Detail: s.lastErr}
+	if s.dialFails == 0 && s.lastExit != nil {
+		c = s.causeOf(s.lastExit.Exit)
 	}
-	msg := fmt.Sprintf("MCP server %s (%s) is unreachable: %s", quoteName(s.o.Name), s.target, tried)
-	if s.lastErr != "" {
-		msg += "; last error: " + s.lastErr
-	}
-	msg += fmt.Sprintf("; this call waited %s and was not sent", waited)
+	msg := health.UnreachableError(s.o.Name, s.target, c, s.dialFails, down, waited)
 	data := errData{Reason: "unreachable", Server: s.o.Name, Method: e.method, Tool: e.tool, Target: s.target, WaitedMS: waited.Milliseconds(), LastError: s.lastErr, Attempts: s.dialFails}
 	if s.lastExit != nil {
 		data.Exit = &s.lastExit.Exit

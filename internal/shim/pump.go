@@ -86,6 +86,7 @@ func (s *Shim) fromUpstream(line []byte, gen uint64, more bool) {
 		if gen == s.gen {
 			s.answered++ // this run answered a call: supervise.go, provedHealthy
 		}
+		line = s.withNote(e, line)
 		s.mu.Unlock()
 		if changed {
 			s.record()

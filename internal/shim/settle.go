@@ -28,6 +28,11 @@ func (s *Shim) connDied(gen uint64, pid int, ex upstream.Exit, failedNow bool, p
 	}
 	stopping := s.isStopping()
 	if !stopping {
+		if purpose != "" {
+			s.noteRestart(health.Cause{Kind: state.CauseRestart, Detail: purpose})
+		} else {
+			s.noteRestart(s.causeOf(ex.Exit))
+		}
 		s.restarts++
 		switch {
 		case failedNow:
@@ -133,44 +138,50 @@ func (s *Shim) settle(e *entry, ex upstream.Exit, undelivered bool, purpose stri
 		return jsonrpc.ErrorReply(e.id, jsonrpc.CodeMethodNotFound, "Method not found (the server exited while answering server/discover)", map[string]any{"reason": "server-exited", "retried": true, "exit": ex.Exit})
 	}
 	if e.retries >= maxRetries {
-		return s.diedReply(e, ex, "retries-exhausted", purpose,
-			fmt.Sprintf("the server process %s while this call was running, for the %s time in a row; it was restarted; the call was not retried again and may or may not have taken effect", ex.Reason, ordinal(e.retries+1)))
+		return s.diedReply(e, ex, "retries-exhausted", "retries-exhausted", purpose)
 	}
 	if e.cursor {
-		return s.diedReply(e, ex, "cursor-lost", purpose,
-			fmt.Sprintf("the server process %s while this page was being listed; it was restarted and the pagination cursor is no longer valid: list again from the start", ex.Reason))
+		return s.diedReply(e, ex, "cursor-lost", "cursor-lost", purpose)
 	}
 	if e.method == "tools/call" {
 		p, known := s.sess.tools[e.tool]
 		switch {
 		case s.o.NoRetry:
-			return s.diedReply(e, ex, "not-retried", purpose, s.notRetriedMsg(ex, "retries are turned off for this server"))
+			return s.diedReply(e, ex, "not-retried", "no-retry", purpose)
 		case known && (p.readOnly || p.idempotent):
 			return nil
 		case !known:
-			return s.diedReply(e, ex, "not-retried", purpose, s.notRetriedMsg(ex, "the tool was not in the last tools/list"))
+			return s.diedReply(e, ex, "not-retried", "unknown-tool", purpose)
 		default:
-			return s.diedReply(e, ex, "not-retried", purpose, s.notRetriedMsg(ex, "the tool is not marked read-only or idempotent"))
+			return s.diedReply(e, ex, "not-retried", "unsafe-tool", purpose)
 		}
 	}
 	if retryable[e.method] {
 		return nil
 	}
-	return s.diedReply(e, ex, "not-retried", purpose, s.notRetriedMsg(ex, e.method+" is not safe to re-send"))
+	return s.diedReply(e, ex, "not-retried", "unsafe-method", purpose)
 }
 
-func (s *Shim) notRetriedMsg(ex upstream.Exit, why string) string {
-	return fmt.Sprintf("the server process %s while this call was running; it was restarted; the call was not retried (%s) and may or may not have taken effect", ex.Reason, why)
-}
-
-// diedReply is the -32603 error for a request lost with its server.
-func (s *Shim) diedReply(e *entry, ex upstream.Exit, reason, purpose, msg string) []byte {
+// diedReply is the -32603 error for a request lost with its server: reason
+// is its data.reason, rule the retry rule that kept it from being re-sent
+// (health.NotResentWhy), purpose why the server was restarted on purpose
+// ("" when it ended by itself). Called with mu held.
+func (s *Shim) diedReply(e *entry, ex upstream.Exit, reason, rule, purpose string) []byte {
+	c := s.causeOf(ex.Exit)
 	if purpose != "" {
-		msg = fmt.Sprintf("the server was restarted on purpose (%s) while this call was running; the call was not retried and may or may not have taken effect", purpose)
+		c, rule = health.Cause{Kind: state.CauseRestart, Detail: purpose}, "restart"
 	}
-	msg += continuationNote(e)
+	o := health.Outcome{Kind: health.OutcomeNotResent, Why: health.NotResentWhy(rule, e.retries+1, e.method), Effect: !e.cursor}
+	msg := health.DiedError(s.o.Name, c, o, e.cursor) + continuationNote(e)
+	// This error tells the model of the restart: no note on a later answer.
+	s.noteDue = false
 	data := errData{Reason: reason, Retried: false, Server: s.o.Name, Method: e.method, Tool: e.tool, Exit: &ex.Exit, StderrTail: ex.StderrTail, Attempts: e.retries + 1}
-	return jsonrpc.ErrorReply(e.id, jsonrpc.CodeInternalError, "MCP server "+quoteName(s.o.Name)+": "+msg, data)
+	return jsonrpc.ErrorReply(e.id, jsonrpc.CodeInternalError, msg, data)
+}
+
+// causeOf is the cause of an exit of this shim's upstream.
+func (s *Shim) causeOf(e state.Exit) health.Cause {
+	return health.CauseOf(e, s.mode == state.ModeRemote)
 }
 
 // failFast reports whether requests must be answered now rather than
@@ -209,22 +220,21 @@ func (s *Shim) failedReply(id []byte, method string) []byte {
 		data := errData{Reason: "server-cannot-start", Server: s.o.Name, Method: method, Restarts: s.restarts, Target: s.target}
 		return jsonrpc.ErrorReply(id, jsonrpc.CodeInternalError, health.CannotStartError(s.o.Name, s.lastErr), data)
 	}
-	last := s.lastErr
+	c, after := health.Cause{Kind: state.CauseStartFailed, Remote: s.mode == state.ModeRemote, Detail: s.lastErr}, time.Duration(-1)
 	var ex *state.Exit
 	if s.lastExit != nil {
 		ex = &s.lastExit.Exit
-		last = "it " + s.lastExit.Reason
-		if s.lastExit.UptimeMS >= 0 {
-			last += fmt.Sprintf(" after %s", time.Duration(s.lastExit.UptimeMS)*time.Millisecond)
+		if s.dialFails == 0 {
+			c = s.causeOf(*ex)
+			if ex.UptimeMS >= 0 {
+				after = time.Duration(ex.UptimeMS) * time.Millisecond
+			}
 		}
-	}
-	if s.dialFails > 0 {
-		last = "it could not be started: " + s.lastErr
 	}
 	stderr := ""
 	if len(s.stderr) > 0 {
 		stderr = lastLines(s.stderr, 3)
 	}
 	data := errData{Reason: "server-failed", Server: s.o.Name, Method: method, Exit: ex, StderrTail: s.stderr, Restarts: s.restarts, Target: s.target}
-	return jsonrpc.ErrorReply(id, jsonrpc.CodeInternalError, health.CrashLoopError(s.o.Name, last, stderr, s.o.BackoffMax), data)
+	return jsonrpc.ErrorReply(id, jsonrpc.CodeInternalError, health.CrashLoopError(s.o.Name, c, after, stderr, s.o.BackoffMax), data)
 }

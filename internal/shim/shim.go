@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/clock"
+	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
@@ -150,8 +151,15 @@ type Shim struct {
 	answered  int       // client requests generation gen answered
 
 	closers    sync.WaitGroup // upstreams being closed by kill; Run waits
-	killedConn upstream.Conn  // guarded by mu: closed by kill, for killWhy
+	killedConn upstream.Conn  // guarded by mu: ended by kill, for killCause and killWhy
+	killCause  string         // a state.Cause*
 	killWhy    string
+
+	// note is the restart the model has not been told of yet (note.go):
+	// the next tools/call result carries it, or an error that tells it.
+	note    health.Cause
+	noteDue bool
+	upSince time.Time // when the current server came up (goUp)
 
 	lim pumpLimits // see pump.go
 

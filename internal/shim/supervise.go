@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/backoff"
+	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
@@ -52,7 +53,7 @@ func (s *Shim) supervise(ctx context.Context) {
 			// usual stop ladder, like one at any other time.
 			if !errors.Is(err, errConnDied) && ctx.Err() == nil {
 				s.log.Warn("replay failed; restarting the server", "err", err)
-				s.kill(c, "replay failed: "+err.Error())
+				s.kill(c, state.CauseReplay, oneLine(err.Error()))
 			}
 		} else {
 			s.goUp(gen)
@@ -189,6 +190,7 @@ func (s *Shim) goUp(gen uint64) {
 	q := s.queue
 	s.queue = nil
 	now := s.clk.Now()
+	s.upSince = now
 	for _, it := range q {
 		if it.e != nil {
 			it.e.gen, it.e.sentAt = gen, now
@@ -212,31 +214,37 @@ func (s *Shim) goUp(gen uint64) {
 	}
 }
 
-// kill ends c at once: a child process is SIGKILLed; another upstream is
-// closed in the background (Close may wait for its streams), and Run waits
-// for that before it returns.
-func (s *Shim) kill(c upstream.Conn, reason string) {
+// kill ends c at once for cause (a state.Cause* the shim decides:
+// hang, replay failure), detail its words: a child process is SIGKILLed;
+// another upstream is closed in the background (Close may wait for its
+// streams), and Run waits for that before it returns.
+func (s *Shim) kill(c upstream.Conn, cause, detail string) {
+	reason := health.KillReason(cause, detail)
 	s.event("kill", "pid", c.PID(), "reason", reason)
+	s.mu.Lock()
+	s.killedConn, s.killCause, s.killWhy = c, cause, detail
+	s.mu.Unlock()
 	if k, ok := c.(killer); ok {
 		k.Kill(reason)
 		return
 	}
-	s.mu.Lock()
-	s.killedConn, s.killWhy = c, reason
-	s.mu.Unlock()
 	s.closers.Go(func() { c.Close() })
 }
 
-// exitOf is how c ended, with the reason kill gave when c could only be
-// closed (a remote session says "closed by the client"; the client must
-// read that the server hung), as proc.Process does for a child it kills.
+// exitOf is how c ended, with the cause kill gave when the shim ended it:
+// the SIGKILL or the closed session is how, the hang is why, and the
+// client must read the why.
 func (s *Shim) exitOf(c upstream.Conn) upstream.Exit {
 	ex := c.Exit()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.killedConn == c {
-		ex.Reason = s.killWhy + " (" + ex.Reason + ")"
-		s.killedConn, s.killWhy = nil, ""
+		if _, ok := c.(killer); !ok {
+			// A child's Kill put the reason in Exit itself.
+			ex.Reason = health.KillReason(s.killCause, s.killWhy) + " (" + ex.Reason + ")"
+		}
+		ex.Cause, ex.Detail = s.killCause, s.killWhy
+		s.killedConn, s.killCause, s.killWhy = nil, "", ""
 	}
 	return ex
 }

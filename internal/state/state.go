@@ -54,7 +54,34 @@ type Exit struct {
 	Reason   string    `json:"reason,omitempty"` // one line: "exited with code 1", "hung: no ping reply in 2s", "session lost (HTTP 404)"
 	At       time.Time `json:"at"`
 	UptimeMS int64     `json:"uptime_ms"`
+	// Cause is what ended the run (one of the Cause constants; "" when
+	// only Reason is known), Detail the cause's own words (what a hung
+	// server left unanswered, a remote's error), SignalNum the signal's
+	// number and Strays how many processes the server had left outside its
+	// process group (they were stopped with it). internal/health builds
+	// the sentences the shim sends from these.
+	Cause     string `json:"cause,omitempty"`
+	Detail    string `json:"detail,omitempty"`
+	SignalNum int    `json:"signal_num,omitempty"`
+	Strays    int    `json:"strays,omitempty"`
 }
+
+// What ended a server's run (Exit.Cause). Supervision decides which;
+// internal/health owns the words for each.
+const (
+	CauseExit         = "exit"          // the process exited (Code)
+	CauseSignal       = "signal"        // a signal killed it (Signal, SignalNum), from outside the shim
+	CauseHang         = "hang"          // the shim killed it: it answered no ping (Detail)
+	CauseStopped      = "stopped"       // the shim killed it: a signal had stopped it (SIGSTOP) during a call (Detail)
+	CauseStdoutClosed = "stdout-closed" // it closed its stdout; the shim ended the run
+	CauseCannotStart  = "cannot-start"  // its command cannot start (Detail)
+	CauseStartFailed  = "start-failed"  // a start or connection failed (Detail), maybe not for good
+	CauseRemote       = "remote"        // a remote connection or session ended (Detail: the bridge's reason)
+	CauseOversize     = "oversize"      // it sent a message over the size limit (Detail)
+	CauseRestart      = "restart"       // restarted on purpose (Detail: who asked)
+	CauseReplay       = "replay"        // the shim killed it: replaying the handshake failed (Detail)
+	CauseKept         = "kept"          // let go of, left running for the next client (--keep)
+)
 
 // Record is the state of one running shim.
 type Record struct {

@@ -1,0 +1,160 @@
+package health_test
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/health"
+	"github.com/mcp-heal/mcp-heal/internal/state"
+)
+
+// causes is one of each cause the shim reports, local and remote.
+var causes = []struct {
+	name string
+	c    health.Cause
+}{
+	{"exit code", health.Cause{Kind: state.CauseExit, Code: 1}},
+	{"signal", health.Cause{Kind: state.CauseSignal, SignalNum: 9, Signal: "killed"}},
+	{"signal unnamed", health.Cause{Kind: state.CauseSignal, SignalNum: 40, Signal: "signal 40"}},
+	{"hang", health.Cause{Kind: state.CauseHang, Detail: health.HangDetail(health.Outstanding("tools/call", 20*time.Second), "a ping", 5*time.Second)}},
+	{"idle hang", health.Cause{Kind: state.CauseHang, Detail: health.HangDetail(health.IdleCheck, "a ping", 5*time.Second)}},
+	{"stdout closed", health.Cause{Kind: state.CauseStdoutClosed}},
+	{"stopped by a signal", health.Cause{Kind: state.CauseStopped, Detail: health.StoppedDetail("tools/call", 4242)}},
+	{"cannot start", health.Cause{Kind: state.CauseCannotStart, Detail: "command not found: /no/such"}},
+	{"start failed", health.Cause{Kind: state.CauseStartFailed, Detail: "fork/exec /x: resource temporarily unavailable"}},
+	{"left outside the group", health.Cause{Kind: state.CauseSignal, SignalNum: 9, Strays: 11}},
+	{"one left outside the group", health.Cause{Kind: state.CauseExit, Code: 0, Strays: 1}},
+	{"remote unreachable", health.CauseOf(state.Exit{Reason: "server unreachable: connection refused"}, true)},
+	{"remote session lost", health.CauseOf(state.Exit{Reason: "session lost: HTTP 404"}, true)},
+	{"remote connection lost", health.CauseOf(state.Exit{Reason: "connection lost: unexpected EOF"}, true)},
+	{"remote start failed", health.Cause{Kind: state.CauseStartFailed, Remote: true, Detail: "server unreachable: connection refused"}},
+	{"remote hang", health.Cause{Kind: state.CauseHang, Remote: true, Detail: "no answer to server/discover came within 5s"}},
+	{"oversize", health.Cause{Kind: state.CauseOversize, Detail: "a 300 MiB line, over the 256 MiB limit"}},
+	{"remote oversize", health.Cause{Kind: state.CauseOversize, Remote: true, Detail: "a 300 MiB body"}},
+	{"restart on purpose", health.Cause{Kind: state.CauseRestart, Detail: "/mcp-heal heal"}},
+	{"replay failed", health.Cause{Kind: state.CauseReplay, Detail: "initialize: the server answered an error"}},
+	{"reason only", health.CauseOf(state.Exit{Reason: "wait failed: no child processes"}, false)},
+}
+
+var outcomes = []health.Outcome{
+	{Kind: health.OutcomeResent},
+	{Kind: health.OutcomeQueued},
+	{Kind: health.OutcomeFresh},
+	{Kind: health.OutcomeNotResent, Why: health.NotResentWhy("unsafe-tool", 1, "tools/call"), Effect: true},
+	{Kind: health.OutcomeNotResent, Why: health.NotResentWhy("retries-exhausted", 3, "tools/call"), Effect: true},
+	{Kind: health.OutcomeNotResent, Why: health.NotResentWhy("cursor-lost", 1, "tools/list")},
+	{Kind: health.OutcomeNotSent},
+	{Kind: health.OutcomeNotSent, Waited: 30 * time.Second},
+}
+
+// render is the text the shim sends for cause c and outcome o.
+func render(c health.Cause, o health.Outcome) (string, health.Class) {
+	switch o.Kind {
+	case health.OutcomeResent, health.OutcomeQueued, health.OutcomeFresh:
+		return health.RestartNote("srv", c, o), health.OK
+	case health.OutcomeNotResent:
+		return health.DiedError("srv", c, o, strings.Contains(o.Why, "cursor")), health.ShimRestarted
+	}
+	if o.Waited > 0 {
+		return health.UnreachableError("srv", "https://example.com/mcp", c, 3, 40*time.Second, o.Waited), health.ShimUnreachable
+	}
+	if c.Kind == state.CauseCannotStart {
+		return health.CannotStartError("srv", c.Detail), health.CannotStart
+	}
+	return health.CrashLoopError("srv", c, 12*time.Millisecond, `"boom"`, 30*time.Second), health.ShimFailed
+}
+
+// clauseStart: every clause after the lead begins with a subject of its
+// own (or "this call"), so no fragment is spliced into another sentence.
+var clauseStart = regexp.MustCompile(`^(?:while this (?:call was running|page was being listed), )?(?:the server process|the remote server|the connection to the remote server|the new server process|the new session|its command|its last start|its last run|its last stderr|mcp-heal|this call|a server wrapped|fix the command|it has been|\d+ connection attempts?) `)
+
+// TestShimSentences: every cause with every outcome is one whole sentence
+// of the one shape: `MCP server "srv"[ state]: cause; ...; outcome.`,
+// each part a clause with its own subject, no fragment spliced mid-
+// sentence, the words of no other component, and classified back to its
+// class with the server's name.
+func TestShimSentences(t *testing.T) {
+	lead := regexp.MustCompile(`^(?:mcp-heal: )?MCP server "srv"(?: (?:is restarting|was restarted|is reconnecting|was reconnected|is failing \(crash loop\)|cannot start|\(https://example\.com/mcp\) is unreachable))?: `)
+	for _, cc := range causes {
+		for _, o := range outcomes {
+			got, class := render(cc.c, o)
+			t.Run(cc.name+"/"+o.Kind, func(t *testing.T) {
+				m := lead.FindString(got)
+				if m == "" {
+					t.Fatalf("%q does not start with the lead", got)
+				}
+				if !strings.HasSuffix(got, ".") || strings.Count(got, ".") != strings.Count(got, "..")*2+strings.Count(strings.TrimSuffix(got, "."), ".")+1 {
+					t.Errorf("%q: not one sentence ending in one period", got)
+				}
+				for _, bad := range []string{";;", "; ;", " ;", " ,", "..", "  ", "()", "( ", " )", "process server", "it killed", "process killed", "daemonized", "foreground", "it was restarted", "not retried"} {
+					if strings.Contains(got, bad) {
+						t.Errorf("%q holds %q", got, bad)
+					}
+				}
+				if strings.Count(got, "(") != strings.Count(got, ")") {
+					t.Errorf("%q: unbalanced parentheses", got)
+				}
+				for i, part := range splitClauses(strings.TrimSuffix(got[len(m):], ".")) {
+					if !clauseStart.MatchString(part) {
+						t.Errorf("clause %d of %q has no subject of its own: %q", i, got, part)
+					}
+				}
+				if class == health.OK {
+					if !strings.Contains(got, "is gone") || !strings.Contains(got, "--keep") {
+						t.Errorf("restart note %q does not say the state is gone and what --keep keeps", got)
+					}
+					if _, ok := health.Classify(got); ok {
+						t.Errorf("restart note %q is classified as a failure", got)
+					}
+					return
+				}
+				if mt, ok := health.Classify("MCP error -32603: " + got); !ok || mt.Class != class || mt.Server != "srv" {
+					t.Errorf("Classify(%q) = %+v, %v; want %s for srv", got, mt, ok, class)
+				}
+			})
+		}
+	}
+}
+
+// splitClauses splits at "; " outside parentheses.
+func splitClauses(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ';':
+			if depth == 0 && i+1 < len(s) && s[i+1] == ' ' {
+				out = append(out, s[start:i])
+				start = i + 2
+			}
+		}
+	}
+	return append(out, s[start:])
+}
+
+// TestShimSentencesRead pins the sentences of issue 17's reports, read
+// whole: Playwright killed with chromium in its own process group, a
+// remote server refusing connections, a crash loop ended by signals.
+func TestShimSentencesRead(t *testing.T) {
+	notResent := health.Outcome{Kind: health.OutcomeNotResent, Why: health.NotResentWhy("unsafe-tool", 1, "tools/call"), Effect: true}
+	for _, tt := range []struct{ got, want string }{
+		{health.DiedError("playwright", health.CauseOf(state.Exit{Signal: "killed", SignalNum: 9, Cause: state.CauseSignal, Strays: 11}, false), notResent, false),
+			`MCP server "playwright" is restarting: while this call was running, the server process was killed by signal 9 (SIGKILL), and the 11 processes it had started outside its process group were stopped with it; this call was not re-sent (the tool is not marked read-only or idempotent) and may or may not have taken effect; the new server process started empty: whatever the old one held in memory (open pages, sessions, history) is gone.`},
+		{health.DiedError("api", health.CauseOf(state.Exit{Reason: "server unreachable: connection refused"}, true), notResent, false),
+			`MCP server "api" is reconnecting: while this call was running, the remote server could not be reached (connection refused); this call was not re-sent (the tool is not marked read-only or idempotent) and may or may not have taken effect; the new session started empty: whatever the server held for the old one (open pages, sessions, history) is gone.`},
+		{health.CrashLoopError("mem", health.CauseOf(state.Exit{Signal: "killed", SignalNum: 9, Cause: state.CauseSignal}, false), 2*time.Second, "", 30*time.Second),
+			`MCP server "mem" is failing (crash loop): the server process was killed by signal 9 (SIGKILL); its last run lasted 2s; mcp-heal keeps restarting it (at most every 30s); this call was not sent.`},
+		{health.RestartNote("browser", health.Cause{Kind: state.CauseExit, Code: 1}, health.Outcome{Kind: health.OutcomeResent}),
+			`mcp-heal: MCP server "browser" was restarted: the server process exited with code 1; this call was re-sent to the new server process; the new server process started empty: whatever the old one held in memory (open pages, sessions, history) is gone; a server wrapped with --keep keeps that state across Claude Code restarts, but not across a restart of the server itself.`},
+	} {
+		if tt.got != tt.want {
+			t.Errorf("got  %s\nwant %s", tt.got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,69 @@
+package shim
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/mcp-heal/mcp-heal/internal/health"
+	"github.com/tidwall/gjson"
+)
+
+// After a restart the server starts empty: a browser's pages, a thinking
+// server's history, whatever it held in memory is gone, and a read-only
+// call re-sent to it answers coherently from the empty state. The model
+// must learn that once, and not from a guess: the first tools/call result
+// after the restart gets one more text item saying so
+// (health.RestartNote). A text item is what Claude Code shows the model
+// of any result (docs/claude-code-behaviour.md); structuredContent is
+// left as it is, so a tool's outputSchema still validates. An error reply
+// that already says the server restarted (health.DiedError) tells the
+// model instead, and no note follows it.
+
+// noteRestart records that the model is owed the news of a restart for
+// cause c. Called with mu held.
+func (s *Shim) noteRestart(c health.Cause) {
+	s.note, s.noteDue = c, true
+}
+
+// withNote returns line, the result of tools/call e, with the restart
+// note added when one is due, and clears it. Called with mu held.
+func (s *Shim) withNote(e *entry, line []byte) []byte {
+	if !s.noteDue || e.method != "tools/call" {
+		return line
+	}
+	o := health.Outcome{Kind: health.OutcomeFresh}
+	switch {
+	case e.retries > 0:
+		o.Kind = health.OutcomeResent
+	case e.at.Before(s.upSince):
+		o.Kind = health.OutcomeQueued
+	}
+	out, ok := addText(line, health.RestartNote(s.o.Name, s.note, o))
+	if !ok {
+		return line // an error reply, or no content array: a later result
+	}
+	s.noteDue = false
+	return out
+}
+
+// addText appends a text content item to the result.content array of
+// the JSON-RPC response line; false when it has none.
+func addText(line []byte, text string) ([]byte, bool) {
+	c := gjson.GetBytes(line, "result.content")
+	if !c.IsArray() || c.Index <= 0 || c.Index+len(c.Raw) > len(line) {
+		return nil, false
+	}
+	end := c.Index + len(c.Raw) - 1 // the closing ]
+	if line[end] != ']' {
+		return nil, false
+	}
+	t, _ := json.Marshal(text)
+	item := append(append([]byte(`{"type":"text","text":`), t...), '}')
+	if len(bytes.TrimSpace(line[c.Index+1:end])) > 0 {
+		item = append([]byte{','}, item...)
+	}
+	out := make([]byte, 0, len(line)+len(item))
+	out = append(out, line[:end]...)
+	out = append(out, item...)
+	return append(out, line[end:]...), true
+}

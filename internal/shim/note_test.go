@@ -1,0 +1,100 @@
+//go:build unix
+
+package shim
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/health"
+)
+
+// TestRestartNoteOnce: after the server is killed, the first tools/call
+// result carries one more text item telling the model the server was
+// restarted and its in-memory state is gone (issue 17 item 5); the
+// server's own items come first and unchanged, and later results carry
+// nothing. A read-only call running at the kill is re-sent and says so.
+func TestRestartNoteOnce(t *testing.T) {
+	h := newHarness(t, hopt{})
+	h.handshake()
+	if r := h.tool("echo", `{"text":"before"}`); r.Get("result.content.#").Int() != 1 {
+		t.Fatalf("before any restart: got %s, want the server's one item", r.Raw)
+	}
+
+	// A read-only call running when the server is killed: re-sent.
+	_, slow := h.start("tools/call", `{"name":"slow","arguments":{"ms":400}}`)
+	waitFor(t, 5*time.Second, "the call to reach the server", func() bool { return h.countEvents("call slow") == 1 })
+	pid := h.killChild()
+	r := h.wait(slow, "re-sent call")
+	items := r.Get("result.content").Array()
+	if len(items) != 2 || items[0].Get("text").String() != "slept" {
+		t.Fatalf("first result after the restart: got %s, want the server's item and the note", r.Raw)
+	}
+	note := items[1].Get("text").String()
+	for _, want := range []string{
+		`mcp-heal: MCP server "fake" was restarted: the server process was killed by signal 9 (SIGKILL); this call was re-sent to the new server process; `,
+		"whatever the old one held in memory (open pages, sessions, history) is gone",
+		"--keep",
+	} {
+		if !strings.Contains(note, want) {
+			t.Errorf("note %q lacks %q", note, want)
+		}
+	}
+	if items[1].Get("type").String() != "text" {
+		t.Errorf("note item: %s", items[1].Raw)
+	}
+	if _, ok := health.Classify(note); ok {
+		t.Errorf("the note is classified as a failure: %q", note)
+	}
+	h.waitUp(pid)
+	for i := 0; i < 2; i++ {
+		if r := h.tool("echo", `{"text":"after"}`); r.Get("result.content.#").Int() != 1 {
+			t.Errorf("result %d after the note: got %s, want the server's one item", i+1, r.Raw)
+		}
+	}
+
+	// Killed between calls: the next call is fresh, and told once.
+	pid = h.killChild()
+	h.waitUp(pid)
+	r = h.tool("echo", `{"text":"fresh"}`)
+	if got := r.Get("result.content.1.text").String(); !strings.Contains(got, "this call ran on the new server process") {
+		t.Errorf("first call after a kill between calls: got %s", r.Raw)
+	}
+	if r := h.tool("echo", `{"text":"again"}`); r.Get("result.content.#").Int() != 1 {
+		t.Errorf("second call: got %s", r.Raw)
+	}
+}
+
+// TestNoNoteAfterRestartError: when the call running at the kill is not
+// re-sent, its error already tells the model of the restart and the lost
+// state; the next result carries no note.
+func TestNoNoteAfterRestartError(t *testing.T) {
+	h := newHarness(t, hopt{})
+	h.handshake()
+	_, w := h.start("tools/call", `{"name":"slowwrite","arguments":{"ms":400,"key":"k"}}`)
+	waitFor(t, 5*time.Second, "the call to reach the server", func() bool { return h.countEvents("call slowwrite") == 1 })
+	pid := h.killChild()
+	if r := h.wait(w, "non-idempotent call"); !strings.Contains(r.Get("error.message").String(), "is gone") {
+		t.Fatalf("got %s, want an error saying the state is gone", r.Raw)
+	}
+	h.waitUp(pid)
+	if r := h.tool("echo", `{"text":"x"}`); r.Get("result.content.#").Int() != 1 {
+		t.Errorf("after the error: got %s, want no note", r.Raw)
+	}
+}
+
+func TestAddText(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"a"}],"structuredContent":{"x":1}}}`,
+			`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"a"},{"type":"text","text":"n\"b"}],"structuredContent":{"x":1}}}`},
+		{`{"jsonrpc":"2.0","id":1,"result":{"content":[ ]}}`, `{"jsonrpc":"2.0","id":1,"result":{"content":[ {"type":"text","text":"n\"b"}]}}`},
+		{`{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"x"}}`, ""},
+		{`{"jsonrpc":"2.0","id":1,"result":{"content":"x"}}`, ""},
+	} {
+		got, ok := addText([]byte(tt.in), `n"b`)
+		if string(got) != tt.want || ok != (tt.want != "") {
+			t.Errorf("addText(%s) = %s, %v; want %s", tt.in, got, ok, tt.want)
+		}
+	}
+}
