@@ -13,11 +13,14 @@ import (
 // call re-sent to it answers coherently from the empty state. The model
 // must learn that once, and not from a guess: the first tools/call result
 // after the restart gets one more text item saying so
-// (health.RestartNote). A text item is what Claude Code shows the model
-// of any result (docs/claude-code-behaviour.md); structuredContent is
-// left as it is, so a tool's outputSchema still validates. An error reply
-// that already says the server restarted (health.DiedError) tells the
-// model instead, and no note follows it.
+// (health.RestartNote). Claude Code shows the model a result's text items,
+// but of a result with structuredContent it shows only that
+// (docs/claude-code-behaviour.md, measured by
+// e2e.TestRestartNoteReachesModelOnce), and structuredContent must keep
+// matching the tool's outputSchema: such a result is left as it is and the
+// note waits for the next one. An error reply that already says the
+// server restarted (health.DiedError) tells the model instead, and no note
+// follows it.
 
 // noteRestart records that the model is owed the news of a restart for
 // cause c. Called with mu held.
@@ -47,9 +50,14 @@ func (s *Shim) withNote(e *entry, line []byte) []byte {
 }
 
 // addText appends a text content item to the result.content array of
-// the JSON-RPC response line; false when it has none.
+// the JSON-RPC response line; false when it has none, or has
+// structuredContent (the model would not see the item).
 func addText(line []byte, text string) ([]byte, bool) {
-	c := gjson.GetBytes(line, "result.content")
+	r := gjson.GetManyBytes(line, "result.content", "result.structuredContent")
+	c := r[0]
+	if r[1].Exists() {
+		return nil, false
+	}
 	if !c.IsArray() || c.Index <= 0 || c.Index+len(c.Raw) > len(line) {
 		return nil, false
 	}

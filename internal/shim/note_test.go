@@ -86,8 +86,10 @@ func TestNoNoteAfterRestartError(t *testing.T) {
 
 func TestAddText(t *testing.T) {
 	for _, tt := range []struct{ in, want string }{
-		{`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"a"}],"structuredContent":{"x":1}}}`,
-			`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"a"},{"type":"text","text":"n\"b"}],"structuredContent":{"x":1}}}`},
+		{`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"a"}],"isError":false}}`,
+			`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"a"},{"type":"text","text":"n\"b"}],"isError":false}}`},
+		// Claude Code would show the model only structuredContent.
+		{`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"a"}],"structuredContent":{"x":1}}}`, ""},
 		{`{"jsonrpc":"2.0","id":1,"result":{"content":[ ]}}`, `{"jsonrpc":"2.0","id":1,"result":{"content":[ {"type":"text","text":"n\"b"}]}}`},
 		{`{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"x"}}`, ""},
 		{`{"jsonrpc":"2.0","id":1,"result":{"content":"x"}}`, ""},
