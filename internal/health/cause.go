@@ -165,6 +165,7 @@ const (
 	OutcomeFresh     = "fresh"       // it arrived after the restart and ran on the new server
 	OutcomeNotResent = "not-re-sent" // it was running when the server died, and was answered with an error
 	OutcomeNotSent   = "not-sent"    // it never reached a server
+	OutcomeDropped   = "dropped"     // it ran, but its answer was dropped (oversize)
 )
 
 // Sentence is the outcome as a clause about "this call".
@@ -188,6 +189,8 @@ func (o Outcome) sentence(remote bool) string {
 			s += " and may or may not have taken effect"
 		}
 		return s
+	case OutcomeDropped:
+		return "this call ran, but its answer was dropped"
 	case OutcomeNotSent:
 		if o.Waited > 0 {
 			return fmt.Sprintf("this call waited %s and was not sent", o.Waited)

@@ -31,8 +31,8 @@ var causes = []struct {
 	{"remote connection lost", health.CauseOf(state.Exit{Reason: "connection lost: unexpected EOF"}, true)},
 	{"remote start failed", health.Cause{Kind: state.CauseStartFailed, Remote: true, Detail: "server unreachable: connection refused"}},
 	{"remote hang", health.Cause{Kind: state.CauseHang, Remote: true, Detail: "no answer to server/discover came within 5s"}},
-	{"oversize", health.Cause{Kind: state.CauseOversize, Detail: "a 300 MiB line, over the 256 MiB limit"}},
-	{"remote oversize", health.Cause{Kind: state.CauseOversize, Remote: true, Detail: "a 300 MiB body"}},
+	{"oversize", health.Cause{Kind: state.CauseOversize, Detail: health.OversizeDetail(314572800, 268435456)}},
+	{"remote oversize", health.Cause{Kind: state.CauseOversize, Remote: true, Detail: health.OversizeDetail(-1, 268435456)}},
 	{"restart on purpose", health.Cause{Kind: state.CauseRestart, Detail: "/mcp-heal heal"}},
 	{"replay failed", health.Cause{Kind: state.CauseReplay, Detail: "initialize: the server answered an error"}},
 	{"reason only", health.CauseOf(state.Exit{Reason: "wait failed: no child processes"}, false)},
@@ -47,6 +47,7 @@ var outcomes = []health.Outcome{
 	{Kind: health.OutcomeNotResent, Why: health.NotResentWhy("cursor-lost", 1, "tools/list")},
 	{Kind: health.OutcomeNotSent},
 	{Kind: health.OutcomeNotSent, Waited: 30 * time.Second},
+	{Kind: health.OutcomeDropped},
 }
 
 // render is the text the shim sends for cause c and outcome o.
@@ -56,6 +57,8 @@ func render(c health.Cause, o health.Outcome) (string, health.Class) {
 		return health.RestartNote("srv", c, o), health.OK
 	case health.OutcomeNotResent:
 		return health.DiedError("srv", c, o, strings.Contains(o.Why, "cursor")), health.ShimRestarted
+	case health.OutcomeDropped:
+		return health.DroppedError("srv", c), ""
 	}
 	if o.Waited > 0 {
 		return health.UnreachableError("srv", "https://example.com/mcp", c, 3, 40*time.Second, o.Waited), health.ShimUnreachable
@@ -68,7 +71,7 @@ func render(c health.Cause, o health.Outcome) (string, health.Class) {
 
 // clauseStart: every clause after the lead begins with a subject of its
 // own (or "this call"), so no fragment is spliced into another sentence.
-var clauseStart = regexp.MustCompile(`^(?:while this (?:call was running|page was being listed), )?(?:the server process|the remote server|the connection to the remote server|the new server process|the new session|its command|its last start|its last run|its last stderr|mcp-heal|this call|a server wrapped|fix the command|it has been|\d+ connection attempts?) `)
+var clauseStart = regexp.MustCompile(`^(?:while this (?:call was running|page was being listed), )?(?:the server process|the remote server|the connection to the remote server|the new server process|the new session|its command|its last start|its last run|its last stderr|mcp-heal|this call|a server wrapped|fix the command|raise the limit|it has been|\d+ connection attempts?) `)
 
 // TestShimSentences: every cause with every outcome is one whole sentence
 // of the one shape: `MCP server "srv"[ state]: cause; ...; outcome.`,
@@ -100,6 +103,13 @@ func TestShimSentences(t *testing.T) {
 					if !clauseStart.MatchString(part) {
 						t.Errorf("clause %d of %q has no subject of its own: %q", i, got, part)
 					}
+				}
+				if class == "" {
+					// The server runs on: not a disconnect.
+					if _, ok := health.Classify("MCP error -32603: " + got); ok {
+						t.Errorf("%q is classified as a disconnect", got)
+					}
+					return
 				}
 				if class == health.OK {
 					if !strings.Contains(got, "is gone") || !strings.Contains(got, "--keep") {

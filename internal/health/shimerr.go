@@ -82,6 +82,27 @@ func RestartNote(server string, c Cause, o Outcome) string {
 	return "mcp-heal: " + sentence(server, restarting(c.Remote, true), c.Clause(), o.sentence(c.Remote), stateGone(c.Remote), keepNote)
 }
 
+// DroppedError is the error for a call whose answer mcp-heal dropped: c
+// says why (state.CauseOversize, its Detail the sizes); the server keeps
+// running. The relay that drops the message (internal/jsonrpc,
+// internal/bridge) produces the cause.
+func DroppedError(server string, c Cause) string {
+	advice := ""
+	if c.Kind == "oversize" {
+		advice = "raise the limit with mcp-heal shim --max-message"
+	}
+	return sentence(server, "", c.Clause(), Outcome{Kind: OutcomeDropped}.Sentence(), advice)
+}
+
+// OversizeDetail is the Detail of an oversize cause: the message's size
+// (n < 0: unknown, over the limit) and the limit, in bytes.
+func OversizeDetail(n, limit int64) string {
+	if n < 0 {
+		return fmt.Sprintf("over the %d-byte limit", limit)
+	}
+	return fmt.Sprintf("%d bytes, over the %d-byte limit", n, limit)
+}
+
 // CrashLoopError is the error for a call to a server in a crash loop: c
 // says how it last ended, after how long its last run lasted (<0:
 // unknown), stderr its last stderr lines ("" for none), every the longest
