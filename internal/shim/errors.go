@@ -26,13 +26,6 @@ type errData struct {
 	LastError  string      `json:"last_error,omitempty"`
 }
 
-func quoteName(name string) string {
-	if name == "" {
-		return "(unnamed)"
-	}
-	return `"` + name + `"`
-}
-
 func oneLine(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
