@@ -195,7 +195,7 @@ func Write(r *Record) error {
 	r.StderrTail = redact.Strings(r.StderrTail)
 	if r.LastExit != nil {
 		e := *r.LastExit
-		e.Reason = redact.String(e.Reason)
+		e.Reason, e.Detail = redact.String(e.Reason), redact.String(e.Detail)
 		r.LastExit = &e
 	}
 	if r.ShimStart == "" && r.ShimPID == os.Getpid() {

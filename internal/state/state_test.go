@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"syscall"
+	"strings"
 	"testing"
 	"time"
 )
@@ -19,7 +20,9 @@ func useTempState(t *testing.T) string {
 
 func TestWriteReadListModes(t *testing.T) {
 	useTempState(t)
-	r := &Record{Server: "tiny", Session: "s1", ShimPID: os.Getpid(), ClaudePID: os.Getppid(), Mode: ModeStdio, State: Running, Started: time.Now()}
+	// A remote's error in the exit's detail may echo a URL's token.
+	ex := &Exit{Cause: CauseRemote, Detail: "session lost: https://h/mcp?token=sekrit123456 said 404", Reason: "session lost: https://h/mcp?token=sekrit123456 said 404"}
+	r := &Record{Server: "tiny", Session: "s1", ShimPID: os.Getpid(), ClaudePID: os.Getppid(), Mode: ModeStdio, State: Running, Started: time.Now(), LastExit: ex}
 	if err := Write(r); err != nil {
 		t.Fatal(err)
 	}
@@ -29,6 +32,9 @@ func TestWriteReadListModes(t *testing.T) {
 	}
 	if got.Server != "tiny" || got.Schema != Schema || got.Updated.IsZero() {
 		t.Errorf("got %+v", got)
+	}
+	if got.LastExit == nil || got.LastExit.Cause != CauseRemote || strings.Contains(got.LastExit.Detail+got.LastExit.Reason, "sekrit") {
+		t.Errorf("last exit %+v: want the cause kept and the token redacted", got.LastExit)
 	}
 	st, err := os.Stat(recordPath(os.Getpid()))
 	if err != nil {
