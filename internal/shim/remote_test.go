@@ -68,7 +68,7 @@ func (c *memConn) die(undelivered ...string) {
 	for _, u := range undelivered {
 		c.exit.Undelivered = append(c.exit.Undelivered, []byte(u))
 	}
-	c.exit.Reason = "session lost (HTTP 404)"
+	c.exit.Reason = "session lost: HTTP 404" // as internal/bridge words it
 	close(c.done)
 	close(c.recv)
 }
@@ -131,8 +131,15 @@ func TestRemoteUndeliveredResent(t *testing.T) {
 	if r := h.wait(c1, "undelivered call"); !r.Get("result").Exists() {
 		t.Errorf("undelivered non-idempotent call: got %s, want it re-sent and answered", r.Raw)
 	}
-	if r := h.wait(c2, "delivered call"); r.Get("error.data.reason").String() != "not-retried" {
+	r := h.wait(c2, "delivered call")
+	if r.Get("error.data.reason").String() != "not-retried" {
 		t.Errorf("delivered non-idempotent call: got %s, want not-retried", r.Raw)
+	}
+	// One sentence about a remote server, not a process's words spliced
+	// with the bridge's.
+	const want = `MCP server "fake" is reconnecting: while this call was running, the remote server lost the session (HTTP 404); this call was not re-sent (the tool is not marked read-only or idempotent) and may or may not have taken effect; the new session started empty: whatever the server held for the old one (open pages, sessions, history) is gone.`
+	if got := r.Get("error.message").String(); got != want {
+		t.Errorf("delivered non-idempotent call:\n got %s\nwant %s", got, want)
 	}
 }
 
@@ -158,7 +165,8 @@ func TestRemoteUnreachable(t *testing.T) {
 	took := time.Since(start)
 	msg := r.Get("error.message").String()
 	if r.Get("error.data.reason").String() != "unreachable" || !strings.Contains(msg, "https://mcp.example.com/mcp") ||
-		!strings.Contains(msg, "connection refused") || !strings.Contains(msg, "attempts") {
+		!strings.Contains(msg, "connection refused") || !strings.Contains(msg, "attempts") ||
+		!strings.Contains(msg, "is unreachable: the remote server could not be reached (") || !strings.HasSuffix(msg, "was not sent.") {
 		t.Errorf("got %s", r.Raw)
 	}
 	if took < 250*time.Millisecond || took > 5*time.Second {
