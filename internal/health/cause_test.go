@@ -56,7 +56,11 @@ func render(c health.Cause, o health.Outcome) (string, health.Class) {
 	case health.OutcomeResent, health.OutcomeQueued, health.OutcomeFresh:
 		return health.RestartNote("srv", c, o), health.OK
 	case health.OutcomeNotResent:
-		return health.DiedError("srv", c, o, strings.Contains(o.Why, "cursor")), health.ShimRestarted
+		advice := ""
+		if strings.Contains(o.Why, "3 times") {
+			advice = health.ContinuationAdvice("tools/call")
+		}
+		return health.DiedError("srv", c, o, strings.Contains(o.Why, "cursor"), advice), health.ShimRestarted
 	case health.OutcomeDropped:
 		return health.DroppedError("srv", c), ""
 	}
@@ -71,7 +75,7 @@ func render(c health.Cause, o health.Outcome) (string, health.Class) {
 
 // clauseStart: every clause after the lead begins with a subject of its
 // own (or "this call"), so no fragment is spliced into another sentence.
-var clauseStart = regexp.MustCompile(`^(?:while this (?:call was running|page was being listed), )?(?:the server process|the remote server|the connection to the remote server|the new server process|the new session|its command|its last start|its last run|its last stderr|mcp-heal|this call|a server wrapped|fix the command|raise the limit|it has been|\d+ connection attempts?) `)
+var clauseStart = regexp.MustCompile(`^(?:while this (?:call was running|page was being listed), )?(?:the server process|the remote server|the connection to the remote server|the new server process|the new session|its command|its last start|its last run|its last stderr|mcp-heal|this call|a server wrapped|fix the command|raise the limit|it continued|it has been|\d+ connection attempts?) `)
 
 // TestShimSentences: every cause with every outcome is one whole sentence
 // of the one shape: `MCP server "srv"[ state]: cause; ...; outcome.`,
@@ -154,9 +158,9 @@ func splitClauses(s string) []string {
 func TestShimSentencesRead(t *testing.T) {
 	notResent := health.Outcome{Kind: health.OutcomeNotResent, Why: health.NotResentWhy("unsafe-tool", 1, "tools/call"), Effect: true}
 	for _, tt := range []struct{ got, want string }{
-		{health.DiedError("playwright", health.CauseOf(state.Exit{Signal: "killed", SignalNum: 9, Cause: state.CauseSignal, Strays: 11}, false), notResent, false),
+		{health.DiedError("playwright", health.CauseOf(state.Exit{Signal: "killed", SignalNum: 9, Cause: state.CauseSignal, Strays: 11}, false), notResent, false, ""),
 			`MCP server "playwright" is restarting: while this call was running, the server process was killed by signal 9 (SIGKILL), and the 11 processes it had started outside its process group were stopped with it; this call was not re-sent (the tool is not marked read-only or idempotent) and may or may not have taken effect; the new server process started empty: whatever the old one held in memory (open pages, sessions, history) is gone.`},
-		{health.DiedError("api", health.CauseOf(state.Exit{Reason: "server unreachable: connection refused"}, true), notResent, false),
+		{health.DiedError("api", health.CauseOf(state.Exit{Reason: "server unreachable: connection refused"}, true), notResent, false, ""),
 			`MCP server "api" is reconnecting: while this call was running, the remote server could not be reached (connection refused); this call was not re-sent (the tool is not marked read-only or idempotent) and may or may not have taken effect; the new session started empty: whatever the server held for the old one (open pages, sessions, history) is gone.`},
 		{health.CrashLoopError("mem", health.CauseOf(state.Exit{Signal: "killed", SignalNum: 9, Cause: state.CauseSignal}, false), 2*time.Second, "", 30*time.Second),
 			`MCP server "mem" is failing (crash loop): the server process was killed by signal 9 (SIGKILL); its last run lasted 2s; mcp-heal keeps restarting it (at most every 30s); this call was not sent.`},

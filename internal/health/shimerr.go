@@ -42,15 +42,34 @@ func restarting(remote bool, done bool) string {
 // keepNote says what --keep does and does not keep.
 const keepNote = "a server wrapped with --keep keeps that state across Claude Code restarts, but not across a restart of the server itself"
 
+// DiscoverDied is the -32601 message for a server/discover whose server
+// died under it twice: Claude Code then falls back to initialize, as it
+// does for a server without server/discover.
+const DiscoverDied = "Method not found (the server exited while answering server/discover)"
+
+// RequestVoid is the reason of the notifications/cancelled the shim sends
+// the client for a request the dead server had sent it (an elicitation
+// still on screen, a roots/list).
+const RequestVoid = "the MCP server restarted, so this request is void"
+
 // DiedError is the error for a call whose server ended while it ran: c
 // is why, o what became of the call (OutcomeNotResent), page that the
-// call was listing a page (its cursor died with the server).
-func DiedError(server string, c Cause, o Outcome, page bool) string {
+// call was listing a page (its cursor died with the server), advice what
+// to do ("" for nothing more; ContinuationAdvice).
+func DiedError(server string, c Cause, o Outcome, page bool, advice string) string {
 	during := "while this call was running, "
 	if page {
 		during = "while this page was being listed, "
 	}
-	return sentence(server, restarting(c.Remote, false), during+c.Clause(), o.sentence(c.Remote), stateGone(c.Remote))
+	return sentence(server, restarting(c.Remote, false), during+c.Clause(), o.sentence(c.Remote), stateGone(c.Remote), advice)
+}
+
+// ContinuationAdvice is the advice for a call that continued a multi
+// round-trip method (an input-required result's inputResponses or
+// requestState) and was not re-sent: the new server may not accept the
+// old server's requestState.
+func ContinuationAdvice(method string) string {
+	return "it continued an input-required " + method + ", so start the call again from the first round"
 }
 
 // NotResentWhy is why a call that was running is not sent again: the

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
 
@@ -90,12 +91,12 @@ func continuation(line []byte) bool {
 	return p.Get("inputResponses").Exists() || p.Get("requestState").Exists()
 }
 
-// continuationNote is added to the error of a continuation that was not
-// re-sent: the client must start the call again (without the server's
-// requestState, which the new server may not accept).
-func continuationNote(e *entry) string {
+// continuationAdvice is the advice in the error of a continuation that
+// was not re-sent: the client must start the call again (without the
+// server's requestState, which the new server may not accept).
+func continuationAdvice(e *entry) string {
 	if !continuation(e.line) {
 		return ""
 	}
-	return "; it continued an input-required " + e.method + ": start the call again from the first round"
+	return health.ContinuationAdvice(e.method)
 }

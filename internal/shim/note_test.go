@@ -68,15 +68,17 @@ func TestRestartNoteOnce(t *testing.T) {
 
 // TestNoNoteAfterRestartError: when the call running at the kill is not
 // re-sent, its error already tells the model of the restart and the lost
-// state; the next result carries no note.
+// state; the next result carries no note. The call continued an
+// input-required result: the advice ends the one sentence.
 func TestNoNoteAfterRestartError(t *testing.T) {
 	h := newHarness(t, hopt{})
 	h.handshake()
-	_, w := h.start("tools/call", `{"name":"slowwrite","arguments":{"ms":400,"key":"k"}}`)
+	_, w := h.start("tools/call", `{"name":"slowwrite","arguments":{"ms":400,"key":"k"},"requestState":"round2"}`)
 	waitFor(t, 5*time.Second, "the call to reach the server", func() bool { return h.countEvents("call slowwrite") == 1 })
 	pid := h.killChild()
-	if r := h.wait(w, "non-idempotent call"); !strings.Contains(r.Get("error.message").String(), "is gone") {
-		t.Fatalf("got %s, want an error saying the state is gone", r.Raw)
+	r := h.wait(w, "non-idempotent call")
+	if msg := r.Get("error.message").String(); !strings.HasSuffix(msg, "is gone; it continued an input-required tools/call, so start the call again from the first round.") {
+		t.Fatalf("got %s, want an error saying the state is gone, then what to do", r.Raw)
 	}
 	h.waitUp(pid)
 	if r := h.tool("echo", `{"text":"x"}`); r.Get("result.content.#").Int() != 1 {

@@ -98,7 +98,7 @@ func (s *Shim) connDied(gen uint64, pid int, ex upstream.Exit, failedNow bool, p
 		if r.gen == gen && !stopping {
 			delete(s.srvReqs, cid)
 			cancels = append(cancels, jsonrpc.NewNotification("notifications/cancelled",
-				fmt.Appendf(nil, `{"requestId":%s,"reason":"the MCP server restarted; this request is void"}`, cid)))
+				fmt.Appendf(nil, `{"requestId":%s,"reason":%s}`, cid, jsonString(health.RequestVoid))))
 		}
 	}
 	s.mu.Unlock()
@@ -135,7 +135,7 @@ func (s *Shim) settle(e *entry, ex upstream.Exit, undelivered bool, purpose stri
 	if e.method == "server/discover" && e.retries >= 1 {
 		// Claude Code pins a server that dies on the probe to the
 		// handshake era; let it fall back the same way.
-		return jsonrpc.ErrorReply(e.id, jsonrpc.CodeMethodNotFound, "Method not found (the server exited while answering server/discover)", map[string]any{"reason": "server-exited", "retried": true, "exit": ex.Exit})
+		return jsonrpc.ErrorReply(e.id, jsonrpc.CodeMethodNotFound, health.DiscoverDied, map[string]any{"reason": "server-exited", "retried": true, "exit": ex.Exit})
 	}
 	if e.retries >= maxRetries {
 		return s.diedReply(e, ex, "retries-exhausted", "retries-exhausted", purpose)
@@ -172,7 +172,7 @@ func (s *Shim) diedReply(e *entry, ex upstream.Exit, reason, rule, purpose strin
 		c, rule = health.Cause{Kind: state.CauseRestart, Detail: purpose}, "restart"
 	}
 	o := health.Outcome{Kind: health.OutcomeNotResent, Why: health.NotResentWhy(rule, e.retries+1, e.method), Effect: !e.cursor}
-	msg := health.DiedError(s.o.Name, c, o, e.cursor) + continuationNote(e)
+	msg := health.DiedError(s.o.Name, c, o, e.cursor, continuationAdvice(e))
 	// This error tells the model of the restart: no note on a later answer.
 	s.noteDue = false
 	data := errData{Reason: reason, Retried: false, Server: s.o.Name, Method: e.method, Tool: e.tool, Exit: &ex.Exit, StderrTail: ex.StderrTail, Attempts: e.retries + 1}
