@@ -83,7 +83,7 @@ func (c Cause) Clause() string {
 	case state.CauseRemote:
 		s = remoteClause(c.Detail)
 	case state.CauseOversize:
-		s = subject + " sent a message over mcp-heal's size limit" + paren(c.Detail)
+		s = subject + " sent an answer over mcp-heal's message ceiling" + paren(c.Detail)
 	case state.CauseRestart:
 		s = "mcp-heal restarted it on purpose" + paren(c.Detail)
 	case state.CauseReplay:

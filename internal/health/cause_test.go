@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/health"
+	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 )
 
@@ -62,7 +63,7 @@ func render(c health.Cause, o health.Outcome) (string, health.Class) {
 		}
 		return health.DiedError("srv", c, o, strings.Contains(o.Why, "cursor"), advice), health.ShimRestarted
 	case health.OutcomeDropped:
-		return health.DroppedError("srv", c), ""
+		return health.DroppedError("srv", c, health.OversizeAdvice(1<<20)), ""
 	}
 	if o.Waited > 0 {
 		return health.UnreachableError("srv", "https://example.com/mcp", c, 3, 40*time.Second, o.Waited), health.ShimUnreachable
@@ -75,7 +76,7 @@ func render(c health.Cause, o health.Outcome) (string, health.Class) {
 
 // clauseStart: every clause after the lead begins with a subject of its
 // own (or "this call"), so no fragment is spliced into another sentence.
-var clauseStart = regexp.MustCompile(`^(?:while this (?:call was running|page was being listed), )?(?:the server process|the remote server|the connection to the remote server|the new server process|the new session|its command|its last start|its last run|its last stderr|mcp-heal|this call|a server wrapped|fix the command|raise the limit|it continued|it has been|\d+ connection attempts?) `)
+var clauseStart = regexp.MustCompile(`^(?:while this (?:call was running|page was being listed), )?(?:the server process|the remote server|the connection to the remote server|the new server process|the new session|its command|its last start|its last run|its last stderr|mcp-heal|this call|a server wrapped|fix the command|raise the ceiling|raising the ceiling|it continued|it has been|\d+ connection attempts?) `)
 
 // TestShimSentences: every cause with every outcome is one whole sentence
 // of the one shape: `MCP server "srv"[ state]: cause; ...; outcome.`,
@@ -164,6 +165,8 @@ func TestShimSentencesRead(t *testing.T) {
 			`MCP server "api" is reconnecting: while this call was running, the remote server could not be reached (connection refused); this call was not re-sent (the tool is not marked read-only or idempotent) and may or may not have taken effect; the new session started empty: whatever the server held for the old one (open pages, sessions, history) is gone.`},
 		{health.CrashLoopError("mem", health.CauseOf(state.Exit{Signal: "killed", SignalNum: 9, Cause: state.CauseSignal}, false), 2*time.Second, "", 30*time.Second),
 			`MCP server "mem" is failing (crash loop): the server process was killed by signal 9 (SIGKILL); its last run lasted 2s; mcp-heal keeps restarting it (at most every 30s); this call was not sent.`},
+		{health.DroppedError("fs", health.Cause{Kind: state.CauseOversize, Detail: health.OversizeDetail(17000000, jsonrpc.DefaultMaxMessage)}, health.OversizeAdvice(jsonrpc.DefaultMaxMessage)),
+			`MCP server "fs": the server process sent an answer over mcp-heal's message ceiling (17000000 bytes, over the 16711680-byte ceiling); this call ran, but its answer was dropped; raising the ceiling would not help, since Claude Code takes no longer message.`},
 		{health.RestartNote("browser", health.Cause{Kind: state.CauseExit, Code: 1}, health.Outcome{Kind: health.OutcomeResent}),
 			`mcp-heal: MCP server "browser" was restarted: the server process exited with code 1; this call was re-sent to the new server process; the new server process started empty: whatever the old one held in memory (open pages, sessions, history) is gone; a server wrapped with --keep keeps that state across Claude Code restarts, but not across a restart of the server itself.`},
 	} {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 )
 
 // The shim's error replies for calls it cannot complete, and its note on
@@ -102,24 +104,31 @@ func RestartNote(server string, c Cause, o Outcome) string {
 }
 
 // DroppedError is the error for a call whose answer mcp-heal dropped: c
-// says why (state.CauseOversize, its Detail the sizes); the server keeps
-// running. The relay that drops the message (internal/jsonrpc,
-// internal/bridge) produces the cause.
-func DroppedError(server string, c Cause) string {
-	advice := ""
-	if c.Kind == "oversize" {
-		advice = "raise the limit with mcp-heal shim --max-message"
-	}
+// says why (state.CauseOversize, its Detail from OversizeDetail), advice
+// what to do (OversizeAdvice); the server keeps running. The relay that
+// drops the message (internal/jsonrpc, internal/bridge) produces the
+// cause, the shim words it (shim.worded).
+func DroppedError(server string, c Cause, advice string) string {
 	return sentence(server, "", c.Clause(), Outcome{Kind: OutcomeDropped}.Sentence(), advice)
 }
 
 // OversizeDetail is the Detail of an oversize cause: the message's size
-// (n < 0: unknown, over the limit) and the limit, in bytes.
+// (n < 0: unknown, over the ceiling) and the ceiling, in bytes.
 func OversizeDetail(n, limit int64) string {
 	if n < 0 {
-		return fmt.Sprintf("over the %d-byte limit", limit)
+		return fmt.Sprintf("over the %d-byte ceiling", limit)
 	}
-	return fmt.Sprintf("%d bytes, over the %d-byte limit", n, limit)
+	return fmt.Sprintf("%d bytes, over the %d-byte ceiling", n, limit)
+}
+
+// OversizeAdvice is what to do about an answer over the ceiling limit:
+// raise it, unless it is already what Claude Code takes
+// (jsonrpc.DefaultMaxMessage), when a longer line would lose the server.
+func OversizeAdvice(limit int64) string {
+	if limit >= jsonrpc.DefaultMaxMessage {
+		return "raising the ceiling would not help, since Claude Code takes no longer message"
+	}
+	return "raise the ceiling with mcp-heal shim --max-message"
 }
 
 // CrashLoopError is the error for a call to a server in a crash loop: c

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 
 	"github.com/mcp-heal/mcp-heal/internal/health"
+	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
+	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/tidwall/gjson"
 )
 
@@ -74,4 +76,23 @@ func addText(line []byte, text string) ([]byte, bool) {
 	out = append(out, line[:end]...)
 	out = append(out, item...)
 	return append(out, line[end:]...), true
+}
+
+// worded returns line, a response to a call, in the one sentence shape
+// when it is the error a relay made for an answer it dropped for its size
+// (jsonrpc.TooLongReply: data.reason message-too-large, the sizes in
+// data): the relay knows the sizes, the shim the server's name and mode,
+// internal/health the words. Other responses are returned as they are;
+// the check costs nothing for an answer larger than such an error.
+func (s *Shim) worded(line []byte, id []byte) []byte {
+	if len(line) > 4096 || !bytes.Contains(line, []byte(`"message-too-large"`)) {
+		return line
+	}
+	r := gjson.GetManyBytes(line, "error.data.reason", "error.data.bytes", "error.data.limit", "error.code", "error.data")
+	if r[0].String() != "message-too-large" {
+		return line
+	}
+	c := health.Cause{Kind: state.CauseOversize, Remote: s.mode == state.ModeRemote, Detail: health.OversizeDetail(r[1].Int(), r[2].Int())}
+	msg := health.DroppedError(s.o.Name, c, health.OversizeAdvice(r[2].Int()))
+	return jsonrpc.ErrorReply(id, int(r[3].Int()), msg, json.RawMessage(r[4].Raw))
 }

@@ -86,7 +86,7 @@ func (s *Shim) fromUpstream(line []byte, gen uint64, more bool) {
 		if gen == s.gen {
 			s.answered++ // this run answered a call: supervise.go, provedHealthy
 		}
-		line = s.withNote(e, line)
+		line = s.withNote(e, s.worded(line, m.ID))
 		s.mu.Unlock()
 		if changed {
 			s.record()
