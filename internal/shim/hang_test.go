@@ -197,10 +197,13 @@ func TestStoppedServerReplacedAtOnce(t *testing.T) {
 				t.Errorf("the call to the stopped server: %s", r.Raw)
 			}
 			h.s.mu.Lock()
-			why := h.s.lastExit.Reason
+			why, cause := h.s.lastExit.Reason, h.s.lastExit.Cause
 			h.s.mu.Unlock()
 			if !strings.HasPrefix(why, CauseStopped) {
 				t.Errorf("exit reason %q, want it to start %q", why, CauseStopped)
+			}
+			if cause != state.CauseStopped {
+				t.Errorf("exit cause %q, want %q (the words of the call's error come from it)", cause, state.CauseStopped)
 			}
 		})
 	}
@@ -335,10 +338,10 @@ func TestClosedStdoutEndsTheRun(t *testing.T) {
 		t.Errorf("the server that closed its stdout (pid %d) still runs", old)
 	}
 	h.s.mu.Lock()
-	why := h.s.lastExit.Reason
+	why, cause := h.s.lastExit.Reason, h.s.lastExit.Cause
 	h.s.mu.Unlock()
-	if !strings.Contains(why, "closed its stdout") {
-		t.Errorf("exit reason %q", why)
+	if !strings.Contains(why, "closed its stdout") || cause != state.CauseStdoutClosed {
+		t.Errorf("exit reason %q, cause %q; want %q", why, cause, state.CauseStdoutClosed)
 	}
 	if r := h.tool("echo", `{"text":"back"}`); r.Get("result.content.0.text").String() != "back" {
 		t.Errorf("call after the restart: %s", r.Raw)
