@@ -61,7 +61,8 @@ func TestClaudeCodeLineLimit(t *testing.T) {
 	}
 	for _, pkg := range []string{testenv.ClaudeCode, testenv.ClaudeCode332} {
 		claude := testenv.NPMBin(t, "claude", pkg)
-		t.Run(pkg+" alone", func(t *testing.T) {
+		version := strings.TrimPrefix(pkg, "@anthropic-ai/claude-code@")
+		t.Run(version+" alone", func(t *testing.T) {
 			for _, size := range []int{claudeLineLimit, claudeLineLimit + 1} {
 				before, big, after := lineLimitRun(t, claude, size, false)
 				t.Logf("line of %d bytes: is_error=%v %q; echo pids %s, %s", size, big.IsError, truncate(big.Text, 120), serverPID(before), serverPID(after))
@@ -71,7 +72,7 @@ func TestClaudeCodeLineLimit(t *testing.T) {
 				}
 			}
 		})
-		t.Run(pkg+" through the shim", func(t *testing.T) {
+		t.Run(version+" through the shim", func(t *testing.T) {
 			before, big, after := lineLimitRun(t, claude, claudeLineLimit+1, true)
 			t.Logf("line of %d bytes through the shim: is_error=%v %q; echo pids %s, %s", claudeLineLimit+1, big.IsError, truncate(big.Text, 300), serverPID(before), serverPID(after))
 			if !big.IsError || !strings.Contains(big.Text, "message ceiling") {
