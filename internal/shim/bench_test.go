@@ -255,7 +255,7 @@ func BenchmarkMessage64MiB(b *testing.B) {
 		return median(d)
 	}
 	direct := startPipe(b, nil, "cat")
-	shim, _ := benchShim(b, "cat")
+	shim, _ := benchShimFlags(b, []string{"--max-message", "128MiB"}, "cat")
 	td, ts := run(direct), run(shim)
 	b.ReportMetric(float64(td.Milliseconds()), "direct-ms")
 	b.ReportMetric(float64(ts.Milliseconds()), "shim-ms")

@@ -70,8 +70,8 @@ func fakeBigFile() {
 type rawClient struct {
 	pid int
 	in  io.WriteCloser
-	br *bufio.Reader
-	id int
+	br  *bufio.Reader
+	id  int
 }
 
 func startRaw(b *testing.B, env []string, args ...string) *rawClient {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/mcp-heal/mcp-heal/internal/proc"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
 
@@ -136,12 +137,16 @@ func TestRespawnReplaysSession(t *testing.T) {
 	}
 }
 
-// A 64 MiB message passes intact both ways. The server is cat: it echoes
-// the client's request back, which the shim forwards as a server->client
-// request (id remapped), so the bytes cross the shim twice without a
-// race-instrumented server slowing the test.
+// A 64 MiB message passes intact both ways, the ceiling raised (its
+// default is what Claude Code takes, 16 MiB - 64 KiB). The server is cat:
+// it echoes the client's request back, which the shim forwards as a
+// server->client request (id remapped), so the bytes cross the shim twice
+// without a race-instrumented server slowing the test.
 func TestHugeMessage(t *testing.T) {
-	h := newHarness(t, hopt{command: []string{"cat"}})
+	h := newHarness(t, hopt{command: []string{"cat"}, dialer: func(d upstream.Dialer) upstream.Dialer {
+		d.(*proc.Dialer).Config.MaxMessage = 128 << 20
+		return d
+	}})
 	payload := strings.Repeat("y", 64<<20)
 	start := time.Now()
 	h.send(`{"jsonrpc":"2.0","id":"big","method":"x/echo","params":{"text":"` + payload + `"}}`)
