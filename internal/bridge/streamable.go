@@ -361,10 +361,10 @@ func (c *httpConn) Close() error {
 // the raw id want (compared as JSON values, so "1" and 1 differ but
 // escapes do not matter).
 func isResponseTo(msg, want []byte) bool {
-	if len(want) == 0 || jsoncheck.Valid(msg) != nil {
+	if len(want) == 0 {
 		return false
 	}
-	m, err := jsonrpc.Peek(msg)
+	m, err := jsonrpc.Peek(msg) // validates it whole (depth-bounded): no other pass before it
 	if err != nil || m.Kind != jsonrpc.KindResponse {
 		return false
 	}
