@@ -92,9 +92,6 @@ func runShim(ctx context.Context, env *Env, args []string) error {
 		dialer = keep.LocalDialer(pc, *name, *keepFor, *keepEnv, log)
 	}
 
-	if f, ok := env.Stdout.(*os.File); ok {
-		proc.WidenPipe(f) // big answers to the client: see WidenPipe
-	}
 	o := shim.Options{
 		Name:         *name,
 		Dialer:       dialer,

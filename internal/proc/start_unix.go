@@ -71,7 +71,6 @@ func startDirect(cfg Config, path string) (spawned, error) {
 		inW.Close()
 		return spawned{}, err
 	}
-	WidenPipe(outR)
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		inR.Close()
