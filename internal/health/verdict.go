@@ -49,7 +49,7 @@ func ShimClass(r *state.Record) Class {
 // the newest live shim record (or nil), last the newest incident (or nil).
 func Judge(s claudecfg.Server, shim *state.Record, last *state.Incident, now time.Time, a Audience) Verdict {
 	in := last
-	if in != nil && (in.Class == string(OK) || now.Sub(in.Time) > IncidentWindow) {
+	if !state.IsOpen(in, now) {
 		in = nil
 	}
 	at := func(in *state.Incident) string { return in.Time.Local().Format("15:04:05") }

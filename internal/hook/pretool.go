@@ -51,7 +51,7 @@ func (h *Handler) preToolUse(in *Input) []byte {
 func (h *Handler) track(in *Input) *state.Incident {
 	now := h.Now()
 	inc := state.LatestIncident(h.incidents(), in.Server, in.Session)
-	if at, ok := state.Answered(inc); ok && now.Sub(inc.Time) <= state.IncidentWindow {
+	if at, ok := state.ClosedByCall(inc, now); ok {
 		// Claude Code runs PreToolUse only for a call it sends, and a
 		// call that fails records a newer incident (PostToolUseFailure):
 		// the server answered again. A call still running in parallel

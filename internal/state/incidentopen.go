@@ -41,11 +41,21 @@ func SessionEnded(in *Incident) bool {
 // IsOpen reports whether in leaves its server failing in its session at
 // now.
 func IsOpen(in *Incident, now time.Time) bool {
-	if in == nil || in.Class == ClassOK || now.Sub(in.Time) > IncidentWindow || SessionEnded(in) {
+	if !Continues(in, now) {
 		return false
 	}
 	_, answered := Answered(in)
 	return !answered
+}
+
+// ClosedByCall returns when a later call of in's session started, if that
+// call is all that closes in (in is otherwise open): the PreToolUse hook
+// then records the ok.
+func ClosedByCall(in *Incident, now time.Time) (time.Time, bool) {
+	if !Continues(in, now) {
+		return time.Time{}, false
+	}
+	return Answered(in)
 }
 
 // SameSession reports whether an incident recorded in session a belongs
