@@ -38,6 +38,11 @@ func runStatus(ctx context.Context, env *Env, args []string) error {
 		}
 		return claudecfg.NoServerError(o.ProjectDir, missing, known)
 	}
+	if a == health.Claude && health.Headless(env.Getenv) {
+		for i, s := range rep.Servers {
+			rep.Servers[i].HealthDetail = health.ForHeadless(s.HealthDetail, s.Name)
+		}
+	}
 	if *asJSON {
 		writeJSON(env.Stdout, rep)
 		return nil

@@ -59,14 +59,16 @@ func TestStatusReportsShimsAndFailures(t *testing.T) {
 		`(?m)^mem +user +stdio +yes +ok +4242 +1m30s +2 +exited with code 1 `,
 		`(?m)^local-one +local +stdio +yes +failed `,
 		`(?m)^proj-srv +local +stdio +yes +ok `, // the copy that protects the .mcp.json entry
-		`(?m)^proj-srv +project +stdio +no +shadowed `,
-		`(?m)^api +user +http +yes +unknown `, // its shim and incident belong to another session
+		`(?m)^api +user +http +yes +unknown `,   // its shim and incident belong to another session
 		`local-one: not-connected at .*run /mcp reconnect local-one`,
 		`(?m)^Recent incidents:`,
 	} {
 		if !regexpMatch(re, out) {
 			t.Errorf("status output does not match %s:\n%s", re, out)
 		}
+	}
+	if n := strings.Count(out, "\nproj-srv "); n != 1 {
+		t.Errorf("the protected project server has %d rows, want 1 (its local copy):\n%s", n, out)
 	}
 	if strings.Contains(out, "other") {
 		t.Errorf("another session's incident shown:\n%s", out)
@@ -152,5 +154,47 @@ func TestStatusWithRealShim(t *testing.T) {
 	_, out, _ := c.run("status", "ex")
 	if !regexpMatch(`(?m)^ex +user +stdio +yes +ok +`+strconv.Itoa(s.Shims[0].ChildPID)+` +\S+ +[1-9]\d* +\S+`, out) {
 		t.Fatalf("status table:\n%s", out)
+	}
+}
+
+// TestStatusShellSessions: status in a shell belongs to no session. A
+// session that ended (a `claude -p` run, its Claude Code gone) left an
+// incident: that is history, marked (ended), not the server's health; a
+// live session's dead server is failed, naming that session.
+func TestStatusShellSessions(t *testing.T) {
+	c := newCfgEnv(t)
+	if _, _, errs := c.run("wrap", "--all", "--shim", "/opt/mh/mcp-heal"); errs == "" {
+		t.Fatal("wrap printed no backup line")
+	}
+	ended := exec.Command("true")
+	if err := ended.Run(); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	for _, in := range []state.Incident{
+		{Time: now.Add(-2 * time.Minute), Session: "p-session-ended", ClaudePID: ended.Process.Pid, Server: "local-one", Event: "PostToolUseFailure", Class: "not-connected"},
+		{Time: now.Add(-time.Minute), Session: "live-session", ClaudePID: os.Getpid(), Server: "mem", Event: "PostToolUseFailure", Class: "not-connected"},
+	} {
+		if err := state.AppendIncident(in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errs := c.run("status")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	for _, re := range []string{
+		`(?m)^local-one +local +stdio +yes +unknown `,
+		`(?m)^mem +user +stdio +yes +failed `,
+		`mem: not-connected at \S+ in session live-ses; Claude Code will not use it again in that session: run /mcp reconnect mem in Claude Code`,
+		`(?m)^\S+ +p-sessio \(ended\) +local-one +PostToolUseFailure +not-connected `,
+		`(?m)^\S+ +live-ses +mem `,
+	} {
+		if !regexpMatch(re, out) {
+			t.Errorf("status output does not match %s:\n%s", re, out)
+		}
+	}
+	if strings.Contains(out, "local-one: not-connected") {
+		t.Errorf("an ended session's incident is shown as the server's health:\n%s", out)
 	}
 }

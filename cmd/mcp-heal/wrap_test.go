@@ -280,9 +280,14 @@ func TestWrapProjectServers(t *testing.T) {
 		t.Errorf("the dry run's notes differ from the real run's:\n%s\n---\n%s", notes(dryOut), notes(out))
 	}
 
-	// status: the copy runs, the .mcp.json entry is shadowed by it.
+	// status: the copy runs, shown once; the .mcp.json entry it stands
+	// for is not a second row, and Claude Code's warning about the two
+	// is answered; right after wrap nothing runs it yet, and status says
+	// why.
 	code, out, _ = c.run("status")
-	if code != 0 || !regexpMatch(`(?m)^proj-srv +local +stdio +yes `, out) || !regexpMatch(`(?m)^proj-srv +project +stdio +no +shadowed `, out) || strings.Contains(out, "out of date") {
+	if code != 0 || !regexpMatch(`(?m)^proj-srv +local +stdio +yes +unknown `, out) || strings.Count(out, "\nproj-srv ") != 1 || strings.Contains(out, "out of date") ||
+		!strings.Contains(out, `proj-srv: protects the entry of the same name in `+mcpJSON) || !strings.Contains(out, `"[Conflicting scopes]" warning about it is expected: keep both entries`) ||
+		!strings.Contains(out, "proj-srv: no shim running: not started since it was wrapped, or no session runs it; restart Claude Code, or run /mcp reconnect proj-srv in Claude Code") {
 		t.Fatalf("status after wrap: exit %d\n%s", code, out)
 	}
 

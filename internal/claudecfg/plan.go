@@ -286,7 +286,7 @@ func (p *Plan) Notes(r Request, shim, status string) []string {
 		out = append(out, ".mcp.json is usually shared through version control; its wrapped entries run "+shim+", which teammates may not have. Keep it out of commits, or use --project-servers local.")
 	}
 	if copied {
-		out = append(out, "project servers are protected by local entries of the same name in ~/.claude.json; .mcp.json is not changed ('claude mcp list' then notes \"Conflicting scopes\" for them: keep both entries). When .mcp.json changes, '"+status+"' says so: wrap them again.")
+		out = append(out, "project servers are protected by local entries of the same name in ~/.claude.json; .mcp.json is not changed ('claude mcp list' and /mcp then warn \"[Conflicting scopes] ... remove the others\" for them: expected, keep both entries; removing the project one edits the team's file, removing the local one drops the protection). When .mcp.json changes, '"+status+"' says so: wrap them again.")
 	}
 	if skipped {
 		out = append(out, "project (.mcp.json) servers were left alone; protect them with --project-servers local (a local entry; .mcp.json unchanged).")

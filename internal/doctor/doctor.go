@@ -42,7 +42,7 @@ type Report struct {
 	Server    claudecfg.Server `json:"server"`
 	Probe     *probe.Result    `json:"probe,omitempty"`
 	Shims     []*state.Record  `json:"shims,omitempty"`
-	Incidents []state.Incident `json:"incidents,omitempty"` // open ones (health.Open), oldest first
+	Incidents []state.Incident `json:"incidents,omitempty"` // open ones (state.OpenIncidents), oldest first
 	Findings  []Finding        `json:"findings"`
 	Actions   []string         `json:"actions,omitempty"` // what heal did
 	// Next is what the user must do in Claude Code, if anything.
@@ -93,7 +93,7 @@ func New(dir string, timeout time.Duration) *Doctor {
 // the order given.
 func (d *Doctor) Check(ctx context.Context, servers []claudecfg.Server) []*Report {
 	recs, _ := state.List()
-	incidents, _ := state.Incidents("", 0)
+	incidents, _ := state.ReadIncidents(state.MaxIncidentBytes, d.Now().Add(-state.IncidentWindow))
 	out := make([]*Report, len(servers))
 	sem := make(chan struct{}, max(1, d.Parallel))
 	var wg sync.WaitGroup
@@ -117,7 +117,7 @@ func (d *Doctor) Check(ctx context.Context, servers []claudecfg.Server) []*Repor
 				r.Shims = append(r.Shims, rec)
 			}
 		}
-		r.Incidents = health.Open(incidents, s.Name, d.Now())
+		r.Incidents = state.OpenIncidents(incidents, s.Name, "", d.Now())
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -165,7 +165,10 @@ func (d *Doctor) judge(r *Report) {
 		add(Error, p.Problem.Summary, p.Problem.Hint, p.Problem.Stderr...)
 	}
 	if !s.Wrapped && s.Scope != claudecfg.ScopePlugin {
-		add(Warn, "not protected: Claude Code runs it directly, so a crash or hang breaks it for the rest of the session", d.Say.Cmd("wrap "+s.Name))
+		add(Warn, health.UnprotectedNote, d.Say.Cmd("wrap "+s.Name))
+	}
+	if s.Protects != "" {
+		add(OK, health.ConflictNote(s.Protects), "")
 	}
 	if hint := health.DriftHint(s, d.Say); hint != "" {
 		add(Warn, "the local entry that protects this project server is out of date", hint)

@@ -143,7 +143,7 @@ func TestHeal(t *testing.T) {
 		}
 	})
 	// doctor and heal count an incident open by the rule status and the
-	// hooks use (health.Open): per session, within the hour, until a call
+	// hooks use (state.OpenIncidents): per session, within the hour, until a call
 	// of that session goes out after it.
 	t.Run("open incidents are those status shows", func(t *testing.T) {
 		useState(t)

@@ -79,9 +79,7 @@ func scenarioRespawnFailed(t *testing.T, m mode, interactive bool) outcome {
 	}
 	hc := s.model.ForTurn(2).HookContext()
 	t.Logf("hook context after the failed call: %v", hc)
-	if ctx := hc["PostToolUseFailure:mcp__ex__echo"]; !strings.Contains(ctx, "/mcp reconnect ex") {
-		t.Errorf("PostToolUseFailure context for the failed respawn is %q, want the `/mcp reconnect ex` instruction", ctx)
-	}
+	wantReconnectAdvice(t, hc["PostToolUseFailure:mcp__ex__echo"], "ex", interactive)
 	third := mustResult(t, s.model, 3, ToolUseID(2, 0))
 	t.Logf("third call (interactive=%v): %q", interactive, third.Text)
 	if refused() && !strings.Contains(third.Text, "has disconnected") {
@@ -97,6 +95,10 @@ func scenarioRespawnFailed(t *testing.T, m mode, interactive bool) outcome {
 	t.Logf("status report the model saw (request answered with turn %d):\n%s", sr.Turn, report)
 	if !statusSaysFailed(report, "ex") {
 		t.Errorf("/mcp-heal status did not report ex as failed; the model saw:\n%s", report)
+	}
+	// Its advice fits the session: `/mcp reconnect` is refused in -p.
+	if interactive != strings.Contains(report, "run /mcp reconnect ex") || !interactive && !strings.Contains(report, "this headless (-p) session cannot reconnect it") {
+		t.Errorf("/mcp-heal status (interactive %v) gives advice for another kind of session:\n%s", interactive, report)
 	}
 	if r != nil {
 		wantHooksRan(t, r, "PreToolUse", "PostToolUseFailure")
@@ -116,8 +118,28 @@ func toldToReconnect(m *Model, server string) string {
 		if strings.Contains(r.Context(), "/mcp reconnect "+server) {
 			return "the model is told to ask for `/mcp reconnect " + server + "`"
 		}
+		if c := r.Context(); strings.Contains(c, `"`+server+`"`) && (strings.Contains(c, "headless (-p) session cannot reconnect it") || strings.Contains(c, "then start a new session")) {
+			return "the model is told this `-p` session cannot reconnect it and the next session starts it afresh"
+		}
 	}
 	return "the model is told nothing beyond the error"
+}
+
+// wantReconnectAdvice checks the advice after Claude Code gave server up:
+// `/mcp reconnect server` in an interactive session; in `-p`, where Claude
+// Code refuses that command, never that, but that a new session starts
+// it afresh.
+func wantReconnectAdvice(t *testing.T, ctx, server string, interactive bool) {
+	t.Helper()
+	if interactive {
+		if !strings.Contains(ctx, "/mcp reconnect "+server) {
+			t.Errorf("hook context %q, want the `/mcp reconnect %s` instruction", ctx, server)
+		}
+		return
+	}
+	if strings.Contains(ctx, "/mcp reconnect "+server) || !(strings.Contains(ctx, "headless (-p) session cannot reconnect it") || strings.Contains(ctx, "then start a new session")) {
+		t.Errorf("hook context in -p %q, want no `/mcp reconnect %s` but the next session", ctx, server)
+	}
 }
 
 // statusSaysFailed reports whether a status report has a line naming

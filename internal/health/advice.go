@@ -54,6 +54,9 @@ type Situation struct {
 	// Stuck says it tried and could not (a signal failed).
 	Action string
 	Stuck  bool
+	// Headless: the session is `claude -p` or the Agent SDK (Headless),
+	// where `/mcp reconnect` is refused.
+	Headless bool
 }
 
 // pick chooses the advice for what the probe found: works, fails (with
@@ -72,6 +75,10 @@ func (f Found) pick(works string, fails func(why string) string, unknown string)
 // happened, whether the call may have run, and what to do next. The
 // model reads it inside Claude Code, so commands are slash commands.
 func Advice(s Situation) string {
+	if s.Headless {
+		s.Headless = false
+		return headlessReconnect(Advice(s), s.Server)
+	}
 	a := Claude
 	q := fmt.Sprintf("%q", s.Server)
 	reconnect := "`" + a.Reconnect(s.Server) + "`"
@@ -189,21 +196,37 @@ func Deny(server string, c Class, shim string) string {
 }
 
 // DeadNotice is PreToolUse's warning about a server Claude Code gave up on
-// (class c, at t) for this session.
-func DeadNotice(server string, c Class, t time.Time) string {
+// (class c, at t) for this session (headless: `claude -p`, Headless).
+func DeadNotice(server string, c Class, t time.Time, headless bool) string {
+	if headless {
+		return headlessReconnect(DeadNotice(server, c, t, false), server)
+	}
 	return fmt.Sprintf("mcp-heal: MCP server %q was found disconnected at %s (%s) and Claude Code does not reconnect it by itself; if this call fails, continue without it and ask the user to run `%s`.",
 		server, t.Local().Format("15:04:05"), c, Claude.Reconnect(server))
 }
 
 // SessionNotice is SessionStart's one line for the user about servers
 // that are failing or not protected ("" when there is nothing to say).
-func SessionNotice(failing, unprotected []string) string {
+// unapproved are .mcp.json servers never approved that Claude Code runs
+// anyway because the session is headless (`claude -p` starts them; wrap
+// leaves them alone until the user approves them).
+//
+// protected are project servers wrap protects with a local copy, named
+// the first time a session starts after wrap: Claude Code's `/mcp` then
+// warns "[Conflicting scopes]" about each, which is expected (ConflictNote).
+func SessionNotice(failing, unprotected, unapproved, protected []string) string {
 	var parts []string
 	if len(failing) > 0 {
 		parts = append(parts, fmt.Sprintf("failing: %s (run %s)", names(failing), Claude.Cmd("doctor")))
 	}
 	if len(unprotected) > 0 {
 		parts = append(parts, fmt.Sprintf("not protected against crashes and hangs: %s (run %s)", names(unprotected), Claude.Cmd("wrap --all")))
+	}
+	if len(unapproved) > 0 {
+		parts = append(parts, fmt.Sprintf("never approved in this project, which this headless (-p) session runs anyway, unprotected: %s (mcp-heal protects a project server once it is approved in an interactive session, then %s)", names(unapproved), Claude.Cmd("wrap --all")))
+	}
+	if len(protected) > 0 {
+		parts = append(parts, fmt.Sprintf("protected by a local copy of their .mcp.json entry: %s (/mcp and 'claude mcp list' warn \"[Conflicting scopes]\" about them: expected, keep both entries)", names(protected)))
 	}
 	if len(parts) == 0 {
 		return ""

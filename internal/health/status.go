@@ -19,13 +19,21 @@ type Server struct {
 	LastIncident *state.Incident `json:"last_incident,omitempty"`
 }
 
+// Incident is a recent incident as status lists it.
+type Incident struct {
+	state.Incident
+	// SessionEnded: its session's Claude Code is gone, so it is history,
+	// not the server's health (state.SessionEnded).
+	SessionEnded bool `json:"session_ended,omitempty"`
+}
+
 // Report is `status`: every server, its shims and recent incidents.
 type Report struct {
-	Project   string           `json:"project"`
-	Session   string           `json:"session,omitempty"`
-	Servers   []Server         `json:"servers"`
-	Incidents []state.Incident `json:"incidents"`
-	Errors    []string         `json:"errors,omitempty"`
+	Project   string     `json:"project"`
+	Session   string     `json:"session,omitempty"`
+	Servers   []Server   `json:"servers"`
+	Incidents []Incident `json:"incidents"`
+	Errors    []string   `json:"errors,omitempty"`
 }
 
 // Status gathers what `status` shows for the project of o: the servers
@@ -33,7 +41,7 @@ type Report struct {
 // live shims of session (all sessions when empty), incidents of the last
 // day, and each server's verdict. What cannot be read goes to Errors.
 func Status(o claudecfg.Options, session string, now time.Time, only []string, a Audience) Report {
-	rep := Report{Project: o.ProjectDir, Session: session, Servers: []Server{}, Incidents: []state.Incident{}}
+	rep := Report{Project: o.ProjectDir, Session: session, Servers: []Server{}, Incidents: []Incident{}}
 	servers, err := claudecfg.Discover(o)
 	if err != nil {
 		rep.Errors = append(rep.Errors, strings.Split(err.Error(), "\n")...)
@@ -50,13 +58,17 @@ func Status(o claudecfg.Options, session string, now time.Time, only []string, a
 			mine = append(mine, r)
 		}
 	}
-	all, err := state.Incidents("", 500)
+	all, err := state.ReadIncidents(state.MaxIncidentBytes, now.Add(-24*time.Hour))
 	if err != nil {
 		rep.Errors = append(rep.Errors, "read incidents: "+err.Error())
 	}
+	// Incidents belong to a session. Inside Claude Code status is about
+	// that session; in a shell, about every session, each incident
+	// naming its own, and an ended session's incidents are history,
+	// not a server's health (state.IsOpen).
 	var recent []state.Incident
 	for _, in := range all {
-		if now.Sub(in.Time) > 24*time.Hour || (session != "" && in.Session != "" && in.Session != session) {
+		if now.Sub(in.Time) > 24*time.Hour || !state.SameSession(in.Session, session) {
 			continue
 		}
 		recent = append(recent, in)
@@ -71,7 +83,7 @@ func Status(o claudecfg.Options, session string, now time.Time, only []string, a
 	}
 	for _, s := range servers {
 		known[s.Name] = true
-		if len(want) > 0 && !want[s.Name] {
+		if (len(want) > 0 && !want[s.Name]) || protected(s, servers) {
 			continue
 		}
 		recs, ins := mine, recent
@@ -80,7 +92,7 @@ func Status(o claudecfg.Options, session string, now time.Time, only []string, a
 			// entry Claude Code loads instead (claudecfg.Lookup).
 			recs, ins = nil, nil
 		}
-		rep.Servers = append(rep.Servers, judged(Server{Server: redacted(s)}, recs, ins, now, a))
+		rep.Servers = append(rep.Servers, judged(Server{Server: redacted(s)}, recs, ins, session, now, a))
 	}
 	// Shims of servers no config file here names (e.g. --mcp-config).
 	for _, r := range mine {
@@ -94,11 +106,11 @@ func Status(o claudecfg.Options, session string, now time.Time, only []string, a
 		} else {
 			s.Command = r.Target
 		}
-		rep.Servers = append(rep.Servers, judged(Server{Server: s}, mine, recent, now, a))
+		rep.Servers = append(rep.Servers, judged(Server{Server: s}, mine, recent, session, now, a))
 	}
 	for _, in := range recent {
 		if len(want) == 0 || want[in.Server] {
-			rep.Incidents = append(rep.Incidents, in)
+			rep.Incidents = append(rep.Incidents, Incident{Incident: in, SessionEnded: state.SessionEnded(&in)})
 		}
 	}
 	if len(rep.Incidents) > 20 {
@@ -122,27 +134,49 @@ func (rep Report) Missing(names []string) []string {
 	return out
 }
 
+// protected reports whether s is a project server that a local entry
+// made by wrap stands in for (claudecfg, project.go): status shows the
+// server once, as that local entry, which is what Claude Code runs.
+func protected(s claudecfg.Server, all []claudecfg.Server) bool {
+	if s.Scope != claudecfg.ScopeProject || !s.Shadowed {
+		return false
+	}
+	for _, l := range all {
+		if l.Scope == claudecfg.ScopeLocal && l.Name == s.Name && l.Protects == s.File {
+			return true
+		}
+	}
+	return false
+}
+
 // judged fills in what status says about one server: its shims, its
-// latest incident and the verdict (health.Judge).
-func judged(s Server, recs []*state.Record, incidents []state.Incident, now time.Time, a Audience) Server {
+// latest incident and the verdict (health.Judge), by the incidents still
+// open (state.OpenIncidents) of session ("" in a shell: every session).
+func judged(s Server, recs []*state.Record, incidents []state.Incident, session string, now time.Time, a Audience) Server {
 	for _, r := range recs {
 		if r.Server == s.Name {
 			s.Shims = append(s.Shims, r)
 		}
 	}
-	for i := len(incidents) - 1; i >= 0; i-- {
-		if incidents[i].Server == s.Name {
-			in := incidents[i]
-			s.LastIncident = &in
-			break
-		}
+	if in := state.LatestIncident(incidents, s.Name, session); in != nil {
+		c := *in
+		s.LastIncident = &c
 	}
 	var shim *state.Record
 	if len(s.Shims) > 0 {
 		shim = s.Shims[len(s.Shims)-1]
 	}
-	judged, why := answered(s.LastIncident)
-	v := Judge(s.Server, shim, judged, now, a)
+	judge, why := s.LastIncident, ""
+	if open := state.OpenIncidents(incidents, s.Name, session, now); len(open) > 0 {
+		in := open[len(open)-1]
+		if session != "" {
+			in.Session = "" // the reader's own: "this session"
+		}
+		judge = &in
+	} else if judge != nil && judge.Class != string(OK) {
+		judge, why = closed(judge)
+	}
+	v := Judge(s.Server, shim, judge, now, a)
 	s.Health, s.HealthDetail = v.Health, v.Detail
 	if v.Health == Healthy && v.Detail == "" {
 		s.HealthDetail = why
@@ -150,44 +184,17 @@ func judged(s Server, recs []*state.Record, incidents []state.Incident, now time
 	return s
 }
 
-// answered returns the incident to judge by: in itself, or, when a call
-// to its server in its session went out after it and no failure was
-// recorded since (state.CalledDir), an ok of that time. The PreToolUse
-// hook records that ok at the next call; status need not wait for one,
-// but says what it goes by: the call may still be running.
-func answered(in *state.Incident) (*state.Incident, string) {
-	if in == nil || in.Class == string(OK) {
-		return in, ""
-	}
-	if at, ok := state.CalledAt(in.Session, in.Server); ok && at.After(in.Time) {
+// closed returns what to judge by when in, the latest incident, is no
+// longer open: an ok of the later call that answered it, saying so (the
+// PreToolUse hook records that ok at the next call; status need not wait
+// for it, the call may still be running), or nothing (it aged out, or its
+// session ended).
+func closed(in *state.Incident) (*state.Incident, string) {
+	if at, ok := state.Answered(in); ok {
 		return &state.Incident{Session: in.Session, Server: in.Server, Time: at, Class: string(OK), Action: ActHealthy},
 			fmt.Sprintf("called again at %s after %s at %s, and no failure since", at.Local().Format("15:04:05"), in.Class, in.Time.Local().Format("15:04:05"))
 	}
-	return in, ""
-}
-
-// Open returns the incidents of server still open, oldest first: for each
-// session, its latest incident of server, unless that is ok, older than
-// IncidentWindow, or answered since (a call of that session marked after
-// it, state.CalledDir). The rule status judges by and the hooks close
-// incidents by; all is the incident log, oldest first.
-func Open(all []state.Incident, server string, now time.Time) []state.Incident {
-	latest := map[string]int{}
-	for i, in := range all {
-		if in.Server == server {
-			latest[in.Session] = i
-		}
-	}
-	var out []state.Incident
-	for i, in := range all {
-		if in.Server != server || latest[in.Session] != i || now.Sub(in.Time) > IncidentWindow {
-			continue
-		}
-		if j, _ := answered(&in); j.Class != string(OK) {
-			out = append(out, in)
-		}
-	}
-	return out
+	return nil, ""
 }
 
 // redacted drops what looks like a secret from a server's command line and

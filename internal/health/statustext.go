@@ -53,8 +53,11 @@ func (rep Report) WriteText(w io.Writer, home string, now time.Time, a Audience)
 		tw.Flush()
 		var notes []string
 		for _, s := range rep.Servers {
-			if s.HealthDetail != "" && s.Health != "unknown" {
+			if s.HealthDetail != "" {
 				notes = append(notes, fmt.Sprintf("  %s: %s", s.Name, s.HealthDetail))
+			}
+			if s.Protects != "" {
+				notes = append(notes, fmt.Sprintf("  %s: %s", s.Name, ConflictNote(s.Protects)))
 			}
 			if d := DriftHint(s.Server, a); d != "" {
 				notes = append(notes, fmt.Sprintf("  %s: %s", s.Name, d))
@@ -86,9 +89,15 @@ func (rep Report) WriteText(w io.Writer, home string, now time.Time, a Audience)
 	if len(rep.Incidents) > 0 {
 		fmt.Fprintf(w, "\nRecent incidents:\n")
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "TIME\tSERVER\tEVENT\tCLASS\tACTION\tERROR")
+		fmt.Fprintln(tw, "TIME\tSESSION\tSERVER\tEVENT\tCLASS\tACTION\tERROR")
 		for _, in := range rep.Incidents {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", in.Time.Local().Format("15:04:05"), clip(in.Server, 40), in.Event, in.Class, dash(in.Action), clip(dash(redact.String(in.Error)), 60))
+			// An ended session's incident is history: the next
+			// session starts every server afresh.
+			sess := dash(ShortSession(in.Session))
+			if in.SessionEnded {
+				sess += " (ended)"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", in.Time.Local().Format("15:04:05"), clip(sess, 20), clip(in.Server, 40), in.Event, in.Class, dash(in.Action), clip(dash(redact.String(in.Error)), 60))
 		}
 		tw.Flush()
 	}

@@ -12,8 +12,8 @@ import (
 )
 
 // IncidentWindow is how far back an incident still colours a server's
-// health in `status`.
-const IncidentWindow = time.Hour
+// health in `status` (the rule is state's: state.IsOpen).
+const IncidentWindow = state.IncidentWindow
 
 // Health values `status` shows.
 const (
@@ -49,13 +49,17 @@ func ShimClass(r *state.Record) Class {
 // the newest live shim record (or nil), last the newest incident (or nil).
 func Judge(s claudecfg.Server, shim *state.Record, last *state.Incident, now time.Time, a Audience) Verdict {
 	in := last
-	if in != nil && (in.Class == string(OK) || now.Sub(in.Time) > IncidentWindow) {
+	if !state.IsOpen(in, now) {
 		in = nil
 	}
 	at := func(in *state.Incident) string { return in.Time.Local().Format("15:04:05") }
 	switch {
 	case s.Shadowed:
 		return Verdict{Shadowed, "a higher-precedence scope defines the same name"}
+	case in != nil && NeedsReconnect(in.Class) && in.Session != "":
+		// Read from outside the session (a shell): name the one that
+		// gave up (status clears the reader's own session).
+		return Verdict{Failing, fmt.Sprintf("%s at %s in session %s; Claude Code will not use it again in that session: run %s", in.Class, at(in), ShortSession(in.Session), a.Reconnect(s.Name))}
 	case in != nil && NeedsReconnect(in.Class):
 		return Verdict{Failing, fmt.Sprintf("%s at %s; Claude Code will not use it again this session: run %s", in.Class, at(in), a.Reconnect(s.Name))}
 	case ShimClass(shim) != "":
@@ -82,7 +86,19 @@ func Judge(s claudecfg.Server, shim *state.Record, last *state.Incident, now tim
 	case !s.Wrapped:
 		return Verdict{Unknown, "not wrapped: no shim reports on it"}
 	}
-	return Verdict{Unknown, ""}
+	// Wrapped, and no shim of it runs (in this session): Claude Code
+	// starts a server at session start, so one wrapped since has not
+	// been started through mcp-heal yet.
+	return Verdict{Unknown, "no shim running: not started since it was wrapped, or no session runs it; restart Claude Code, or run " + a.Reconnect(s.Name)}
+}
+
+// ShortSession is the first 8 characters of a session id, as status
+// names a session.
+func ShortSession(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
 }
 
 // FailedShim says what a failed shim record means (what) and what the

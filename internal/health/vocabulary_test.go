@@ -112,7 +112,7 @@ func TestVocabulary(t *testing.T) {
 			// PreToolUse warns before the next call only about a server
 			// Claude Code gave up on (the hook stays silent otherwise).
 			if want.dead {
-				if got, w := health.DeadNotice(x, c, now), "mcp-heal: MCP server \"srv\" was found disconnected at "+now.Local().Format("15:04:05")+" ("+string(c)+") and Claude Code does not reconnect it by itself; if this call fails, continue without it and ask the user to run `/mcp reconnect srv`."; got != w {
+				if got, w := health.DeadNotice(x, c, now, false), "mcp-heal: MCP server \"srv\" was found disconnected at "+now.Local().Format("15:04:05")+" ("+string(c)+") and Claude Code does not reconnect it by itself; if this call fails, continue without it and ask the user to run `/mcp reconnect srv`."; got != w {
 					t.Errorf("PreToolUse notice:\n got %s\nwant %s", got, w)
 				}
 			}
@@ -213,7 +213,7 @@ func TestAudience(t *testing.T) {
 	if a := health.FromEnv(env(health.ContextClaude)); a != health.Claude || a.Cmd("wrap --all") != "/mcp-heal wrap --all" || a.Reconnect("x") != "/mcp reconnect x" {
 		t.Errorf("claude: %v %s", a, a.Cmd("wrap --all"))
 	}
-	if got := health.SessionNotice([]string{"a"}, []string{"b", "c", "d", "e"}); got != "mcp-heal: MCP servers failing: a (run /mcp-heal doctor); not protected against crashes and hangs: b, c, d and 1 more (run /mcp-heal wrap --all)." {
+	if got := health.SessionNotice([]string{"a"}, []string{"b", "c", "d", "e"}, nil, nil); got != "mcp-heal: MCP servers failing: a (run /mcp-heal doctor); not protected against crashes and hangs: b, c, d and 1 more (run /mcp-heal wrap --all)." {
 		t.Errorf("SessionNotice = %s", got)
 	}
 }

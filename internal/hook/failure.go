@@ -12,10 +12,16 @@ import (
 
 const killGrace = 2 * time.Second
 
-// outcome is what healing did and what the model is told.
+// outcome is what healing did and what the model is told; sit is the
+// situation the advice was worded from.
 type outcome struct {
 	action string
 	advice string
+	sit    health.Situation
+}
+
+func advise(action string, sit health.Situation) outcome {
+	return outcome{action, health.Advice(sit), sit}
 }
 
 // postToolUseFailure explains (and where it can, heals) an MCP call that
@@ -45,8 +51,27 @@ func (h *Handler) postToolUseFailure(ctx context.Context, in *Input) []byte {
 		return nil
 	}
 	o := h.heal(ctx, in, server, m)
-	h.record(state.Incident{Session: in.Session, Server: server, Tool: in.ToolName, Event: PostToolUseFailure, Class: string(m.Class), Error: in.Error, Action: o.action, Advice: o.advice})
-	return contextReply(PostToolUseFailure, o.advice)
+	inc := state.Incident{Session: in.Session, Server: server, Tool: in.ToolName, Event: PostToolUseFailure, Class: string(m.Class), Error: in.Error, Action: o.action, Advice: o.advice}
+	line := h.tell(&inc, o.sit)
+	h.record(inc)
+	return encode(output{SystemMessage: line, HookSpecificOutput: &specific{HookEventName: PostToolUseFailure, AdditionalContext: o.advice}})
+}
+
+// tell decides the one line the user sees about inc (health.UserLine):
+// shown once per kind while the server's failures in this session run on
+// (state.Continues), so a session whose every call to a dead server fails
+// shows the user one line, not one per call. It sets inc.Told.
+func (h *Handler) tell(inc *state.Incident, sit health.Situation) string {
+	kind, line := health.UserLine(sit)
+	prev := state.LatestIncident(h.incidents(), inc.Server, inc.Session)
+	if state.Continues(prev, h.Now()) {
+		inc.Told = prev.Told
+	}
+	if kind == "" || inc.Told == kind {
+		return ""
+	}
+	inc.Told = kind
+	return line
 }
 
 // heal acts on a classified failure of server and says what to tell the
@@ -67,7 +92,7 @@ func (h *Handler) heal(ctx context.Context, in *Input, server string, m Match) o
 // healWrapped handles a server whose shim is alive. ok is false when the
 // failure is not the shim's to fix (Claude Code lost the shim itself).
 func (h *Handler) healWrapped(ctx context.Context, in *Input, server string, m Match, r *state.Record) (outcome, bool) {
-	sit := health.Situation{Server: server, Class: m.Class, RetryIn: m.RetryIn}
+	sit := health.Situation{Server: server, Class: m.Class, RetryIn: m.RetryIn, Headless: h.headless()}
 	switch {
 	case m.Class == ShimFailed || m.Class == CannotStart || r.State == state.Failed:
 		if c := health.ShimClass(r); c != "" {
@@ -79,35 +104,35 @@ func (h *Handler) healWrapped(ctx context.Context, in *Input, server string, m M
 		}
 		s, found := h.configured(in, server)
 		if !found {
-			return outcome{ActNone, health.Advice(sit)}, true
+			return advise(ActNone, sit), true
 		}
 		res := h.Probe(ctx, s, h.options(in).ProjectDir)
 		sit.Probe = health.Found{Probed: true, Works: res.OK, Why: res.Line()}
 		if !res.OK {
-			return outcome{ActProbedFail, health.Advice(sit)}, true
+			return advise(ActProbedFail, sit), true
 		}
 		if err := state.SignalShim(r, syscall.SIGHUP, h.Signal); err != nil {
 			h.Log.Warn("signalling shim", "pid", r.ShimPID, "err", err)
-			return outcome{ActProbedOK, health.Advice(sit)}, true
+			return advise(ActProbedOK, sit), true
 		}
 		sit.Action = ActSighup
-		return outcome{ActSighup, health.Advice(sit)}, true
+		return advise(ActSighup, sit), true
 	case m.Class == ShimRestarted:
-		return outcome{ActNone, health.Advice(sit)}, true
+		return advise(ActNone, sit), true
 	case m.Class == IdleTimeout || m.Class == RequestTimeout:
 		if err := state.SignalShim(r, syscall.SIGHUP, h.Signal); err != nil {
 			h.Log.Warn("signalling shim", "pid", r.ShimPID, "err", err)
 			return outcome{}, false
 		}
 		sit.Action = ActSighup
-		return outcome{ActSighup, health.Advice(sit)}, true
+		return advise(ActSighup, sit), true
 	}
 	return outcome{}, false
 }
 
 // healUnwrapped handles a server Claude Code runs directly.
 func (h *Handler) healUnwrapped(ctx context.Context, in *Input, server string, m Match) outcome {
-	sit := health.Situation{Server: server, Class: m.Class, RetryIn: m.RetryIn}
+	sit := health.Situation{Server: server, Class: m.Class, RetryIn: m.RetryIn, Headless: h.headless()}
 	s, found := h.configured(in, server)
 
 	// A hung stdio server is never replaced by Claude Code; once it is
@@ -119,11 +144,11 @@ func (h *Handler) healUnwrapped(ctx context.Context, in *Input, server string, m
 		}
 		if err == nil {
 			sit.Action = ActKilledHung
-			return outcome{ActKilledHung, health.Advice(sit)}
+			return advise(ActKilledHung, sit)
 		}
 		h.Log.Warn("stopping hung server", "server", server, "err", err)
 		sit.Stuck = true
-		return outcome{ActNone, health.Advice(sit)}
+		return advise(ActNone, sit)
 	}
 
 	// The state of the server now, when it can be checked: not for a
@@ -138,7 +163,7 @@ func (h *Handler) healUnwrapped(ctx context.Context, in *Input, server string, m
 			act = ActProbedOK
 		}
 	}
-	return outcome{act, health.Advice(sit)}
+	return advise(act, sit)
 }
 
 // sessionStart tells the user, in one line, about servers of this project
@@ -150,14 +175,27 @@ func (h *Handler) sessionStart(in *Input) []byte {
 		h.Log.Warn("reading MCP config", "err", err)
 	}
 	mine := map[string]bool{}
-	var unprotected []string
+	var unprotected, unapproved, protected []string
+	headless := h.headless()
 	for _, s := range all {
 		// Pending project servers are not loaded until approved, and
-		// wrap leaves them alone until then.
+		// wrap leaves them alone until then; except that a headless
+		// session (claude -p) starts them unasked
+		// (docs/claude-code-behaviour.md): the user hears of that.
+		if s.Approval == claudecfg.Pending && headless && !s.Shadowed {
+			unapproved = append(unapproved, s.Name)
+			continue
+		}
 		if !s.Loaded() {
 			continue
 		}
 		mine[s.Name] = true
+		if s.Protects != "" && !state.Told(conflictKey(s)) {
+			protected = append(protected, s.Name)
+			if err := state.MarkTold(conflictKey(s)); err != nil {
+				h.Log.Warn("recording a notice", "server", s.Name, "err", err)
+			}
+		}
 		// Plugin servers belong to their plugin's config: wrap cannot
 		// rewrite them.
 		if !s.Wrapped && s.Scope != claudecfg.ScopePlugin {
@@ -174,12 +212,17 @@ func (h *Handler) sessionStart(in *Input) []byte {
 			failing = append(failing, r.Server)
 		}
 	}
-	msg := health.SessionNotice(failing, unprotected)
+	msg := health.SessionNotice(failing, unprotected, unapproved, protected)
 	if msg == "" {
 		return nil
 	}
 	return encode(output{SystemMessage: msg})
 }
+
+// conflictKey names the one-time notice about Claude Code's "[Conflicting
+// scopes]" warning for a protected project server: once per server and
+// .mcp.json.
+func conflictKey(s claudecfg.Server) string { return "conflict-" + s.Name + "-" + s.Protects }
 
 func contains(list []string, s string) bool {
 	for _, x := range list {

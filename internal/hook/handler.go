@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/probe"
 	"github.com/mcp-heal/mcp-heal/internal/redact"
 	"github.com/mcp-heal/mcp-heal/internal/text"
@@ -139,6 +140,10 @@ func (h *Handler) claudePID() int {
 	pid, _ := strconv.Atoi(h.Getenv("CLAUDE_PID"))
 	return pid
 }
+
+// headless reports whether this session is `claude -p` or the Agent SDK
+// (health.Headless), where advice must not ask for `/mcp reconnect`.
+func (h *Handler) headless() bool { return health.Headless(h.Getenv) }
 
 // options says where Claude Code's config for this session is.
 func (h *Handler) options(in *Input) claudecfg.Options {

@@ -1,103 +1,39 @@
 package hook
 
 import (
-	"bytes"
-	"encoding/json"
-	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/redact"
-	"github.com/mcp-heal/mcp-heal/internal/text"
-	"io"
-	"os"
-	"slices"
-	"time"
-
 	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/text"
 )
 
 // tailBytes is how much of the incident log the per-call hooks read: enough
 // for the last few hundred incidents, cheap enough for every MCP call.
 const tailBytes = 64 << 10
 
-// openIncident returns the last incident of server in this session (or of
-// any session when either side does not know it) newer than window, unless
-// the server has been healthy since (an OK incident).
-func (h *Handler) openIncident(server, session string, window time.Duration) *state.Incident {
-	var open *state.Incident
-	h.scanIncidents(server, window, func(in *state.Incident) bool {
-		if session != "" && in.Session != "" && in.Session != session {
-			return true // another session's: go on
-		}
-		if in.Class != string(OK) && h.Now().Sub(in.Time) <= window {
-			open = in
-		}
-		return false
-	})
-	return open
-}
-
-// openAnywhere reports whether server has an incident open in any session,
-// by the rule status and doctor use (health.Open).
-func (h *Handler) openAnywhere(server string) bool {
-	var all []state.Incident
-	h.scanIncidents(server, health.IncidentWindow, func(in *state.Incident) bool {
-		all = append(all, *in)
-		return true
-	})
-	slices.Reverse(all) // health.Open takes the log's order, oldest first
-	return len(health.Open(all, server, h.Now())) > 0
-}
-
-// scanIncidents calls f with the incidents of server, newest first, while
-// it returns true. It reads the log's tail only when the log itself
-// changed within window, so on a quiet machine it costs one stat.
-func (h *Handler) scanIncidents(server string, window time.Duration, f func(*state.Incident) bool) {
-	file, err := os.Open(state.IncidentsPath())
+// incidents is the incident log's recent tail, oldest first; nothing when
+// the log did not change within the window (one open and stat on a quiet
+// machine). Whether an incident is open is state's rule (state.IsOpen).
+func (h *Handler) incidents() []state.Incident {
+	log, err := state.ReadIncidents(tailBytes, h.Now().Add(-state.IncidentWindow))
 	if err != nil {
-		return
+		h.Log.Warn("reading the incident log", "err", err)
 	}
-	defer file.Close()
-	st, err := file.Stat()
-	if err != nil || h.Now().Sub(st.ModTime()) > window {
-		return
-	}
-	off := st.Size() - tailBytes
-	if off < 0 {
-		off = 0
-	}
-	buf := make([]byte, st.Size()-off)
-	if _, err := file.ReadAt(buf, off); err != nil && err != io.EOF {
-		return
-	}
-	if off > 0 {
-		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
-			buf = buf[i+1:]
-		}
-	}
-	// Newest last: scan backwards.
-	for len(buf) > 0 {
-		line := buf
-		if i := bytes.LastIndexByte(bytes.TrimRight(buf, "\n"), '\n'); i >= 0 {
-			line, buf = buf[i+1:], buf[:i]
-		} else {
-			buf = nil
-		}
-		if !bytes.Contains(line, []byte(`"server":`)) {
-			continue
-		}
-		var in state.Incident
-		if json.Unmarshal(line, &in) != nil || in.Server != server {
-			continue
-		}
-		if !f(&in) {
-			return
-		}
-	}
+	return log
+}
+
+// openAnywhere reports whether server has an incident open in any session
+// (state.OpenIncidents), the rule status, doctor and heal use.
+func (h *Handler) openAnywhere(server string) bool {
+	return len(state.OpenIncidents(h.incidents(), server, "", h.Now())) > 0
 }
 
 // record appends an incident; failing to record is logged, not fatal.
 func (h *Handler) record(in state.Incident) {
 	if in.Time.IsZero() {
 		in.Time = h.Now().UTC()
+	}
+	if in.ClaudePID == 0 {
+		in.ClaudePID = h.claudePID()
 	}
 	in.Error = text.Clip(redact.String(in.Error), 300) // redacted whole: a cut could hide a secret's shape
 	if err := state.AppendIncident(in); err != nil {

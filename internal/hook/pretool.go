@@ -25,8 +25,10 @@ func (h *Handler) preToolUse(in *Input) []byte {
 				why = r.LastError
 			}
 			reason := health.Deny(in.Server, c, why)
-			h.record(state.Incident{Session: in.Session, Server: in.Server, Tool: in.ToolName, Event: PreToolUse, Class: string(c), Error: why, Action: health.ActDenied, Advice: reason})
-			return encode(output{HookSpecificOutput: &specific{HookEventName: PreToolUse, PermissionDecision: "deny", PermissionDecisionReason: reason}})
+			inc := state.Incident{Session: in.Session, Server: in.Server, Tool: in.ToolName, Event: PreToolUse, Class: string(c), Error: why, Action: health.ActDenied, Advice: reason}
+			line := h.tell(&inc, health.Situation{Server: in.Server, Class: c, Shim: why, Headless: h.headless()})
+			h.record(inc)
+			return encode(output{SystemMessage: line, HookSpecificOutput: &specific{HookEventName: PreToolUse, PermissionDecision: "deny", PermissionDecisionReason: reason}})
 		default:
 			// Running, restarting, backoff, starting: the shim queues
 			// the call until the server is back, so let it through
@@ -37,38 +39,40 @@ func (h *Handler) preToolUse(in *Input) []byte {
 		}
 	}
 	if inc := h.track(in); inc != nil && Class(inc.Class).Dead() {
-		return contextReply(PreToolUse, health.DeadNotice(in.Server, Class(inc.Class), inc.Time))
+		return contextReply(PreToolUse, health.DeadNotice(in.Server, Class(inc.Class), inc.Time, h.headless()))
 	}
 	return nil
 }
 
 // track follows the incident of the called server in this session: it
-// returns the one still open, after closing it if the server answered
-// again since, and marking this call.
+// returns the one still open (state.IsOpen) after marking this call, or
+// nil, after recording the ok that closes it when a call of this session
+// went out after it (state.Answered).
 func (h *Handler) track(in *Input) *state.Incident {
-	inc := h.openIncident(in.Server, in.Session, health.IncidentWindow)
-	if inc == nil {
+	now := h.Now()
+	inc := state.LatestIncident(h.incidents(), in.Server, in.Session)
+	if at, ok := state.ClosedByCall(inc, now); ok {
+		// Claude Code runs PreToolUse only for a call it sends, and a
+		// call that fails records a newer incident (PostToolUseFailure):
+		// the server answered again. A call still running in parallel
+		// counts too; if it fails, its incident opens the account again.
+		h.record(state.Incident{Session: in.Session, Server: in.Server, Tool: in.ToolName, Event: PreToolUse, Class: string(OK), Action: health.ActHealthy})
+		h.Log.Debug("incident answered", "server", in.Server, "call", at)
+		return nil
+	}
+	if !state.IsOpen(inc, now) {
 		// Nothing open for this server in this session. With nothing
 		// open in any session, back to the launcher's healthy path for
 		// it; markers of servers whose incidents aged out go too.
 		if !h.openAnywhere(in.Server) {
 			h.attention(in.Server, false)
 		}
-		if err := state.StaleAttention(h.Now().Add(-health.IncidentWindow)); err != nil {
+		if err := state.StaleAttention(now.Add(-state.IncidentWindow)); err != nil {
 			h.Log.Warn("removing stale attention markers", "err", err)
 		}
 		return nil
 	}
-	// Claude Code runs PreToolUse only for a call it sends, and a call
-	// that fails records a newer incident (PostToolUseFailure): a call
-	// of this session marked after the incident means the server
-	// answered again (state.CalledDir). A call still running in parallel
-	// counts too; if it fails, its incident opens the account again.
-	if at, ok := state.CalledAt(in.Session, in.Server); ok && at.After(inc.Time) {
-		h.record(state.Incident{Session: in.Session, Server: in.Server, Tool: in.ToolName, Event: PreToolUse, Class: string(OK), Action: health.ActHealthy})
-		return nil
-	}
-	if err := state.MarkCalled(in.Session, in.Server, h.Now()); err != nil {
+	if err := state.MarkCalled(in.Session, in.Server, now); err != nil {
 		h.Log.Warn("marking a call", "server", in.Server, "err", err)
 	}
 	return inc

@@ -519,7 +519,7 @@ func TestIncidentsOfTwoSessions(t *testing.T) {
 		t.Fatalf("B's call after A's ok: got %+v, want the note for B", r)
 	}
 	// B's call went out after B's incident: by the rule status and doctor
-	// use (health.Open), no session has one open now, so A's next call
+	// use (state.OpenIncidents), no session has one open now, so A's next call
 	// gives the launcher its healthy path back.
 	w.hook(t, "PreToolUse", as(pre, "A"))
 	if _, err := os.Stat(marker); !os.IsNotExist(err) {

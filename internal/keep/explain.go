@@ -3,9 +3,8 @@ package keep
 import (
 	"bytes"
 	"encoding/json"
-	"io"
-	"os"
 	"strings"
+	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/state"
 )
@@ -15,16 +14,10 @@ import (
 // changed, the window expired, stopped); empty when the last session
 // re-attached or the server is not kept.
 func Explain(server string) string {
-	f, err := state.OpenFile(state.LogPath(server), os.O_RDONLY)
+	b, err := state.ReadTail(state.LogPath(server), 256<<10, time.Time{})
 	if err != nil {
 		return ""
 	}
-	defer f.Close()
-	const tail = 256 << 10
-	if fi, err := f.Stat(); err == nil && fi.Size() > tail {
-		_, _ = f.Seek(-tail, io.SeekEnd)
-	}
-	b, _ := io.ReadAll(io.LimitReader(f, tail))
 	var last, stopped map[string]any
 	for _, line := range bytes.Split(b, []byte("\n")) {
 		if !bytes.Contains(line, []byte(`"keep-`)) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/proc"
+	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
 
@@ -32,7 +33,9 @@ func LocalDialer(cfg proc.Config, name string, window time.Duration, envNames []
 // log, in the shim's format, with this shim's pid. Call it before the first
 // Dial.
 func (d *Dialer) LogEventsTo(w io.Writer) {
-	d.Event = func(ev string, kv ...any) { LogEvent(w, d.Name, ev, append(kv, "shim_pid", os.Getpid())...) }
+	d.Event = func(ev string, kv ...any) {
+		_ = state.WriteEvent(w, d.Name, ev, append(kv, "shim_pid", os.Getpid())...)
+	}
 }
 
 // StopNamed stops every kept server named name (see Stop), in the order of

@@ -1,8 +1,6 @@
 package keep
 
 import (
-	"encoding/json"
-	"io"
 	"log/slog"
 	"os"
 	"time"
@@ -66,21 +64,5 @@ func event(f *state.LogFile, server, ev, detail string) {
 	if f == nil {
 		return
 	}
-	LogEvent(f, server, ev, "detail", detail, "guardian_pid", os.Getpid())
-}
-
-// LogEvent writes one lifecycle line to w in the shim's format (a JSON
-// object with time, event, server and the key-value pairs kv).
-func LogEvent(w io.Writer, server, ev string, kv ...any) {
-	m := map[string]any{"time": time.Now().UTC().Format(time.RFC3339Nano), "event": ev, "server": server}
-	for i := 0; i+1 < len(kv); i += 2 {
-		if k, ok := kv[i].(string); ok {
-			m[k] = kv[i+1]
-		}
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return
-	}
-	_, _ = w.Write(append(b, '\n'))
+	_ = state.WriteEvent(f, server, ev, "detail", detail, "guardian_pid", os.Getpid())
 }

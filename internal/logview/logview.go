@@ -4,11 +4,8 @@
 package logview
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -74,33 +71,25 @@ func JSON(line string) string {
 	return string(b)
 }
 
-// maxRead bounds what Last reads of a log: twice the largest log a shim
-// writes before rotating it; of a larger (planted) file only the tail.
+// maxRead bounds what Last reads of a log: twice the largest a log grows
+// before it is rotated (state.MaxTrafficBytes), so a whole current log is
+// read, and a file planted there costs no more.
 const maxRead = 2 * state.MaxTrafficBytes
 
-// Last returns the last n lines of path (all when n <= 0). The log is
-// opened by state.OpenFile: a link, FIFO or device planted in its place
-// is refused, without blocking.
+// Last returns the last n lines of path (all when n <= 0), read the one
+// way mcp-heal reads a log's tail (state.ReadTail: no link, no FIFO,
+// bounded).
 func Last(path string, n int) ([]string, error) {
-	f, err := state.OpenFile(path, os.O_RDONLY)
+	b, err := state.ReadTail(path, maxRead, time.Time{})
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Size() > maxRead {
-		_, _ = f.Seek(-maxRead, io.SeekEnd)
-	}
-	var lines []string
-	sc := bufio.NewScanner(io.LimitReader(f, maxRead))
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-		if n > 0 && len(lines) > 2*n {
-			lines = append(lines[:0], lines[len(lines)-n:]...)
-		}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if len(b) == 0 {
+		lines = nil
 	}
 	if n > 0 && len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}
-	return lines, sc.Err()
+	return lines, nil
 }

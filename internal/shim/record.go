@@ -81,19 +81,9 @@ func (s *Shim) event(name string, kv ...any) {
 	if s.o.Lifecycle == nil {
 		return
 	}
-	m := map[string]any{"time": time.Now().UTC().Format(time.RFC3339Nano), "event": name, "server": s.o.Name, "shim_pid": s.pid}
-	for i := 0; i+1 < len(kv); i += 2 {
-		if k, ok := kv[i].(string); ok {
-			m[k] = kv[i+1]
-		}
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return
-	}
 	s.logMu.Lock()
 	defer s.logMu.Unlock()
-	s.o.Lifecycle.Write(append(b, '\n'))
+	_ = state.WriteEvent(s.o.Lifecycle, s.o.Name, name, append(kv, "shim_pid", s.pid)...)
 }
 
 // Signalled records that the shim got sig. Go does not expose the

@@ -1,6 +1,8 @@
 package state
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -171,4 +173,24 @@ func setMarker(dir, key string, on bool) error {
 		return err
 	}
 	return f.Close()
+}
+
+// ToldDir holds one empty file per one-time notice the user was given
+// (SessionStart's line about Claude Code's "[Conflicting scopes]" warning
+// for a protected project server), so it is said once, not every session.
+func ToldDir() string { return filepath.Join(Dir(), "told") }
+
+// Told reports whether the notice key was given.
+func Told(key string) bool {
+	_, err := os.Lstat(filepath.Join(ToldDir(), toldName(key)))
+	return err == nil
+}
+
+// MarkTold records that the notice key was given.
+func MarkTold(key string) error { return setMarker(ToldDir(), toldName(key), true) }
+
+// toldName is key hashed: a key may hold a path, too long for a name.
+func toldName(key string) string {
+	h := sha256.Sum256([]byte(key))
+	return "n-" + hex.EncodeToString(h[:8])
 }

@@ -1,11 +1,12 @@
 package state
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -31,6 +32,15 @@ type Incident struct {
 	Error   string    `json:"error,omitempty"`  // one line, truncated
 	Action  string    `json:"action,omitempty"` // what was done: "sighup-shim", "killed-hung", "probed-ok"
 	Advice  string    `json:"advice,omitempty"` // what the model was told
+	// ClaudePID is the Claude Code process of Session (hooks get
+	// CLAUDE_PID), so a reader can tell an ended session's incident from
+	// a live one's (SessionEnded); 0 when unknown.
+	ClaudePID int `json:"claude_pid,omitempty"`
+	// Told is the kind of line (a hook's systemMessage) the user of the
+	// session was last shown about the server while this incident's run
+	// of failures stayed open: the user sees one line per incident, not
+	// one per failed call (internal/hook, tell).
+	Told string `json:"told,omitempty"`
 }
 
 // AppendIncident adds one line to the incident log (0600), trimming the log
@@ -57,11 +67,21 @@ func AppendIncident(in Incident) error {
 		return err
 	}
 	defer unlock()
-	f, err := OpenFile(IncidentsPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE)
+	f, err := OpenFile(IncidentsPath(), os.O_RDWR|os.O_APPEND|os.O_CREATE)
 	if err != nil {
 		return err
 	}
-	_, werr := f.Write(append(b, '\n'))
+	// An earlier append that failed half-way (a full disk) leaves a line
+	// without its newline: this one then starts a line of its own, or
+	// both would be one unreadable line.
+	line := append(b, '\n')
+	if st, err := f.Stat(); err == nil && st.Size() > 0 {
+		last := make([]byte, 1)
+		if _, err := f.ReadAt(last, st.Size()-1); err == nil && last[0] != '\n' {
+			line = append([]byte{'\n'}, line...)
+		}
+	}
+	_, werr := f.Write(line)
 	st, serr := f.Stat()
 	cerr := f.Close()
 	if werr != nil {
@@ -99,32 +119,31 @@ func trimIncidents() error {
 	return atomic.WriteFile(path, bytes.NewReader(half))
 }
 
-// Incidents returns the last n incidents (all when n <= 0), oldest first,
-// optionally only those of server (empty: all servers).
-func Incidents(server string, n int) ([]Incident, error) {
-	f, err := OpenFile(IncidentsPath(), os.O_RDONLY)
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
-	if err != nil {
+// ReadIncidents returns the incidents in the last limit bytes of the log,
+// oldest first; none when the log has not changed since since (so on a
+// quiet machine a hook pays one open and one stat). Every reader (hooks,
+// status, doctor, heal) reads the log this way: through OpenFile, bounded.
+func ReadIncidents(limit int64, since time.Time) ([]Incident, error) {
+	b, err := ReadTail(IncidentsPath(), limit, since)
+	if err != nil || len(b) == 0 {
+		if errors.Is(err, fs.ErrNotExist) {
+			err = nil
+		}
 		return nil, err
 	}
-	defer f.Close()
 	var out []Incident
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	for sc.Scan() {
-		var in Incident
-		if json.Unmarshal(sc.Bytes(), &in) != nil {
-			continue
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
 		}
-		if server != "" && in.Server != server {
-			continue
+		var in Incident
+		if len(line) == 0 || json.Unmarshal(line, &in) != nil || in.Server == "" {
+			continue // a torn or foreign line
 		}
 		out = append(out, in)
 	}
-	if n > 0 && len(out) > n {
-		out = out[len(out)-n:]
-	}
-	return out, sc.Err()
+	return out, nil
 }

@@ -1,7 +1,9 @@
 package state
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"sync"
@@ -183,4 +185,23 @@ func OpenChildLog(server string) (*os.File, error) {
 	f := l.f
 	l.f = nil
 	return f, nil
+}
+
+// WriteEvent appends one lifecycle line to w (a server's lifecycle log):
+// a JSON object with time, event, server and the key-value pairs kv. The
+// one format of that log: the shim, the keeper and the guardian write
+// through it, and `logs` and keep.Explain read it.
+func WriteEvent(w io.Writer, server, ev string, kv ...any) error {
+	m := map[string]any{"time": time.Now().UTC().Format(time.RFC3339Nano), "event": ev, "server": server}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if k, ok := kv[i].(string); ok {
+			m[k] = kv[i+1]
+		}
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
 }

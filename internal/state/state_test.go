@@ -143,13 +143,12 @@ func TestIncidents(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	all, err := Incidents("", 0)
+	all, err := ReadIncidents(MaxIncidentBytes, time.Time{})
 	if err != nil || len(all) != 5 {
 		t.Fatalf("got %d, %v; want 5", len(all), err)
 	}
-	a, _ := Incidents("a", 2)
-	if len(a) != 2 || a[0].Server != "a" {
-		t.Errorf("got %+v", a)
+	if in := LatestIncident(all, "a", ""); in == nil || in.Server != "a" {
+		t.Errorf("got %+v", in)
 	}
 	st, _ := os.Stat(IncidentsPath())
 	if st.Mode().Perm() != 0o600 {
@@ -172,7 +171,7 @@ func TestIncidentLogTrimmed(t *testing.T) {
 	if st.Size() > MaxIncidentBytes+64<<10 {
 		t.Errorf("incident log %d bytes, want trimmed near %d", st.Size(), MaxIncidentBytes)
 	}
-	all, err := Incidents("", 0)
+	all, err := ReadIncidents(2*MaxIncidentBytes, time.Time{})
 	if err != nil || len(all) == 0 {
 		t.Fatalf("after trim: %d, %v", len(all), err)
 	}

@@ -1,0 +1,113 @@
+//go:build unix
+
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
+)
+
+// TestHeadlessGiveUp: in `claude -p` an unwrapped stdio server is killed
+// between calls and every restart fails, so Claude Code gives it up ("is
+// not connected") for the session. There `/mcp reconnect` is refused, so
+// neither the model nor the user is told to run it; the user sees one
+// line (systemMessage) for the two failed calls, not one per call. Once
+// the session ended, `mcp-heal status` in a shell shows its incident as
+// history of an ended session, not the server's health. On the pinned
+// Claude Code and on the newest release.
+func TestHeadlessGiveUp(t *testing.T) {
+	testenv.NeedsFull(t, "Claude Code")
+	for _, version := range []string{testenv.ClaudeCode, testenv.ClaudeCode332} {
+		t.Run(version[strings.LastIndex(version, "@")+1:], func(t *testing.T) {
+			t.Parallel()
+			headlessGiveUp(t, version)
+		})
+	}
+}
+
+func headlessGiveUp(t *testing.T, version string) {
+	var s *session
+	var failFile string
+	s = newSession(t,
+		Turn{Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "before"})}},
+		Turn{
+			Before: func() error {
+				// Every later start fails.
+				if err := os.WriteFile(failFile, []byte("0\n"), 0o644); err != nil {
+					return err
+				}
+				_, err := s.killServer(exampleMatch)
+				return err
+			},
+			Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "after the kill"})},
+		},
+		Turn{Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "again"})}},
+		Turn{Text: "Done."},
+	)
+	s.claude = testenv.NPMBin(t, "claude", version)
+	s.withPlugin()
+	s.userScope = true // where status finds it
+	failFile = dataFile(s, "starts")
+	if err := os.WriteFile(failFile, []byte("1000\n"), 0o644); err != nil { // the first start works
+		t.Fatal(err)
+	}
+	s.addExample("ex", false, nil, "--fail-starts", "1000", "--fail-file", failFile)
+	r := s.runP([]string{"Echo through the ex server three times."}, 3*time.Minute)
+	r.mustOK(t)
+	wantHooksRan(t, r, "PostToolUseFailure")
+
+	var told, advice []string
+	for _, h := range r.hooks() {
+		if h.Event != "PostToolUseFailure" {
+			continue
+		}
+		var out struct {
+			SystemMessage string `json:"systemMessage"`
+			Specific      struct {
+				AdditionalContext string `json:"additionalContext"`
+			} `json:"hookSpecificOutput"`
+		}
+		if err := json.Unmarshal([]byte(strings.TrimSpace(h.Stdout)), &out); err != nil {
+			t.Fatalf("PostToolUseFailure reply %q: %v", h.Stdout, err)
+		}
+		told, advice = append(told, out.SystemMessage), append(advice, out.Specific.AdditionalContext)
+	}
+	if len(advice) != 2 {
+		t.Fatalf("%d PostToolUseFailure replies, want 2 (one per failed call): %q", len(advice), advice)
+	}
+	for i, a := range advice {
+		// Its command fails now (the probe says so): fix it, then a new
+		// session, never `/mcp reconnect`.
+		if !strings.Contains(a, `MCP server "ex" is disconnected and cannot start`) || strings.Contains(a, "/mcp reconnect") || !strings.HasSuffix(a, "then start a new session.") {
+			t.Errorf("advice %d to the model in -p: %q", i, a)
+		}
+	}
+	want := `mcp-heal: MCP server "ex" is disconnected and this headless (-p) session cannot reconnect it; the next session starts it afresh (/mcp-heal doctor ex).`
+	if told[0] != want || told[1] != "" {
+		t.Errorf("lines to the user: %q, want %q once", told, want)
+	}
+
+	// The session is over: its incident is history.
+	b, err := os.ReadFile(filepath.Join(s.stateDir(), "mcp-heal", "incidents.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), fmt.Sprintf(`"claude_pid":%d`, s.claudePID())) {
+		t.Errorf("incidents do not name the session's Claude Code (pid %d):\n%s", s.claudePID(), b)
+	}
+	out, err := s.mcpHeal("status")
+	if err != nil {
+		t.Fatalf("status: %v", err)
+	}
+	if !regexp.MustCompile(`(?m)^ex +user +stdio +no +unknown `).Match(out) || !regexp.MustCompile(`(?m)^\S+ +\S+ \(ended\) +ex +PostToolUseFailure +not-connected `).Match(out) || strings.Contains(string(out), "will not use it again") {
+		t.Errorf("status in a shell after the -p session ended:\n%s", out)
+	}
+}

@@ -1,0 +1,68 @@
+package health_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/health"
+	"github.com/mcp-heal/mcp-heal/internal/state"
+)
+
+// TestHeadlessNeverAsksReconnect: whatever a hook or /mcp-heal status says
+// in a headless session (claude -p, where Claude Code refuses `/mcp
+// reconnect`), it never asks for `/mcp reconnect`; every advice that does
+// in an interactive session says instead what happens.
+func TestHeadlessNeverAsksReconnect(t *testing.T) {
+	const srv = "srv"
+	ask := "/mcp reconnect " + srv
+	probes := []health.Found{{}, {Probed: true, Works: true}, {Probed: true, Why: "exited with code 1"}}
+	for _, c := range health.Classes() {
+		for _, p := range probes {
+			for _, sit := range []health.Situation{
+				{Server: srv, Class: c, Probe: p},
+				{Server: srv, Class: c, Probe: p, Stuck: true},
+				{Server: srv, Class: c, Probe: p, Action: health.ActSighup},
+			} {
+				inter := health.Advice(sit)
+				sit.Headless = true
+				head := health.Advice(sit)
+				if strings.Contains(head, ask) {
+					t.Errorf("%s %+v: headless advice asks for %s: %q", c, p, ask, head)
+				}
+				if strings.Contains(inter, ask) && !strings.Contains(head, "headless (-p) session cannot reconnect it") && !strings.Contains(head, "start a new session") {
+					t.Errorf("%s %+v: headless advice says nothing instead: %q", c, p, head)
+				}
+				if _, line := health.UserLine(sit); strings.Contains(line, ask) {
+					t.Errorf("%s: headless user line asks for %s: %q", c, ask, line)
+				}
+			}
+		}
+		if c.Dead() {
+			now := time.Now()
+			if n := health.DeadNotice(srv, c, now, true); strings.Contains(n, ask) {
+				t.Errorf("%s: headless PreToolUse notice: %q", c, n)
+			}
+			v := health.Judge(claudecfg.Server{Name: srv, Wrapped: true}, nil, &state.Incident{Server: srv, Class: string(c), Time: now}, now, health.Claude)
+			if d := health.ForHeadless(v.Detail, srv); strings.Contains(d, ask) || !strings.Contains(d, "next session") {
+				t.Errorf("%s: headless status detail %q", c, d)
+			}
+		}
+	}
+}
+
+// TestHeadlessFromEnv: the environment Claude Code gives hooks and the
+// Bash tool says which session is headless (measured on 2.1.328 and
+// 2.1.332).
+func TestHeadlessFromEnv(t *testing.T) {
+	for _, tt := range []struct {
+		entry, attended string
+		want            bool
+	}{{"sdk-cli", "0", true}, {"cli", "1", false}, {"", "", false}, {"sdk-ts", "", true}} {
+		env := map[string]string{"CLAUDE_CODE_ENTRYPOINT": tt.entry, "CLAUDE_CODE_SESSION_ATTENDED": tt.attended}
+		if got := health.Headless(func(k string) string { return env[k] }); got != tt.want {
+			t.Errorf("%+v: Headless = %v", tt, got)
+		}
+	}
+}
