@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -229,8 +230,12 @@ func TestThirdParty(t *testing.T) {
 	res := &tpResults{cells: map[string]map[string]string{}}
 	started := time.Now()
 	sem := make(chan struct{}, 3)
+	// The longest rows first: Playwright (a browser per session, the
+	// keeper), then the remote ones (a server started again per kill).
+	order := append([]*tpServer(nil), servers...)
+	sort.SliceStable(order, func(i, j int) bool { return tpWeight(order[i]) > tpWeight(order[j]) })
 	t.Run("servers", func(t *testing.T) {
-		for _, srv := range servers {
+		for _, srv := range order {
 			t.Run(srv.name, func(t *testing.T) {
 				t.Parallel()
 				sem <- struct{}{}
@@ -255,6 +260,17 @@ func TestThirdParty(t *testing.T) {
 	if err := replaceSection(doc, tpBegin, tpEnd, body); err != nil {
 		t.Errorf("write the table into docs/%s: %v", thirdpartyMD, err)
 	}
+}
+
+// tpWeight ranks a row by how long it runs.
+func tpWeight(s *tpServer) int {
+	switch {
+	case s.extra != nil && s.mutating != nil && strings.Contains(s.name, "playwright"):
+		return 2
+	case s.remote != nil:
+		return 1
+	}
+	return 0
 }
 
 // docs/third-party.md's generated table stands between these.
