@@ -265,7 +265,7 @@ func TestThirdParty(t *testing.T) {
 // tpWeight ranks a row by how long it runs.
 func tpWeight(s *tpServer) int {
 	switch {
-	case s.extra != nil && s.mutating != nil && strings.Contains(s.name, "playwright"):
+	case strings.HasPrefix(s.name, "@playwright/mcp"):
 		return 2
 	case s.remote != nil:
 		return 1
