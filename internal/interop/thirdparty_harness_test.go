@@ -5,6 +5,7 @@ package interop
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -122,12 +123,17 @@ func (r *remote) restart(sig syscall.Signal) {
 
 // waitStdinPending waits until the stopped process pid has unread bytes on
 // its stdin: the shim has written the request to it. It opens the pipe
-// through /proc and asks FIONREAD; nothing is read.
-func waitStdinPending(t *testing.T, pid int) {
+// through /proc and asks FIONREAD; nothing is read. It reports false when
+// the process is gone meanwhile (a shim that kills a stopped server
+// itself).
+func waitStdinPending(t *testing.T, pid int) bool {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
 		fd, err := unix.Open(fmt.Sprintf("/proc/%d/fd/0", pid), unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if errors.Is(err, unix.ENOENT) {
+			return false
+		}
 		if err != nil {
 			t.Fatalf("open the stdin of server %d: %v", pid, err)
 		}
@@ -137,11 +143,12 @@ func waitStdinPending(t *testing.T, pid int) {
 			t.Fatalf("FIONREAD on the stdin of server %d: %v", pid, err)
 		}
 		if n > 0 {
-			return
+			return true
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Fatalf("the request never reached the stdin of server %d within 15s", pid)
+	return false
 }
 
 // waitTCPPending waits until a connection accepted on port (by the

@@ -50,7 +50,8 @@ func filesystemRow(t *testing.T, server string) *tpServer {
 }
 
 // bigFile reads a 16 MiB file of 100-byte lines directly and through the
-// shim, twice each in turn, and compares the answers and the times. The
+// shim, three times each in turn, and compares the answers and the best
+// times. The
 // answer (the text twice: content and structuredContent) is 34 MB: the
 // shim runs with --max-message 64MiB. The call is timed with raw lines,
 // no client's parsing in the way: the TypeScript SDK's stdio reader
@@ -68,7 +69,7 @@ func bigFile(t *testing.T, x *tpRun, server string, args []string) string {
 	shim := openRaw(t, "shim (big file)", []string{"XDG_STATE_HOME=" + t.TempDir()}, shimArgs...)
 	req := fmt.Sprintf(`{"jsonrpc":"2.0","id":%%d,"method":"tools/call","params":{"name":"read_text_file","arguments":{"path":%q}}}`, path)
 	var dBest, sBest time.Duration
-	for i := 0; i < 2; i++ {
+	for i := 0; i < 3; i++ {
 		d, dt := direct.roundTrip(t, fmt.Sprintf(req, 10+i), 60*time.Second)
 		s, st := shim.roundTrip(t, fmt.Sprintf(req, 10+i), 150*time.Second)
 		if len(d) < 2*bigFileSize || !bytes.Contains(d, []byte(`"result"`)) {
@@ -86,9 +87,11 @@ func bigFile(t *testing.T, x *tpRun, server string, args []string) string {
 		t.Logf("16 MiB file (a %d-byte answer), round %d: direct %v, through the shim %v", len(d), i+1, dt, st)
 	}
 	ratio := float64(sBest) / float64(max(dBest, time.Millisecond))
-	// A generous bound: the target is 1.2x; a quadratic scan is 10x and more.
-	if ratio > 3 {
-		t.Errorf("16 MiB file: through the shim %v, directly %v: %.1fx, want at most 3x", sBest, dBest, ratio)
+	// A generous bound: the target is 1.2x, but on 2 shared cores the
+	// shim's process competes with the server for CPU (1.3x to 3x
+	// measured); the quadratic scan this catches gave no answer in 150 s.
+	if ratio > 5 {
+		t.Errorf("16 MiB file: through the shim %v, directly %v: %.1fx, want at most 5x", sBest, dBest, ratio)
 	}
 	return fmt.Sprintf("identical; direct %v, shim %v (%.2f×)", dBest.Round(time.Millisecond), sBest.Round(time.Millisecond), ratio)
 }
