@@ -42,7 +42,8 @@ func (e *SyntaxError) Unwrap() error { return e.err }
 // *SyntaxError. Like encoding/json it does not check that strings are
 // valid UTF-8.
 func Valid(data []byte) error {
-	v := validator{b: data}
+	var room [64]byte // the stack of a document of ordinary depth, without an allocation
+	v := validator{b: data, stack: room[:0]}
 	return v.run()
 }
 
@@ -151,10 +152,25 @@ func (v *validator) key(i int) (int, error) {
 	return skipWS(v.b, i+1), nil
 }
 
+// plain marks the bytes a string holds as they are: not a quote, a
+// backslash or a control character.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // str reads the string whose opening quote is at i.
 func (v *validator) str(i int) (int, error) {
 	b := v.b
 	for i++; i < len(b); i++ {
+		for i < len(b) && plain[b[i]] {
+			i++
+		}
+		if i >= len(b) {
+			break
+		}
 		switch c := b[i]; {
 		case c == '"':
 			return i + 1, nil
