@@ -12,7 +12,10 @@
 // it accepts is shallow enough for every recursive parser behind it.
 package jsoncheck
 
-import "fmt"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 // MaxDepth is the deepest nesting of arrays and objects Valid accepts:
 // encoding/json's own limit, so Valid and json.Valid agree on every input.
@@ -161,13 +164,35 @@ var plain = func() (t [256]bool) {
 	return t
 }()
 
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// zeroByte reports whether one of the eight bytes of w is 0.
+func zeroByte(w uint64) bool { return (w-ones)&^w&highs != 0 }
+
+// skipPlain returns the index of the first byte from i on that is not
+// plain: eight bytes at a time while none of them is a quote, a backslash
+// or below 0x20 (the bulk of a long string), then byte by byte.
+func skipPlain(b []byte, i int) int {
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		if zeroByte(w^('"'*ones)) || zeroByte(w^('\\'*ones)) || (w-0x20*ones)&^w&highs != 0 {
+			break
+		}
+	}
+	for i < len(b) && plain[b[i]] {
+		i++
+	}
+	return i
+}
+
 // str reads the string whose opening quote is at i.
 func (v *validator) str(i int) (int, error) {
 	b := v.b
 	for i++; i < len(b); i++ {
-		for i < len(b) && plain[b[i]] {
-			i++
-		}
+		i = skipPlain(b, i)
 		if i >= len(b) {
 			break
 		}
