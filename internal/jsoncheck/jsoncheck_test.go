@@ -36,7 +36,7 @@ var seeds = []string{
 	"\"\x7f\"", "\"\xff\"", "\"\x1f\"", `[[[]]]`, `[{}]`, `{"":{"":[]}}`, "\t\n\r[ ]\r\n", `"`, `"\`,
 	`[1]x`, `{"a":1} `, `123abc`, `-a`, `.5`, `+1`,
 	// Strings longer than the eight bytes skipPlain takes at once, a quote,
-	// backslash or control character at each place in such a word.
+	// backslash or control character inside such a word.
 	`"abcdefghijklmnopqrstuvwxyz0123456789"`, `"abcdefg\"hijklmnop"`, `"abcdefgh\\ijklmnop"`,
 	"\"abcdefghijklmn\x01op\"", "\"abcdefghijklmno\x1f\"", "\"abcdefghijklmnop\x7f\x80\xff\"", `"abcdefghijklmnop`,
 }
