@@ -10,6 +10,8 @@
 // document with a loop and an explicit stack of at most MaxDepth bytes:
 // linear time, memory bounded by MaxDepth, whatever the input. A document
 // it accepts is shallow enough for every recursive parser behind it.
+// (encoding/json alone is safe: it checks a document with an iterative
+// scanner, to the same depth, before it decodes; gjson checks nothing.)
 package jsoncheck
 
 import (
