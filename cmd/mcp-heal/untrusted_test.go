@@ -241,3 +241,27 @@ func TestHookPanicExitsZero(t *testing.T) {
 		t.Errorf("hook.log does not record the panic:\n%s", log)
 	}
 }
+
+// TestLogsPlantedFIFO: `mcp-heal logs` on a FIFO planted as a server's
+// lifecycle log says so at once; it used to wait for a writer.
+func TestLogsPlantedFIFO(t *testing.T) {
+	testenv.UseStateDir(t, t.TempDir())
+	if err := os.MkdirAll(state.LogsDir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(state.LogPath("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	env := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: os.Getenv}
+	done := make(chan int, 1)
+	go func() { done <- run(context.Background(), env, []string{"logs", "x"}) }()
+	select {
+	case code := <-done:
+		if code != 1 || !strings.Contains(errb.String(), "not a regular file") {
+			t.Errorf("exit %d, stderr %q", code, errb.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("mcp-heal logs still waiting on a FIFO after 10 s")
+	}
+}

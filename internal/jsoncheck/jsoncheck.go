@@ -10,9 +10,14 @@
 // document with a loop and an explicit stack of at most MaxDepth bytes:
 // linear time, memory bounded by MaxDepth, whatever the input. A document
 // it accepts is shallow enough for every recursive parser behind it.
+// (encoding/json alone is safe: it checks a document with an iterative
+// scanner, to the same depth, before it decodes; gjson checks nothing.)
 package jsoncheck
 
-import "fmt"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 // MaxDepth is the deepest nesting of arrays and objects Valid accepts:
 // encoding/json's own limit, so Valid and json.Valid agree on every input.
@@ -42,7 +47,8 @@ func (e *SyntaxError) Unwrap() error { return e.err }
 // *SyntaxError. Like encoding/json it does not check that strings are
 // valid UTF-8.
 func Valid(data []byte) error {
-	v := validator{b: data}
+	var room [64]byte // the stack of a document of ordinary depth, without an allocation
+	v := validator{b: data, stack: room[:0]}
 	return v.run()
 }
 
@@ -151,10 +157,47 @@ func (v *validator) key(i int) (int, error) {
 	return skipWS(v.b, i+1), nil
 }
 
+// plain marks the bytes a string holds as they are: not a quote, a
+// backslash or a control character.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// zeroByte reports whether one of the eight bytes of w is 0.
+func zeroByte(w uint64) bool { return (w-ones)&^w&highs != 0 }
+
+// skipPlain returns the index of the first byte from i on that is not
+// plain: eight bytes at a time while none of them is a quote, a backslash
+// or below 0x20 (the bulk of a long string), then byte by byte.
+func skipPlain(b []byte, i int) int {
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		if zeroByte(w^('"'*ones)) || zeroByte(w^('\\'*ones)) || (w-0x20*ones)&^w&highs != 0 {
+			break
+		}
+	}
+	for i < len(b) && plain[b[i]] {
+		i++
+	}
+	return i
+}
+
 // str reads the string whose opening quote is at i.
 func (v *validator) str(i int) (int, error) {
 	b := v.b
 	for i++; i < len(b); i++ {
+		i = skipPlain(b, i)
+		if i >= len(b) {
+			break
+		}
 		switch c := b[i]; {
 		case c == '"':
 			return i + 1, nil
