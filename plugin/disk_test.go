@@ -4,7 +4,6 @@ package plugin_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -92,26 +91,6 @@ func runOnDisk(t *testing.T, disk brokenDisk, root, path, stdin string, args ...
 		t.Fatalf("setting up the %s disk: %s", disk, e.String())
 	}
 	return code, o.String(), e.String()
-}
-
-func payload(t *testing.T, name string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(testenv.HookPayloadDir(t), name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
-// checkReply fails unless out is nothing or JSON objects, one a line (what
-// Claude Code reads as a hook's answer).
-func checkReply(t *testing.T, what, out string) {
-	t.Helper()
-	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
-		if line != "" && !json.Valid([]byte(line)) {
-			t.Errorf("%s: stdout line %q is not JSON", what, line)
-		}
-	}
 }
 
 // TestLauncherExitsZeroOnBrokenDisk is issue 16 item 4: with the data dir

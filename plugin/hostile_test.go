@@ -1,6 +1,7 @@
 package plugin_test
 
 import (
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -8,7 +9,29 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
+
+func payload(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(testenv.HookPayloadDir(t), name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// checkReply fails unless out is nothing or JSON objects, one a line (what
+// Claude Code reads as a hook's answer).
+func checkReply(t *testing.T, what, out string) {
+	t.Helper()
+	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		if line != "" && !json.Valid([]byte(line)) {
+			t.Errorf("%s: stdout line %q is not JSON", what, line)
+		}
+	}
+}
 
 // setVersion rewrites the released plugin's manifest version as JSON
 // text (already escaped where JSON needs it).
