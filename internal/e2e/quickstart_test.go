@@ -136,9 +136,10 @@ func TestReleasedQuickStartAndUninstall(t *testing.T) {
 		t.Fatalf("/mcp-heal status: the model saw:\n%s", out)
 	}
 
-	// A kept server (docs/keeper.md), then a session that uses it: it
-	// outlives the session.
-	s.shellLine(t, "mcp-heal wrap --all --keep 10m")
+	// A kept server (docs/keeper.md; wrap leaves a wrapped entry as it
+	// is, so unwrap first), then a session that uses it: it outlives the
+	// session.
+	s.shellLine(t, "mcp-heal unwrap --all && mcp-heal wrap --all --keep 10m")
 	s.newConversation(Turn{Tools: []ToolUse{{Name: "mcp__tiny__echo", Input: map[string]any{"text": "hi"}}}}, Turn{Text: "Done."})
 	if r := s.runP([]string{"echo hi"}, 3*time.Minute); r.Err != nil || len(s.model.Calls()) != 1 || !s.model.Calls()[0].OK() {
 		t.Fatalf("a call through the kept server: %v %+v\n%s", r.Err, s.model.Calls(), r.Stderr)
