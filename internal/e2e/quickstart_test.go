@@ -159,7 +159,7 @@ func TestReleasedQuickStartAndUninstall(t *testing.T) {
 	s.slash(t, "/mcp-heal stop --all")
 	s.claudeCLI(t, "plugin", "uninstall", "mcp-heal@mcp-heal")
 	s.claudeCLI(t, "plugin", "marketplace", "remove", "mcp-heal")
-	s.shellLine(t, "rm -rf ~/.local/share/mcp-heal ~/.local/state/mcp-heal ~/.local/bin/mcp-heal")
+	s.shellLine(t, "rm -rf ~/.local/share/mcp-heal ~/.local/state/mcp-heal ~/.local/bin/mcp-heal ~/.claude/plugins/cache/mcp-heal")
 
 	deadline = time.Now().Add(10 * time.Second)
 	for len(processesOf(s.home)) > 0 && time.Now().Before(deadline) {
@@ -182,8 +182,9 @@ func TestReleasedQuickStartAndUninstall(t *testing.T) {
 	if bytes.Contains(after, []byte(`"shim"`)) || !bytes.Contains(after, before[bytes.Index(before, []byte(`"tiny"`)):bytes.Index(before, []byte(`"args"`))]) {
 		t.Errorf("~/.claude.json does not hold tiny as it was before wrap:\n%s", after)
 	}
-	for _, f := range []string{".claude/settings.json", ".claude/plugins/known_marketplaces.json", ".claude/plugins/installed_plugins.json"} {
-		if b, err := os.ReadFile(filepath.Join(s.home, f)); err == nil && bytes.Contains(b, []byte("mcp-heal")) {
+	// (settings.json keeps the test's own "Bash(mcp-heal:*)" rule.)
+	for f, name := range map[string]string{".claude/settings.json": "mcp-heal@", ".claude/plugins/known_marketplaces.json": `"mcp-heal"`, ".claude/plugins/installed_plugins.json": "mcp-heal@"} {
+		if b, err := os.ReadFile(filepath.Join(s.home, f)); err == nil && bytes.Contains(b, []byte(name)) {
 			t.Errorf("~/%s still names mcp-heal:\n%s", f, b)
 		}
 	}
