@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -96,6 +97,15 @@ func TestReleasedQuickStartAndUninstall(t *testing.T) {
 	s.writeClaudeJSON()
 	s.configured = true
 	s.allow = []string{"Bash(mcp-heal:*)"}
+	// A run that fails half-way leaves the kept server of its HOME: stop
+	// what runs there (only processes of this test's HOME).
+	t.Cleanup(func() {
+		for _, p := range processesOf(s.home) {
+			if pid, err := strconv.Atoi(strings.Fields(p)[0]); err == nil {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
 	before, err := os.ReadFile(filepath.Join(s.home, ".claude.json"))
 	if err != nil {
 		t.Fatal(err)
