@@ -1,6 +1,7 @@
 package claudecfg
 
 import (
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg/cfgtest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -167,7 +168,7 @@ func TestDiscoverEmptyHome(t *testing.T) {
 // projects.
 func BenchmarkDiscoverLargeConfig(b *testing.B) {
 	home := b.TempDir()
-	data, projects := genConfig(7, 500, "  ")
+	data, projects := cfgtest.GenConfig(7, 500, "  ")
 	if err := os.WriteFile(filepath.Join(home, ".claude.json"), data, 0o600); err != nil {
 		b.Fatal(err)
 	}

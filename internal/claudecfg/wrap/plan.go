@@ -1,4 +1,10 @@
-package claudecfg
+// Package wrap rewrites Claude Code's config so that it launches MCP
+// servers through `mcp-heal shim` (wrap) or back (unwrap): pure transforms
+// on a file's bytes (every other byte kept), a plan over every scope (the
+// project servers, OAuth, approval), its diff, and its commit through
+// internal/cfgfile, planning again when another program wrote meanwhile. It
+// reads the servers with claudecfg; only `mcp-heal wrap` and `unwrap` use it.
+package wrap
 
 import (
 	"errors"
@@ -9,6 +15,9 @@ import (
 	"strings"
 
 	"github.com/mcp-heal/mcp-heal/internal/redact"
+
+	"github.com/mcp-heal/mcp-heal/internal/cfgfile"
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 )
 
 // Request is what wrap or unwrap is asked to do.
@@ -43,7 +52,7 @@ type Plan struct {
 	// Missing are the names asked for that no entry in scope has.
 	Missing []string
 	files   []*fileEdit
-	o       Options // what the plan was made from, for Commit to plan again
+	o       claudecfg.Options // what the plan was made from, for Commit to plan again
 	r       Request
 }
 
@@ -59,7 +68,7 @@ type Backup struct{ File, Backup string }
 // NewPlan reads and checks every config file in scope, then computes the
 // edits. Nothing is written; a file that is not valid JSON fails the whole
 // plan.
-func NewPlan(o Options, r Request) (*Plan, error) {
+func NewPlan(o claudecfg.Options, r Request) (*Plan, error) {
 	return newPlan(o, r, nil, os.ReadFile)
 }
 
@@ -69,7 +78,7 @@ type entryKey struct{ scope, name string }
 // newPlan is NewPlan reading the files with read; when only is not nil,
 // the entries it holds are the only ones planned (Commit's re-plan: the
 // same servers, no others).
-func newPlan(o Options, r Request, only map[entryKey]bool, read func(string) ([]byte, error)) (*Plan, error) {
+func newPlan(o claudecfg.Options, r Request, only map[entryKey]bool, read func(string) ([]byte, error)) (*Plan, error) {
 	if r.Scope == "" {
 		r.Scope = "all"
 	}
@@ -89,7 +98,7 @@ func newPlan(o Options, r Request, only map[entryKey]bool, read func(string) ([]
 		if err != nil {
 			return nil, err
 		}
-		if err := Check(path, data); err != nil {
+		if err := claudecfg.Check(path, data); err != nil {
 			return nil, fmt.Errorf("%w (nothing was changed)", err)
 		}
 		fe := &fileEdit{path: path, old: data, new: data}
@@ -97,13 +106,13 @@ func newPlan(o Options, r Request, only map[entryKey]bool, read func(string) ([]
 		p.files = append(p.files, fe)
 		return fe, nil
 	}
-	files := ConfigFiles(o)
+	files := claudecfg.ConfigFiles(o)
 	local := files[0] // ConfigFiles lists the local scope first
 	var oauth map[string]bool
-	var servers []Server
+	var servers []claudecfg.Server
 	if !r.Unwrap {
-		oauth = OAuthServers(o)
-		servers, _ = Discover(o) // for the approval of project servers
+		oauth = claudecfg.OAuthServers(o)
+		servers, _ = claudecfg.Discover(o) // for the approval of project servers
 	}
 	for _, cf := range files {
 		if r.Scope != "all" && cf.Scope != r.Scope {
@@ -128,21 +137,21 @@ func newPlan(o Options, r Request, only map[entryKey]bool, read func(string) ([]
 		// rows, when unwrapCopies adds rows for copies in the local file.
 		to := cf.File
 		switch {
-		case r.Unwrap && cf.Scope == ScopeLocal:
+		case r.Unwrap && cf.Scope == claudecfg.ScopeLocal:
 			rows, err = p.unwrapLocal(fe, cf, sel)
 		case r.Unwrap:
 			fe.new, rows, err = Unwrap(fe.new, cf.JSONPath, sel)
-			if err == nil && cf.Scope == ScopeProject && r.Scope == ScopeProject {
+			if err == nil && cf.Scope == claudecfg.ScopeProject && r.Scope == claudecfg.ScopeProject {
 				// --scope project: the local copies that protect these
 				// servers go too (with every scope, the local pass does it).
 				own = rows
 				rows, err = p.unwrapCopies(edit, local, cf.File, sel, rows)
 			}
-		case cf.Scope == ScopeProject && r.Project == ProjectSkip:
+		case cf.Scope == claudecfg.ScopeProject && r.Project == ProjectSkip:
 			for _, n := range sel {
 				rows = append(rows, Change{Name: n, Action: ActSkipped, Detail: "a project server, shared through " + filepath.Base(cf.File) + ": left alone"})
 			}
-		case cf.Scope == ScopeProject && r.Project == ProjectLocal:
+		case cf.Scope == claudecfg.ScopeProject && r.Project == ProjectLocal:
 			var ge *fileEdit
 			if ge, err = edit(local.File); err == nil && ge == nil {
 				// No ~/.claude.json yet: start one.
@@ -160,11 +169,11 @@ func newPlan(o Options, r Request, only map[entryKey]bool, read func(string) ([]
 				switch {
 				case oauth[n]:
 					rows = append(rows, Change{Name: n, Action: ActSkipped, Detail: "signs in with OAuth, which only Claude Code can do"})
-				case cf.Scope == ScopeProject && unapproved(servers, cf.File, n) != "":
+				case cf.Scope == claudecfg.ScopeProject && unapproved(servers, cf.File, n) != "":
 					// --project-servers rewrite: a server the user has
 					// not approved is not ours to change either.
 					rows = append(rows, Change{Name: n, Action: ActSkipped, Detail: "not approved in Claude Code (" + unapproved(servers, cf.File, n) + "): approve it first, then wrap it"})
-				case cf.Scope == ScopeLocal && isCopy(fe.new, cf, n):
+				case cf.Scope == claudecfg.ScopeLocal && isCopy(fe.new, cf, n):
 					// A copy protecting a project server: the project
 					// scope's pass reports and refreshes it.
 				default:
@@ -257,7 +266,7 @@ func writeNew(path string, data []byte) error {
 	}
 	if err := os.Link(tmp, path); errors.Is(err, os.ErrExist) {
 		// Another program created it since the plan found none.
-		return fmt.Errorf("%s: %w", path, ErrChanged)
+		return fmt.Errorf("%s: %w", path, cfgfile.ErrChanged)
 	} else if err != nil {
 		return err
 	}
@@ -269,7 +278,7 @@ func writeNew(path string, data []byte) error {
 func (p *Plan) Notes(r Request, shim, status string) []string {
 	var rewritten, copied, skipped bool
 	for _, row := range p.Rows {
-		if row.Scope != ScopeProject || r.Unwrap {
+		if row.Scope != claudecfg.ScopeProject || r.Unwrap {
 			continue
 		}
 		switch {
@@ -296,9 +305,9 @@ func (p *Plan) Notes(r Request, shim, status string) []string {
 
 // unapproved is the approval (Pending or Rejected) of project server name
 // of file when the user has not approved it, else "".
-func unapproved(servers []Server, file, name string) string {
+func unapproved(servers []claudecfg.Server, file, name string) string {
 	for _, s := range servers {
-		if s.Scope == ScopeProject && s.File == file && s.Key == name && s.Unapproved() {
+		if s.Scope == claudecfg.ScopeProject && s.File == file && s.Key == name && s.Unapproved() {
 			return s.Approval
 		}
 	}
