@@ -196,85 +196,111 @@ func wrapEntry(name string, e gjson.Result, shimPath string, flags ...string) (s
 			ch.Detail = "\"args\" is not an array of strings"
 			return "", ch
 		}
-		shimArgs := st.strings(StdioShimArgs(name, command.String(), args, withKeepEnv(flags, claudecfg.LastVal(e, "env"))...), st.inner)
-		for _, m := range claudecfg.Members(e) {
-			switch m.Key {
-			case "command":
-				fields = append(fields, field{m.KRaw.Raw, claudecfg.JSONString(shimPath)})
-				if !claudecfg.LastVal(e, "args").Exists() {
-					fields = append(fields, field{`"args"`, shimArgs})
-				}
-			case "args":
-				fields = append(fields, field{m.KRaw.Raw, shimArgs})
-			default:
-				fields = append(fields, field{m.KRaw.Raw, m.Val.Raw})
-			}
-		}
+		fields = stdioFields(name, e, st, shimPath, command.String(), args, flags)
 	case "http", "sse":
-		url := claudecfg.LastVal(e, "url")
-		if url.Type != gjson.String || url.String() == "" {
-			ch.Detail = "no url"
+		var why string
+		if fields, why = remoteFields(name, e, st, shimPath, transport); why != "" {
+			ch.Detail = why
 			return "", ch
-		}
-		for _, k := range []string{"oauth", "headersHelper"} {
-			if claudecfg.LastVal(e, k).Exists() {
-				ch.Detail = fmt.Sprintf("uses %q, which only Claude Code can do for a remote server", k)
-				return "", ch
-			}
-		}
-		hv := claudecfg.LastVal(e, "headers")
-		if hv.Exists() && !hv.IsObject() {
-			ch.Detail = "\"headers\" is not an object"
-			return "", ch
-		}
-		env, envKeys := claudecfg.StringMap(claudecfg.LastVal(e, "env"))
-		if env == nil {
-			env = map[string]string{}
-		}
-		taken := map[string]bool{}
-		for _, k := range envKeys {
-			taken[k] = true
-		}
-		var headers []string
-		hm, hkeys := claudecfg.StringMap(hv)
-		for _, k := range hkeys {
-			v := headerEnvName(k, taken)
-			env[v] = hm[k]
-			envKeys = append(envKeys, v)
-			headers = append(headers, k+": ${"+v+"}")
-		}
-		shimURL, movedURL := url.String(), urlHasSecret(url.String())
-		if movedURL {
-			v := envName(claudecfg.URLEnvName, taken)
-			env[v], shimURL = url.String(), "${"+v+"}"
-			envKeys = append(envKeys, v)
-		}
-		shimArgs := st.strings(RemoteShimArgs(name, shimURL, transport, headers), st.inner)
-		envRaw := st.stringObject(envKeys, env, st.inner)
-		if !typ.Exists() {
-			fields = append(fields, field{`"type"`, `"stdio"`})
-		}
-		for _, m := range claudecfg.Members(e) {
-			switch m.Key {
-			case "type":
-				fields = append(fields, field{m.KRaw.Raw, `"stdio"`})
-			case "url":
-				fields = append(fields, field{`"command"`, claudecfg.JSONString(shimPath)}, field{`"args"`, shimArgs})
-				if (len(headers) > 0 || movedURL) && !claudecfg.LastVal(e, "env").Exists() {
-					fields = append(fields, field{`"env"`, envRaw})
-				}
-			case "env":
-				fields = append(fields, field{m.KRaw.Raw, envRaw})
-			case "headers", "command", "args":
-			default:
-				fields = append(fields, field{m.KRaw.Raw, m.Val.Raw})
-			}
 		}
 	default:
 		ch.Detail = fmt.Sprintf("transport %q cannot be wrapped", transport)
 		return "", ch
 	}
-	// The original, re-indented to sit two levels deeper.
+	fields = append(fields, field{claudecfg.JSONString(claudecfg.MarkerKey), st.marker(e)})
+	ch.Action = ActWrapped
+	return st.object(fields, st.inner, st.close), ch
+}
+
+// stdioFields are the members of stdio entry e wrapped: command and args
+// replaced by the shim's (in their place, args added after command when e
+// has none), every other member as it was.
+func stdioFields(name string, e gjson.Result, st style, shimPath, command string, args, flags []string) []field {
+	shimArgs := st.strings(StdioShimArgs(name, command, args, withKeepEnv(flags, claudecfg.LastVal(e, "env"))...), st.inner)
+	var fields []field
+	for _, m := range claudecfg.Members(e) {
+		switch m.Key {
+		case "command":
+			fields = append(fields, field{m.KRaw.Raw, claudecfg.JSONString(shimPath)})
+			if !claudecfg.LastVal(e, "args").Exists() {
+				fields = append(fields, field{`"args"`, shimArgs})
+			}
+		case "args":
+			fields = append(fields, field{m.KRaw.Raw, shimArgs})
+		default:
+			fields = append(fields, field{m.KRaw.Raw, m.Val.Raw})
+		}
+	}
+	return fields
+}
+
+// remoteFields are the members of remote entry e wrapped as a stdio entry
+// running the shim: the header values, and a URL holding a secret, move
+// into the entry's env (secrets stay out of argv); why says why e cannot
+// be wrapped ("" when it can).
+func remoteFields(name string, e gjson.Result, st style, shimPath, transport string) (fields []field, why string) {
+	url := claudecfg.LastVal(e, "url")
+	if url.Type != gjson.String || url.String() == "" {
+		return nil, "no url"
+	}
+	for _, k := range []string{"oauth", "headersHelper"} {
+		if claudecfg.LastVal(e, k).Exists() {
+			return nil, fmt.Sprintf("uses %q, which only Claude Code can do for a remote server", k)
+		}
+	}
+	hv := claudecfg.LastVal(e, "headers")
+	if hv.Exists() && !hv.IsObject() {
+		return nil, "\"headers\" is not an object"
+	}
+	env, envKeys := claudecfg.StringMap(claudecfg.LastVal(e, "env"))
+	if env == nil {
+		env = map[string]string{}
+	}
+	taken := map[string]bool{}
+	for _, k := range envKeys {
+		taken[k] = true
+	}
+	var headers []string
+	hm, hkeys := claudecfg.StringMap(hv)
+	for _, k := range hkeys {
+		v := headerEnvName(k, taken)
+		env[v] = hm[k]
+		envKeys = append(envKeys, v)
+		headers = append(headers, k+": ${"+v+"}")
+	}
+	shimURL, movedURL := url.String(), urlHasSecret(url.String())
+	if movedURL {
+		v := envName(claudecfg.URLEnvName, taken)
+		env[v], shimURL = url.String(), "${"+v+"}"
+		envKeys = append(envKeys, v)
+	}
+	shimArgs := st.strings(RemoteShimArgs(name, shimURL, transport, headers), st.inner)
+	envRaw := st.stringObject(envKeys, env, st.inner)
+	if !claudecfg.LastVal(e, "type").Exists() {
+		fields = append(fields, field{`"type"`, `"stdio"`})
+	}
+	for _, m := range claudecfg.Members(e) {
+		switch m.Key {
+		case "type":
+			fields = append(fields, field{m.KRaw.Raw, `"stdio"`})
+		case "url":
+			fields = append(fields, field{`"command"`, claudecfg.JSONString(shimPath)}, field{`"args"`, shimArgs})
+			if (len(headers) > 0 || movedURL) && !claudecfg.LastVal(e, "env").Exists() {
+				fields = append(fields, field{`"env"`, envRaw})
+			}
+		case "env":
+			fields = append(fields, field{m.KRaw.Raw, envRaw})
+		case "headers", "command", "args":
+		default:
+			fields = append(fields, field{m.KRaw.Raw, m.Val.Raw})
+		}
+	}
+	return fields, ""
+}
+
+// marker is the mcpHeal object of a wrapped entry: the original e,
+// re-indented to sit two levels deeper.
+func (st style) marker(e gjson.Result) string {
 	orig := e.Raw
 	if st.pretty {
 		deeper := st.inner + st.unit
@@ -282,10 +308,7 @@ func wrapEntry(name string, e gjson.Result, shimPath string, flags ...string) (s
 			orig = indentLines(orig, deeper[len(st.close):])
 		}
 	}
-	marker := st.object([]field{{`"original"`, orig}}, st.inner+st.unit, st.inner)
-	fields = append(fields, field{claudecfg.JSONString(claudecfg.MarkerKey), marker})
-	ch.Action = ActWrapped
-	return st.object(fields, st.inner, st.close), ch
+	return st.object([]field{{`"original"`, orig}}, st.inner+st.unit, st.inner)
 }
 
 // EntryNames lists the keys of the mcpServers object at path (only those in
