@@ -85,138 +85,177 @@ func newPlan(o claudecfg.Options, r Request, only map[entryKey]bool, read func(s
 	if r.Project == "" {
 		r.Project = ProjectLocal
 	}
-	p := &Plan{o: o, r: r}
-	byPath := map[string]*fileEdit{}
-	edit := func(path string) (*fileEdit, error) {
-		if fe := byPath[path]; fe != nil {
-			return fe, nil
-		}
-		data, err := read(path)
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if err := claudecfg.Check(path, data); err != nil {
-			return nil, fmt.Errorf("%w (nothing was changed)", err)
-		}
-		fe := &fileEdit{path: path, old: data, new: data}
-		byPath[path] = fe
-		p.files = append(p.files, fe)
-		return fe, nil
-	}
+	pl := &planner{p: &Plan{o: o, r: r}, r: r, read: read, byPath: map[string]*fileEdit{}}
 	files := claudecfg.ConfigFiles(o)
-	local := files[0] // ConfigFiles lists the local scope first
-	var oauth map[string]bool
-	var servers []claudecfg.Server
+	pl.local = files[0] // ConfigFiles lists the local scope first
 	if !r.Unwrap {
-		oauth = claudecfg.OAuthServers(o)
-		servers, _ = claudecfg.Discover(o) // for the approval of project servers
+		pl.oauth = claudecfg.OAuthServers(o)
+		pl.servers, _ = claudecfg.Discover(o) // for the approval of project servers
 	}
 	for _, cf := range files {
 		if r.Scope != "all" && cf.Scope != r.Scope {
 			continue
 		}
-		fe, err := edit(cf.File)
-		if err != nil {
+		if err := pl.plan(cf, only); err != nil {
 			return nil, err
 		}
-		if fe == nil {
-			continue
+	}
+	pl.p.Missing = pl.missing(files)
+	return pl.p, nil
+}
+
+// planner is one newPlan under way: the files read so far (each once,
+// whichever scope's pass reads it first) and what every pass consults.
+type planner struct {
+	p       *Plan
+	r       Request
+	read    func(string) ([]byte, error)
+	byPath  map[string]*fileEdit
+	local   claudecfg.ConfigFile // ~/.claude.json's local scope, where copies go
+	oauth   map[string]bool      // wrap: the servers that sign in with OAuth
+	servers []claudecfg.Server   // wrap: for the approval of project servers
+}
+
+// edit is the plan's edit of path, read and checked on first use (nil
+// when path does not exist).
+func (pl *planner) edit(path string) (*fileEdit, error) {
+	if fe := pl.byPath[path]; fe != nil {
+		return fe, nil
+	}
+	data, err := pl.read(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := claudecfg.Check(path, data); err != nil {
+		return nil, fmt.Errorf("%w (nothing was changed)", err)
+	}
+	fe := &fileEdit{path: path, old: data, new: data}
+	pl.byPath[path] = fe
+	pl.p.files = append(pl.p.files, fe)
+	return fe, nil
+}
+
+// plan adds the rows of config file cf's entries (those in only, when it
+// is not nil) and edits the files they are written to.
+func (pl *planner) plan(cf claudecfg.ConfigFile, only map[entryKey]bool) error {
+	fe, err := pl.edit(cf.File)
+	if err != nil || fe == nil {
+		return err
+	}
+	sel := EntryNames(fe.new, cf.JSONPath, pl.r.Names)
+	if only != nil {
+		sel = slices.DeleteFunc(sel, func(n string) bool { return !only[entryKey{cf.Scope, n}] })
+	}
+	if len(sel) == 0 {
+		return nil
+	}
+	rows, to, own, err := pl.changes(fe, cf, sel)
+	if err != nil {
+		return fmt.Errorf("%s: %w", cf.File, err)
+	}
+	for _, c := range rows {
+		row := Row{c, cf.Scope, cf.File, to, entryRaw(fe.old, cf.JSONPath, c.Name)}
+		if own != nil && !slices.Contains(own, c) {
+			row.edit = pl.local.File // a local copy unwrapCopies removed
 		}
-		sel := EntryNames(fe.new, cf.JSONPath, r.Names)
-		if only != nil {
-			sel = slices.DeleteFunc(sel, func(n string) bool { return !only[entryKey{cf.Scope, n}] })
+		pl.p.Rows = append(pl.p.Rows, row)
+	}
+	return nil
+}
+
+// changes edits the entries sel of cf (read into fe) as the request says.
+// to is the file the rows' changes are written to; own, Unwrap's rows when
+// unwrapCopies adds rows for copies in the local file.
+func (pl *planner) changes(fe *fileEdit, cf claudecfg.ConfigFile, sel []string) (rows []Change, to string, own []Change, err error) {
+	r, p, to := pl.r, pl.p, cf.File
+	switch {
+	case r.Unwrap && cf.Scope == claudecfg.ScopeLocal:
+		rows, err = p.unwrapLocal(fe, cf, sel)
+	case r.Unwrap:
+		fe.new, rows, err = Unwrap(fe.new, cf.JSONPath, sel)
+		if err == nil && cf.Scope == claudecfg.ScopeProject && r.Scope == claudecfg.ScopeProject {
+			// --scope project: the local copies that protect these
+			// servers go too (with every scope, the local pass does it).
+			own = rows
+			rows, err = p.unwrapCopies(pl.edit, pl.local, cf.File, sel, rows)
 		}
-		if len(sel) == 0 {
-			continue
+	case cf.Scope == claudecfg.ScopeProject && r.Project == ProjectSkip:
+		for _, n := range sel {
+			rows = append(rows, Change{Name: n, Action: ActSkipped, Detail: "a project server, shared through " + filepath.Base(cf.File) + ": left alone"})
 		}
-		var rows, own []Change
-		// to: the file the rows' changes are written to; own: Unwrap's
-		// rows, when unwrapCopies adds rows for copies in the local file.
-		to := cf.File
+	case cf.Scope == claudecfg.ScopeProject && r.Project == ProjectLocal:
+		var ge *fileEdit
+		if ge, err = pl.edit(pl.local.File); err == nil && ge == nil {
+			// No ~/.claude.json yet: start one.
+			ge = &fileEdit{path: pl.local.File, new: []byte("{}\n")}
+			pl.byPath[pl.local.File] = ge
+			p.files = append(p.files, ge)
+		}
+		if err == nil {
+			rows, err = protect(ge, pl.local, fe, cf, sel, r, pl.oauth, pl.servers)
+			to = pl.local.File
+		}
+	default:
+		rows, err = pl.wrapInPlace(fe, cf, sel)
+	}
+	return rows, to, own, err
+}
+
+// wrapInPlace wraps the entries sel of cf in cf itself, skipping those
+// wrap must not touch.
+func (pl *planner) wrapInPlace(fe *fileEdit, cf claudecfg.ConfigFile, sel []string) ([]Change, error) {
+	var rows []Change
+	var keep []string
+	for _, n := range sel {
 		switch {
-		case r.Unwrap && cf.Scope == claudecfg.ScopeLocal:
-			rows, err = p.unwrapLocal(fe, cf, sel)
-		case r.Unwrap:
-			fe.new, rows, err = Unwrap(fe.new, cf.JSONPath, sel)
-			if err == nil && cf.Scope == claudecfg.ScopeProject && r.Scope == claudecfg.ScopeProject {
-				// --scope project: the local copies that protect these
-				// servers go too (with every scope, the local pass does it).
-				own = rows
-				rows, err = p.unwrapCopies(edit, local, cf.File, sel, rows)
-			}
-		case cf.Scope == claudecfg.ScopeProject && r.Project == ProjectSkip:
-			for _, n := range sel {
-				rows = append(rows, Change{Name: n, Action: ActSkipped, Detail: "a project server, shared through " + filepath.Base(cf.File) + ": left alone"})
-			}
-		case cf.Scope == claudecfg.ScopeProject && r.Project == ProjectLocal:
-			var ge *fileEdit
-			if ge, err = edit(local.File); err == nil && ge == nil {
-				// No ~/.claude.json yet: start one.
-				ge = &fileEdit{path: local.File, new: []byte("{}\n")}
-				byPath[local.File] = ge
-				p.files = append(p.files, ge)
-			}
-			if err == nil {
-				rows, err = protect(ge, local, fe, cf, sel, r, oauth, servers)
-				to = local.File
-			}
+		case pl.oauth[n]:
+			rows = append(rows, Change{Name: n, Action: ActSkipped, Detail: "signs in with OAuth, which only Claude Code can do"})
+		case cf.Scope == claudecfg.ScopeProject && unapproved(pl.servers, cf.File, n) != "":
+			// --project-servers rewrite: a server the user has
+			// not approved is not ours to change either.
+			rows = append(rows, Change{Name: n, Action: ActSkipped, Detail: "not approved in Claude Code (" + unapproved(pl.servers, cf.File, n) + "): approve it first, then wrap it"})
+		case cf.Scope == claudecfg.ScopeLocal && isCopy(fe.new, cf, n):
+			// A copy protecting a project server: the project
+			// scope's pass reports and refreshes it.
 		default:
-			var keep []string
-			for _, n := range sel {
-				switch {
-				case oauth[n]:
-					rows = append(rows, Change{Name: n, Action: ActSkipped, Detail: "signs in with OAuth, which only Claude Code can do"})
-				case cf.Scope == claudecfg.ScopeProject && unapproved(servers, cf.File, n) != "":
-					// --project-servers rewrite: a server the user has
-					// not approved is not ours to change either.
-					rows = append(rows, Change{Name: n, Action: ActSkipped, Detail: "not approved in Claude Code (" + unapproved(servers, cf.File, n) + "): approve it first, then wrap it"})
-				case cf.Scope == claudecfg.ScopeLocal && isCopy(fe.new, cf, n):
-					// A copy protecting a project server: the project
-					// scope's pass reports and refreshes it.
-				default:
-					keep = append(keep, n)
-				}
-			}
-			if len(keep) > 0 {
-				var more []Change
-				fe.new, more, err = Wrap(fe.new, cf.JSONPath, keep, r.Shim, r.Flags...)
-				rows = append(rows, more...)
-			}
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", cf.File, err)
-		}
-		for _, c := range rows {
-			row := Row{c, cf.Scope, cf.File, to, entryRaw(fe.old, cf.JSONPath, c.Name)}
-			if own != nil && !slices.Contains(own, c) {
-				row.edit = local.File // a local copy unwrapCopies removed
-			}
-			p.Rows = append(p.Rows, row)
+			keep = append(keep, n)
 		}
 	}
+	if len(keep) == 0 {
+		return rows, nil
+	}
+	var more []Change
+	var err error
+	fe.new, more, err = Wrap(fe.new, cf.JSONPath, keep, pl.r.Shim, pl.r.Flags...)
+	return append(rows, more...), err
+}
+
+// missing are the names asked for that no entry in scope has.
+func (pl *planner) missing(files []claudecfg.ConfigFile) []string {
 	found := map[string]bool{}
-	for _, row := range p.Rows {
+	for _, row := range pl.p.Rows {
 		found[row.Name] = true
 	}
 	for _, f := range files {
-		if r.Scope != "all" && f.Scope != r.Scope {
+		if pl.r.Scope != "all" && f.Scope != pl.r.Scope {
 			continue
 		}
-		if fe := byPath[f.File]; fe != nil {
-			for _, n := range EntryNames(fe.old, f.JSONPath, r.Names) {
+		if fe := pl.byPath[f.File]; fe != nil {
+			for _, n := range EntryNames(fe.old, f.JSONPath, pl.r.Names) {
 				found[n] = true
 			}
 		}
 	}
-	for _, n := range r.Names {
+	var out []string
+	for _, n := range pl.r.Names {
 		if !found[n] {
-			p.Missing = append(p.Missing, n)
+			out = append(out, n)
 		}
 	}
-	return p, nil
+	return out
 }
 
 // Changed says whether the plan changes any file.
