@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/tidwall/sjson"
+
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg/cfgtest"
 )
 
 // TestCommitSwapsBackAConcurrentWrite drives the compare-and-swap's rare
@@ -17,7 +19,7 @@ import (
 // the swap back). Its version must end up in the file and ErrChanged be
 // returned.
 func TestCommitSwapsBackAConcurrentWrite(t *testing.T) {
-	stateHome(t)
+	cfgtest.StateHome(t)
 	for _, writes := range []int{1, 2, 3} {
 		t.Run(strconv.Itoa(writes)+" concurrent writes", func(t *testing.T) {
 			dir := t.TempDir()
@@ -46,7 +48,7 @@ func TestCommitSwapsBackAConcurrentWrite(t *testing.T) {
 			if got, _ := os.ReadFile(path); string(got) != `{"n":`+strconv.Itoa(writes)+`}` {
 				t.Fatalf("file holds %s, want the last concurrent write n=%d", got, writes)
 			}
-			if got := listDir(t, dir); len(got) != 1 {
+			if got := cfgtest.ListDir(t, dir); len(got) != 1 {
 				t.Fatalf("left behind: %v", got)
 			}
 		})
@@ -57,7 +59,7 @@ func TestCommitSwapsBackAConcurrentWrite(t *testing.T) {
 // Code's lock directory, and takes over one abandoned for longer than the
 // stale time.
 func TestCommitTakesClaudeCodeLock(t *testing.T) {
-	stateHome(t)
+	cfgtest.StateHome(t)
 	path := filepath.Join(t.TempDir(), ".claude.json")
 	os.WriteFile(path, []byte(`{}`), 0o600)
 	lock := path + ".lock"
@@ -99,7 +101,7 @@ func TestCommitTakesClaudeCodeLock(t *testing.T) {
 // and its swap; Update undoes the swap and starts over from the newer
 // contents, so the result holds both changes.
 func TestUpdateStartsOver(t *testing.T) {
-	stateHome(t)
+	cfgtest.StateHome(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, ".claude.json")
 	os.WriteFile(path, []byte(`{"n":0}`), 0o600)

@@ -3,36 +3,16 @@ package cfgfile
 import (
 	"bytes"
 	"errors"
-	"github.com/mcp-heal/mcp-heal/internal/testenv"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg/cfgtest"
 )
 
-// stateHome points XDG_STATE_HOME (backups) at a temporary directory.
-func stateHome(t *testing.T) string {
-	t.Helper()
-	d := t.TempDir()
-	testenv.UseStateDir(t, d)
-	return d
-}
-
-func listDir(t *testing.T, dir string) []string {
-	t.Helper()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, e := range ents {
-		out = append(out, e.Name())
-	}
-	return out
-}
-
 func TestCommitFailureLeavesFileUntouched(t *testing.T) {
-	stateHome(t)
+	cfgtest.StateHome(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, ".mcp.json")
 	old := []byte(`{"mcpServers":{"a":{"command":"x"}}}`)
@@ -51,7 +31,7 @@ func TestCommitFailureLeavesFileUntouched(t *testing.T) {
 	if got, _ := os.ReadFile(path); !bytes.Equal(got, old) {
 		t.Fatal("the file changed")
 	}
-	if got := listDir(t, dir); len(got) != 1 {
+	if got := cfgtest.ListDir(t, dir); len(got) != 1 {
 		t.Fatalf("left behind: %v", got)
 	}
 	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o644 {
@@ -60,7 +40,7 @@ func TestCommitFailureLeavesFileUntouched(t *testing.T) {
 }
 
 func TestCommitRefusesConcurrentChange(t *testing.T) {
-	stateHome(t)
+	cfgtest.StateHome(t)
 	path := filepath.Join(t.TempDir(), "c.json")
 	os.WriteFile(path, []byte(`{"a":2}`), 0o600)
 	if _, err := Commit(path, []byte(`{"a":1}`), []byte(`{"a":3}`)); !errors.Is(err, ErrChanged) {
@@ -72,7 +52,7 @@ func TestCommitRefusesConcurrentChange(t *testing.T) {
 }
 
 func TestBackupsArePruned(t *testing.T) {
-	stateHome(t)
+	cfgtest.StateHome(t)
 	path := filepath.Join(t.TempDir(), "c.json")
 	cur := []byte(`{"n":0}`)
 	os.WriteFile(path, cur, 0o600)
@@ -83,7 +63,7 @@ func TestBackupsArePruned(t *testing.T) {
 		}
 		cur = next
 	}
-	if got := listDir(t, BackupDir()); len(got) != KeepBackups {
+	if got := cfgtest.ListDir(t, BackupDir()); len(got) != KeepBackups {
 		t.Fatalf("got %d backups, want %d", len(got), KeepBackups)
 	}
 }

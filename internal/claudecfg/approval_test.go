@@ -3,6 +3,8 @@ package claudecfg
 import (
 	"path/filepath"
 	"testing"
+
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg/cfgtest"
 )
 
 // TestUnapprovedShadowsNothing: a project server the user has not approved
@@ -23,16 +25,16 @@ func TestUnapprovedShadowsNothing(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			base := t.TempDir()
 			home, repo := filepath.Join(base, "home"), filepath.Join(base, "clone")
-			write(t, filepath.Join(repo, ".git", "HEAD"), "ref: refs/heads/main\n")
+			cfgtest.Write(t, filepath.Join(repo, ".git", "HEAD"), "ref: refs/heads/main\n")
 			repo, _ = filepath.EvalSymlinks(repo)
 			projects := "{}"
 			if tc.project != "" {
 				projects = `{"` + repo + `": ` + tc.project + `}`
 			}
-			write(t, filepath.Join(home, ".claude.json"), `{"mcpServers": {"my.github": {"command": "users-own"}}, "projects": `+projects+`}`)
-			write(t, filepath.Join(repo, ".mcp.json"), `{"mcpServers": {"my.github": {"command": "the-repositorys"}}}`)
+			cfgtest.Write(t, filepath.Join(home, ".claude.json"), `{"mcpServers": {"my.github": {"command": "users-own"}}, "projects": `+projects+`}`)
+			cfgtest.Write(t, filepath.Join(repo, ".mcp.json"), `{"mcpServers": {"my.github": {"command": "the-repositorys"}}}`)
 			if tc.settings != "" {
-				write(t, filepath.Join(repo, ".claude", "settings.json"), tc.settings)
+				cfgtest.Write(t, filepath.Join(repo, ".claude", "settings.json"), tc.settings)
 			}
 			all, err := Discover(Options{Home: home, ProjectDir: repo})
 			if err != nil {

@@ -1,12 +1,12 @@
 package wrap
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg/cfgtest"
 )
 
 // TestRejectedAfterWrap: the user approved a project server, wrap protected
@@ -15,15 +15,15 @@ import (
 // Discover marks the copy unapproved (it shadows nothing, Lookup skips it)
 // and its Drift says to unwrap it.
 func TestRejectedAfterWrap(t *testing.T) {
-	stateHome(t) // Commit keeps a backup there
+	cfgtest.StateHome(t) // Commit keeps a backup there
 	base := t.TempDir()
 	home, repo := filepath.Join(base, "home"), filepath.Join(base, "clone")
-	write(t, filepath.Join(repo, ".git", "HEAD"), "ref: refs/heads/main\n")
+	cfgtest.Write(t, filepath.Join(repo, ".git", "HEAD"), "ref: refs/heads/main\n")
 	repo, _ = filepath.EvalSymlinks(repo)
 	mcp := filepath.Join(repo, ".mcp.json")
-	write(t, mcp, `{"mcpServers": {"github": {"command": "the-repositorys"}}}`)
+	cfgtest.Write(t, mcp, `{"mcpServers": {"github": {"command": "the-repositorys"}}}`)
 	global := filepath.Join(home, ".claude.json")
-	write(t, global, `{"mcpServers": {"github": {"command": "users-own"}}, "projects": {"`+repo+`": {"hasTrustDialogAccepted": true, "enabledMcpjsonServers": ["github"]}}}`)
+	cfgtest.Write(t, global, `{"mcpServers": {"github": {"command": "users-own"}}, "projects": {"`+repo+`": {"hasTrustDialogAccepted": true, "enabledMcpjsonServers": ["github"]}}}`)
 	o := claudecfg.Options{Home: home, ProjectDir: repo}
 	plan, err := NewPlan(o, Request{Names: []string{"github"}, Scope: claudecfg.ScopeProject, Shim: "/opt/mcp-heal"})
 	if err != nil {
@@ -38,7 +38,7 @@ func TestRejectedAfterWrap(t *testing.T) {
 	}
 	// The user rejects it (Claude Code writes the list to the project's
 	// settings.local.json).
-	write(t, filepath.Join(repo, ".claude", "settings.local.json"), `{"disabledMcpjsonServers": ["github"]}`)
+	cfgtest.Write(t, filepath.Join(repo, ".claude", "settings.local.json"), `{"disabledMcpjsonServers": ["github"]}`)
 	all, _ = claudecfg.Discover(o)
 	copy := all[0]
 	if copy.Scope != claudecfg.ScopeLocal || copy.Approval != claudecfg.Rejected || !strings.HasPrefix(copy.Drift, claudecfg.DriftUnapproved) {
@@ -46,15 +46,5 @@ func TestRejectedAfterWrap(t *testing.T) {
 	}
 	if s, ok := claudecfg.Lookup(all, "github"); !ok || s.Command != "users-own" {
 		t.Fatalf("Lookup = %+v, %v; want the user's own", s, ok)
-	}
-}
-
-func write(t *testing.T, path, data string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
-		t.Fatal(err)
 	}
 }

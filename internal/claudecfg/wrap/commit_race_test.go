@@ -18,7 +18,6 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/cfgfile"
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
-
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg/cfgtest"
 )
 
@@ -94,7 +93,7 @@ func writer(path string, d time.Duration) error {
 // updates is lost, no reader ever sees a torn file, and the last update
 // survives.
 func TestCommitConcurrentWriter(t *testing.T) {
-	stateHome(t)
+	cfgtest.StateHome(t)
 	d := 10 * time.Second
 	if testing.Short() {
 		d = 2 * time.Second

@@ -7,34 +7,11 @@ import (
 	"testing"
 
 	"github.com/mcp-heal/mcp-heal/internal/cfgfile"
-	"github.com/mcp-heal/mcp-heal/internal/testenv"
-
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg/cfgtest"
 )
 
-// stateHome points XDG_STATE_HOME (backups) at a temporary directory.
-func stateHome(t *testing.T) string {
-	t.Helper()
-	d := t.TempDir()
-	testenv.UseStateDir(t, d)
-	return d
-}
-
-func listDir(t *testing.T, dir string) []string {
-	t.Helper()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, e := range ents {
-		out = append(out, e.Name())
-	}
-	return out
-}
-
 func TestCommitSymlinkedPrivateConfig(t *testing.T) {
-	stateHome(t)
+	cfgtest.StateHome(t)
 	home := t.TempDir()
 	dotfiles := filepath.Join(t.TempDir(), "dotfiles")
 	os.Mkdir(dotfiles, 0o700)
@@ -61,7 +38,7 @@ func TestCommitSymlinkedPrivateConfig(t *testing.T) {
 	if fi, _ := os.Stat(real); fi.Mode().Perm() != 0o600 {
 		t.Fatalf("mode got %v, want 0600", fi.Mode().Perm())
 	}
-	if got := listDir(t, dotfiles); len(got) != 1 {
+	if got := cfgtest.ListDir(t, dotfiles); len(got) != 1 {
 		t.Fatalf("files beside the target: %v, want only claude.json (no temp files)", got)
 	}
 	if b, _ := os.ReadFile(backup); !bytes.Equal(b, orig) {

@@ -14,10 +14,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcp-heal/mcp-heal/internal/redact"
-
 	"github.com/mcp-heal/mcp-heal/internal/cfgfile"
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/redact"
 )
 
 // Request is what wrap or unwrap is asked to do.

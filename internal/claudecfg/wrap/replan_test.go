@@ -13,13 +13,14 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/cfgfile"
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg/cfgtest"
 )
 
 // replanHome is a HOME whose ~/.claude.json has user servers a, b and c
 // and a key "n" that the other program in these tests changes.
 func replanHome(t *testing.T) (claudecfg.Options, string) {
 	t.Helper()
-	stateHome(t)
+	cfgtest.StateHome(t)
 	home, proj := t.TempDir(), t.TempDir()
 	path := filepath.Join(home, ".claude.json")
 	cfg := `{
@@ -122,7 +123,7 @@ func TestPlanCommitReplans(t *testing.T) {
 			if b, _ := os.ReadFile(backups[0].Backup); string(b) != string(theirs) {
 				t.Errorf("backup holds\n%s\nwant the other program's version\n%s", b, theirs)
 			}
-			if got := listDir(t, cfgfile.BackupDir()); len(got) != 1 {
+			if got := cfgtest.ListDir(t, cfgfile.BackupDir()); len(got) != 1 {
 				t.Errorf("backups kept: %v, want only the one of the version replaced", got)
 			}
 			if n := gjson.GetBytes(got, "n").Int(); n != 1 {
@@ -209,7 +210,7 @@ func TestWriteNewRefusesExisting(t *testing.T) {
 	if got, _ := os.ReadFile(path); string(got) != `{"theirs":true}` {
 		t.Fatalf("file holds %s", got)
 	}
-	if got := listDir(t, filepath.Dir(path)); len(got) != 1 {
+	if got := cfgtest.ListDir(t, filepath.Dir(path)); len(got) != 1 {
 		t.Fatalf("left behind: %v", got)
 	}
 }

@@ -7,9 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcp-heal/mcp-heal/internal/cli"
-
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/cli"
 )
 
 // Complete checks a Request built from wrap's or unwrap's command line and

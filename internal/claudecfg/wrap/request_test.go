@@ -7,9 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-heal/mcp-heal/internal/cli"
-
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/cli"
 )
 
 func TestRequestComplete(t *testing.T) {
