@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg/wrap"
 	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/keep"
 )
@@ -52,12 +53,12 @@ func runRewrite(env *Env, args []string, unwrap bool) error {
 	all := fs.Bool("all", false, "every server (instead of naming them)")
 	scope := fs.String("scope", "all", "`SCOPE` to rewrite: project, user, local or all")
 	dry := fs.Bool("dry-run", false, "print a diff of what would change, and every note, and write nothing")
-	var req claudecfg.Request
+	var req wrap.Request
 	var keepFor time.Duration
 	if !unwrap {
 		fs.DurationVar(&keepFor, "keep", 0, "stdio servers keep running this long after Claude Code lets go of them, and the next session or /mcp reconnect re-attaches (see docs/keeper.md)")
 		fs.StringVar(&req.Shim, "shim", "", "the mcp-heal binary the entries run (default: $XDG_DATA_HOME/mcp-heal/bin/mcp-heal if present, else this binary)")
-		fs.StringVar(&req.Project, "project-servers", claudecfg.ProjectLocal, "what to do with project (.mcp.json) servers: `MODE` local (protect them with a local entry; .mcp.json unchanged), skip, or rewrite (.mcp.json itself, shared with your team)")
+		fs.StringVar(&req.Project, "project-servers", wrap.ProjectLocal, "what to do with project (.mcp.json) servers: `MODE` local (protect them with a local entry; .mcp.json unchanged), skip, or rewrite (.mcp.json itself, shared with your team)")
 	}
 	fs.StringVar(&cf.project, "project", "", "the project `DIR` (default: $CLAUDE_PROJECT_DIR, else the current directory)")
 	if err := parseFlags(env, fs, synopsis, help, args); err != nil {
@@ -78,7 +79,7 @@ func runRewrite(env *Env, args []string, unwrap bool) error {
 	if err != nil {
 		return err
 	}
-	plan, err := claudecfg.NewPlan(o, req)
+	plan, err := wrap.NewPlan(o, req)
 	if err != nil {
 		return err
 	}
@@ -111,7 +112,7 @@ func runRewrite(env *Env, args []string, unwrap bool) error {
 // wrapped or not any more: a kept server outlives Claude Code by design,
 // so without this one kept running after unwrap, and after the plugin was
 // uninstalled, its guardian running a deleted binary (issue 18).
-func stopKept(env *Env, rows []claudecfg.Row) error {
+func stopKept(env *Env, rows []wrap.Row) error {
 	var names []string
 	for _, r := range rows {
 		names = append(names, r.Name)
@@ -129,7 +130,7 @@ func stopKept(env *Env, rows []claudecfg.Row) error {
 
 // printPlan prints one line an entry, the plan's notes (the same in a dry
 // run as for real) and what to do next.
-func printPlan(env *Env, plan *claudecfg.Plan, req claudecfg.Request, dry bool, project string, tilde func(string) string) {
+func printPlan(env *Env, plan *wrap.Plan, req wrap.Request, dry bool, project string, tilde func(string) string) {
 	var reconnect []string
 	for _, r := range plan.Rows {
 		verb := r.Action

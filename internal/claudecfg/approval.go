@@ -23,8 +23,8 @@ func (o Options) approval(read func(string) ([]byte, bool)) func(string) string 
 	trusted := false
 	if data, ok := read(o.GlobalConfigPath()); ok {
 		projects := map[string]gjson.Result{} // one pass over a possibly huge object
-		for _, m := range members(lastVal(root(data), "projects")) {
-			projects[m.key] = m.val
+		for _, m := range Members(LastVal(root(data), "projects")) {
+			projects[m.Key] = m.Val
 		}
 		for _, k := range o.ProjectKeys() {
 			if p, ok := projects[k]; ok {
@@ -33,7 +33,7 @@ func (o Options) approval(read func(string) ([]byte, bool)) func(string) string 
 			}
 		}
 		for d := o.projectDir(); ; {
-			if lastVal(projects[d], "hasTrustDialogAccepted").Bool() {
+			if LastVal(projects[d], "hasTrustDialogAccepted").Bool() {
 				trusted = true
 			}
 			p := filepath.Dir(d)
@@ -54,7 +54,7 @@ func (o Options) approval(read func(string) ([]byte, bool)) func(string) string 
 	}
 	return func(name string) string {
 		for _, obj := range objs {
-			dis, _ := stringArray(lastVal(obj, "disabledMcpjsonServers"))
+			dis, _ := StringArray(LastVal(obj, "disabledMcpjsonServers"))
 			for _, d := range dis {
 				if d == name {
 					return Rejected
@@ -65,10 +65,10 @@ func (o Options) approval(read func(string) ([]byte, bool)) func(string) string 
 			return Pending
 		}
 		for _, obj := range objs {
-			if lastVal(obj, "enableAllProjectMcpServers").Bool() {
+			if LastVal(obj, "enableAllProjectMcpServers").Bool() {
 				return Approved
 			}
-			en, _ := stringArray(lastVal(obj, "enabledMcpjsonServers"))
+			en, _ := StringArray(LastVal(obj, "enabledMcpjsonServers"))
 			for _, e := range en {
 				if e == name {
 					return Approved
@@ -88,10 +88,10 @@ func OAuthServers(o Options) map[string]bool {
 	if err != nil || jsoncheck.Valid(data) != nil {
 		return out
 	}
-	for _, m := range members(lastVal(root(data), "mcpOAuth")) {
-		name, _, _ := strings.Cut(m.key, "|")
+	for _, m := range Members(LastVal(root(data), "mcpOAuth")) {
+		name, _, _ := strings.Cut(m.Key, "|")
 		out[name] = true
-		if n := m.val.Get("serverName").String(); n != "" {
+		if n := m.Val.Get("serverName").String(); n != "" {
 			out[n] = true
 		}
 	}

@@ -2,8 +2,9 @@ package claudecfg
 
 import (
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg/cfgtest"
 )
 
 // TestUnapprovedShadowsNothing: a project server the user has not approved
@@ -24,16 +25,16 @@ func TestUnapprovedShadowsNothing(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			base := t.TempDir()
 			home, repo := filepath.Join(base, "home"), filepath.Join(base, "clone")
-			write(t, filepath.Join(repo, ".git", "HEAD"), "ref: refs/heads/main\n")
+			cfgtest.Write(t, filepath.Join(repo, ".git", "HEAD"), "ref: refs/heads/main\n")
 			repo, _ = filepath.EvalSymlinks(repo)
 			projects := "{}"
 			if tc.project != "" {
 				projects = `{"` + repo + `": ` + tc.project + `}`
 			}
-			write(t, filepath.Join(home, ".claude.json"), `{"mcpServers": {"my.github": {"command": "users-own"}}, "projects": `+projects+`}`)
-			write(t, filepath.Join(repo, ".mcp.json"), `{"mcpServers": {"my.github": {"command": "the-repositorys"}}}`)
+			cfgtest.Write(t, filepath.Join(home, ".claude.json"), `{"mcpServers": {"my.github": {"command": "users-own"}}, "projects": `+projects+`}`)
+			cfgtest.Write(t, filepath.Join(repo, ".mcp.json"), `{"mcpServers": {"my.github": {"command": "the-repositorys"}}}`)
 			if tc.settings != "" {
-				write(t, filepath.Join(repo, ".claude", "settings.json"), tc.settings)
+				cfgtest.Write(t, filepath.Join(repo, ".claude", "settings.json"), tc.settings)
 			}
 			all, err := Discover(Options{Home: home, ProjectDir: repo})
 			if err != nil {
@@ -56,45 +57,5 @@ func TestUnapprovedShadowsNothing(t *testing.T) {
 				t.Errorf("the user's entry shadowed: %v, with the project's %s", all[1].Shadowed, tc.want)
 			}
 		})
-	}
-}
-
-// TestRejectedAfterWrap: the user approved a project server, wrap protected
-// it with a local copy, then the user rejected it. Claude Code runs local
-// entries unasked, so the copy would keep running what the user rejected:
-// Discover marks the copy unapproved (it shadows nothing, Lookup skips it)
-// and its Drift says to unwrap it.
-func TestRejectedAfterWrap(t *testing.T) {
-	stateHome(t) // Commit keeps a backup there
-	base := t.TempDir()
-	home, repo := filepath.Join(base, "home"), filepath.Join(base, "clone")
-	write(t, filepath.Join(repo, ".git", "HEAD"), "ref: refs/heads/main\n")
-	repo, _ = filepath.EvalSymlinks(repo)
-	mcp := filepath.Join(repo, ".mcp.json")
-	write(t, mcp, `{"mcpServers": {"github": {"command": "the-repositorys"}}}`)
-	global := filepath.Join(home, ".claude.json")
-	write(t, global, `{"mcpServers": {"github": {"command": "users-own"}}, "projects": {"`+repo+`": {"hasTrustDialogAccepted": true, "enabledMcpjsonServers": ["github"]}}}`)
-	o := Options{Home: home, ProjectDir: repo}
-	plan, err := NewPlan(o, Request{Names: []string{"github"}, Scope: ScopeProject, Shim: "/opt/mcp-heal"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := plan.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	all, _ := Discover(o)
-	if s, ok := Lookup(all, "github"); !ok || s.Scope != ScopeLocal || s.Protects != mcp {
-		t.Fatalf("after wrap, Lookup = %+v, %v; want the local copy", s, ok)
-	}
-	// The user rejects it (Claude Code writes the list to the project's
-	// settings.local.json).
-	write(t, filepath.Join(repo, ".claude", "settings.local.json"), `{"disabledMcpjsonServers": ["github"]}`)
-	all, _ = Discover(o)
-	copy := all[0]
-	if copy.Scope != ScopeLocal || copy.Approval != Rejected || !strings.HasPrefix(copy.Drift, DriftUnapproved) {
-		t.Fatalf("the copy after the rejection: %+v", copy)
-	}
-	if s, ok := Lookup(all, "github"); !ok || s.Command != "users-own" {
-		t.Fatalf("Lookup = %+v, %v; want the user's own", s, ok)
 	}
 }

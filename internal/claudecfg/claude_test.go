@@ -20,6 +20,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg/wrap"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
@@ -218,7 +219,7 @@ func TestWrapWithRealClaude(t *testing.T) {
 	// same name in two scopes under "MCP config diagnostics" ("Conflicting
 	// scopes"), and nothing else.
 	if got, _ := os.ReadFile(mcpJSON); !bytes.Equal(got, origProject) {
-		t.Errorf("wrap --all rewrote .mcp.json:\n%s", claudecfg.Diff(".mcp.json", origProject, got))
+		t.Errorf("wrap --all rewrote .mcp.json:\n%s", wrap.Diff(".mcp.json", origProject, got))
 	}
 	if strings.Contains(c.lastList, "Conflicting scopes") && !strings.Contains(c.lastList, `Server "ex-project" is defined in multiple scopes`) {
 		t.Errorf("claude mcp list reports a conflict for another server than ex-project:\n%s", c.lastList)
@@ -255,15 +256,15 @@ func TestWrapWithRealClaude(t *testing.T) {
 	gotGlobal, _ := os.ReadFile(global)
 	gotProject, _ := os.ReadFile(mcpJSON)
 	if !bytes.Equal(gotProject, origProject) {
-		t.Errorf(".mcp.json not restored:\n%s", claudecfg.Diff(".mcp.json", origProject, gotProject))
+		t.Errorf(".mcp.json not restored:\n%s", wrap.Diff(".mcp.json", origProject, gotProject))
 	}
 	// Claude Code itself rewrites other keys of ~/.claude.json as it runs;
 	// the server objects must be back byte for byte.
 	if got := gjson.GetBytes(gotGlobal, "mcpServers").Raw; got != userRaw {
-		t.Errorf("user servers not restored:\n%s", claudecfg.Diff("user", []byte(userRaw), []byte(got)))
+		t.Errorf("user servers not restored:\n%s", wrap.Diff("user", []byte(userRaw), []byte(got)))
 	}
 	if got := gjson.GetBytes(gotGlobal, "projects."+gjson.Escape(c.proj)+".mcpServers").Raw; got != localRaw {
-		t.Errorf("local servers not restored:\n%s", claudecfg.Diff("local", []byte(localRaw), []byte(got)))
+		t.Errorf("local servers not restored:\n%s", wrap.Diff("local", []byte(localRaw), []byte(got)))
 	}
 	final := c.list()
 	for n, v := range final {

@@ -130,9 +130,9 @@ func (o Options) configFiles(read func(string) ([]byte, bool)) []ConfigFile {
 	keys := o.ProjectKeys()
 	key := keys[0]
 	if data, ok := read(global); ok {
-		projects, _ := at(data, []string{"projects"})
+		projects, _ := At(data, []string{"projects"})
 		for _, k := range keys {
-			if _, ok := lastMember(projects, k); ok {
+			if _, ok := LastMember(projects, k); ok {
 				key = k
 				break
 			}
@@ -193,11 +193,11 @@ func Discover(o Options) ([]Server, error) {
 		if !ok {
 			continue
 		}
-		obj, ok := at(data, cf.JSONPath)
+		obj, ok := At(data, cf.JSONPath)
 		if !ok {
 			continue
 		}
-		for _, s := range parseServers(obj, cf) {
+		for _, s := range ParseServers(obj, cf) {
 			if cf.Scope == ScopeProject || s.Protects != "" {
 				if approval == nil {
 					approval = o.approval(read)
@@ -246,25 +246,25 @@ func sameTarget(a, b Server) bool {
 	return a.Command == b.Command && strings.Join(a.Args, "\x00") == strings.Join(b.Args, "\x00")
 }
 
-// parseServers reads an mcpServers object. Duplicate keys: the last wins,
+// ParseServers reads an mcpServers object. Duplicate keys: the last wins,
 // as in JSON.parse.
-func parseServers(obj gjson.Result, cf ConfigFile) []Server {
+func ParseServers(obj gjson.Result, cf ConfigFile) []Server {
 	var out []Server
 	idx := map[string]int{}
-	for _, m := range members(obj) {
-		s := parseEntry(m.key, m.val)
+	for _, m := range Members(obj) {
+		s := parseEntry(m.Key, m.Val)
 		s.Scope, s.File, s.JSONPath = cf.Scope, cf.File, cf.JSONPath
 		switch cf.Scope {
 		case ScopeProject:
-			s.hash = entryHash(m.val.Raw)
+			s.hash = EntryHash(m.Val.Raw)
 		case ScopeLocal:
-			s.Protects, s.hash = copyOf(m.val)
+			s.Protects, s.hash = CopyOf(m.Val)
 		}
-		if i, dup := idx[m.key]; dup {
+		if i, dup := idx[m.Key]; dup {
 			out[i] = s
 			continue
 		}
-		idx[m.key] = len(out)
+		idx[m.Key] = len(out)
 		out = append(out, s)
 	}
 	return out
@@ -274,12 +274,12 @@ func parseServers(obj gjson.Result, cf ConfigFile) []Server {
 // server.
 func parseEntry(name string, e gjson.Result) Server {
 	s := Server{Name: name, Key: name}
-	s.Command = lastVal(e, "command").String()
-	s.Args, _ = stringArray(lastVal(e, "args"))
-	s.Env, s.EnvKeys = stringMap(lastVal(e, "env"))
-	s.URL = lastVal(e, "url").String()
-	s.Headers, _ = stringMap(lastVal(e, "headers"))
-	s.Transport = transportOf(lastVal(e, "type").String(), s.Command, s.URL)
+	s.Command = LastVal(e, "command").String()
+	s.Args, _ = StringArray(LastVal(e, "args"))
+	s.Env, s.EnvKeys = StringMap(LastVal(e, "env"))
+	s.URL = LastVal(e, "url").String()
+	s.Headers, _ = StringMap(LastVal(e, "headers"))
+	s.Transport = TransportOf(LastVal(e, "type").String(), s.Command, s.URL)
 	if !IsShim(s.Command, s.Args) {
 		return s
 	}
@@ -294,13 +294,13 @@ func parseEntry(name string, e gjson.Result) Server {
 		return s
 	}
 	s.Command, s.Args, s.URL = "", nil, inv.URL
-	if v, name, ok := fromEnv(inv.URL, s.Env, URLEnvName); ok {
+	if v, name, ok := FromEnv(inv.URL, s.Env, URLEnvName); ok {
 		s.URL = v
 		delete(s.Env, name)
 	}
 	s.Transport = inv.Transport
-	if orig := lastVal(lastVal(e, markerKey), "original"); orig.IsObject() {
-		s.Transport = transportOf(lastVal(orig, "type").String(), "", inv.URL)
+	if orig := LastVal(LastVal(e, MarkerKey), "original"); orig.IsObject() {
+		s.Transport = TransportOf(LastVal(orig, "type").String(), "", inv.URL)
 	} else if s.Transport == "" || s.Transport == "auto" {
 		s.Transport = "http"
 	}
@@ -316,8 +316,8 @@ func parseEntry(name string, e gjson.Result) Server {
 		}
 	}
 	for _, h := range inv.Headers {
-		k, v := splitHeader(h)
-		if m := envRef().FindStringSubmatch(v); m != nil {
+		k, v := SplitHeader(h)
+		if m := EnvRef().FindStringSubmatch(v); m != nil {
 			if ev, ok := s.Env[m[1]]; ok {
 				v = ev
 				delete(s.Env, m[1])
@@ -329,13 +329,13 @@ func parseEntry(name string, e gjson.Result) Server {
 	return s
 }
 
-// lastVal is the value of the last member named key of object e.
-func lastVal(e gjson.Result, key string) gjson.Result {
-	m, _ := lastMember(e, key)
-	return m.val
+// LastVal is the value of the last member named key of object e.
+func LastVal(e gjson.Result, key string) gjson.Result {
+	m, _ := LastMember(e, key)
+	return m.Val
 }
 
-func transportOf(typ, command, url string) string {
+func TransportOf(typ, command, url string) string {
 	switch {
 	case typ != "":
 		return typ

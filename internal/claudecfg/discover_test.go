@@ -5,17 +5,9 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
-)
 
-func write(t *testing.T, path, data string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg/cfgtest"
+)
 
 // fixture lays out a home and a git project (with a sub-directory and a
 // .mcp.json above the repository) the way Claude Code 2.1.328 writes them.
@@ -24,7 +16,7 @@ func fixture(t *testing.T) (home, repo string) {
 	base := t.TempDir()
 	home, repo = filepath.Join(base, "home"), filepath.Join(base, "work", "repö")
 	os.MkdirAll(filepath.Join(repo, ".git"), 0o755)
-	write(t, filepath.Join(home, ".claude.json"), `{
+	cfgtest.Write(t, filepath.Join(home, ".claude.json"), `{
   "numStartups": 3,
   "mcpServers": {
     "shared": {"type": "stdio", "command": "user-shared", "args": [], "env": {"TOKEN": "s3cret"}},
@@ -44,27 +36,27 @@ func fixture(t *testing.T) (home, repo string) {
     }
   }
 }`)
-	write(t, filepath.Join(repo, ".mcp.json"), `{"mcpServers": {"proj": {"command": "p"}, "shared": {"command": "project-shared"}, "nope": {"command": "n"}}}`)
-	write(t, filepath.Join(filepath.Dir(repo), ".mcp.json"), `{"mcpServers": {"parent": {"type": "sse", "url": "http://h/sse"}}}`)
+	cfgtest.Write(t, filepath.Join(repo, ".mcp.json"), `{"mcpServers": {"proj": {"command": "p"}, "shared": {"command": "project-shared"}, "nope": {"command": "n"}}}`)
+	cfgtest.Write(t, filepath.Join(filepath.Dir(repo), ".mcp.json"), `{"mcpServers": {"parent": {"type": "sse", "url": "http://h/sse"}}}`)
 	// Plugins: one enabled (servers in .mcp.json), one enabled for this
 	// project with servers in plugin.json, one disabled, one installed for
 	// another project.
 	pl := filepath.Join(home, ".claude", "plugins")
 	cache := filepath.Join(pl, "cache", "mk")
-	write(t, filepath.Join(pl, "installed_plugins.json"), `{"version": 2, "plugins": {
+	cfgtest.Write(t, filepath.Join(pl, "installed_plugins.json"), `{"version": 2, "plugins": {
   "pa@mk": [{"scope": "user", "installPath": "`+cache+`/pa/1.0.0", "version": "1.0.0"}],
   "pb@mk": [{"scope": "project", "installPath": "`+cache+`/pb/2.0.0", "projectPath": "`+repo+`"}],
   "pc@mk": [{"scope": "user", "installPath": "`+cache+`/pc/1.0.0"}],
   "pd@mk": [{"scope": "local", "installPath": "`+cache+`/pd/1.0.0", "projectPath": "/other"}]
 }}`)
-	write(t, filepath.Join(cache, "pa", "1.0.0", ".claude-plugin", "plugin.json"), `{"name": "pa"}`)
-	write(t, filepath.Join(cache, "pa", "1.0.0", ".mcp.json"), `{"mcpServers": {"srva": {"command": "${CLAUDE_PLUGIN_ROOT}/bin/srv", "args": ["${CLAUDE_PLUGIN_ROOT}/cfg"]}, "dup": {"command": "local-shared"}}}`)
-	write(t, filepath.Join(cache, "pb", "2.0.0", ".claude-plugin", "plugin.json"), `{"name": "pb", "mcpServers": {"srvb": {"type": "http", "url": "http://b/mcp"}}}`)
-	write(t, filepath.Join(cache, "pc", "1.0.0", ".mcp.json"), `{"mcpServers": {"srvc": {"command": "c"}}}`)
-	write(t, filepath.Join(cache, "pd", "1.0.0", ".mcp.json"), `{"mcpServers": {"srvd": {"command": "d"}}}`)
-	write(t, filepath.Join(home, ".claude", "settings.json"), `{"enabledPlugins": {"pa@mk": true, "pc@mk": true, "pd@mk": true}}`)
-	write(t, filepath.Join(repo, ".claude", "settings.json"), `{"enabledPlugins": {"pb@mk": true}}`)
-	write(t, filepath.Join(repo, ".claude", "settings.local.json"), `{"enabledPlugins": {"pc@mk": false}}`)
+	cfgtest.Write(t, filepath.Join(cache, "pa", "1.0.0", ".claude-plugin", "plugin.json"), `{"name": "pa"}`)
+	cfgtest.Write(t, filepath.Join(cache, "pa", "1.0.0", ".mcp.json"), `{"mcpServers": {"srva": {"command": "${CLAUDE_PLUGIN_ROOT}/bin/srv", "args": ["${CLAUDE_PLUGIN_ROOT}/cfg"]}, "dup": {"command": "local-shared"}}}`)
+	cfgtest.Write(t, filepath.Join(cache, "pb", "2.0.0", ".claude-plugin", "plugin.json"), `{"name": "pb", "mcpServers": {"srvb": {"type": "http", "url": "http://b/mcp"}}}`)
+	cfgtest.Write(t, filepath.Join(cache, "pc", "1.0.0", ".mcp.json"), `{"mcpServers": {"srvc": {"command": "c"}}}`)
+	cfgtest.Write(t, filepath.Join(cache, "pd", "1.0.0", ".mcp.json"), `{"mcpServers": {"srvd": {"command": "d"}}}`)
+	cfgtest.Write(t, filepath.Join(home, ".claude", "settings.json"), `{"enabledPlugins": {"pa@mk": true, "pc@mk": true, "pd@mk": true}}`)
+	cfgtest.Write(t, filepath.Join(repo, ".claude", "settings.json"), `{"enabledPlugins": {"pb@mk": true}}`)
+	cfgtest.Write(t, filepath.Join(repo, ".claude", "settings.local.json"), `{"enabledPlugins": {"pc@mk": false}}`)
 	return home, repo
 }
 
@@ -128,7 +120,7 @@ func TestDiscover(t *testing.T) {
 
 func TestDiscoverReportsBrokenFileAndKeepsTheRest(t *testing.T) {
 	home, repo := fixture(t)
-	write(t, filepath.Join(repo, ".mcp.json"), "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",}\n  }\n}")
+	cfgtest.Write(t, filepath.Join(repo, ".mcp.json"), "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",}\n  }\n}")
 	servers, err := Discover(Options{Home: home, ProjectDir: repo})
 	if err == nil || err.Error() != filepath.Join(repo, ".mcp.json")+":3:26: invalid JSON: invalid character '}' looking for beginning of object key string" {
 		t.Fatalf("got error %v", err)
@@ -140,8 +132,8 @@ func TestDiscoverReportsBrokenFileAndKeepsTheRest(t *testing.T) {
 
 func TestDiscoverProjectServersPendingUntilTrusted(t *testing.T) {
 	home, repo := fixture(t)
-	write(t, filepath.Join(home, ".claude.json"), `{"projects": {"`+repo+`": {"hasTrustDialogAccepted": false}}}`)
-	write(t, filepath.Join(repo, ".claude", "settings.local.json"), `{"enableAllProjectMcpServers": true, "disabledMcpjsonServers": ["nope"]}`)
+	cfgtest.Write(t, filepath.Join(home, ".claude.json"), `{"projects": {"`+repo+`": {"hasTrustDialogAccepted": false}}}`)
+	cfgtest.Write(t, filepath.Join(repo, ".claude", "settings.local.json"), `{"enableAllProjectMcpServers": true, "disabledMcpjsonServers": ["nope"]}`)
 	servers, _ := Discover(Options{Home: home, ProjectDir: repo})
 	got := map[string]string{}
 	for _, s := range servers {
@@ -167,7 +159,7 @@ func TestDiscoverEmptyHome(t *testing.T) {
 // projects.
 func BenchmarkDiscoverLargeConfig(b *testing.B) {
 	home := b.TempDir()
-	data, projects := genConfig(7, 500, "  ")
+	data, projects := cfgtest.GenConfig(7, 500, "  ")
 	if err := os.WriteFile(filepath.Join(home, ".claude.json"), data, 0o600); err != nil {
 		b.Fatal(err)
 	}

@@ -87,11 +87,11 @@ func position(data []byte, off int) (line, col int) {
 	return line, utf8.RuneCount(data[start:off]) + 1
 }
 
-// member is one key of a JSON object with absolute byte offsets.
-type member struct {
-	key  string
-	kraw gjson.Result // the key token (Index = its offset)
-	val  gjson.Result // the value (Index = its offset in the whole document)
+// Member is one key of a JSON object with absolute byte offsets.
+type Member struct {
+	Key  string
+	KRaw gjson.Result // the key token (Index = its offset)
+	Val  gjson.Result // the value (Index = its offset in the whole document)
 }
 
 // root parses data keeping absolute offsets.
@@ -99,47 +99,47 @@ func root(data []byte) gjson.Result {
 	return gjson.ParseBytes(data) // Index is the offset of the value, past leading space
 }
 
-// members lists an object's keys in file order. Duplicate keys are all
+// Members lists an object's keys in file order. Duplicate keys are all
 // returned; JavaScript's JSON.parse (Claude Code) keeps the last one.
-func members(obj gjson.Result) []member {
+func Members(obj gjson.Result) []Member {
 	if !obj.IsObject() {
 		return nil
 	}
-	var out []member
+	var out []Member
 	obj.ForEach(func(k, v gjson.Result) bool {
-		out = append(out, member{key: k.String(), kraw: k, val: v})
+		out = append(out, Member{Key: k.String(), KRaw: k, Val: v})
 		return true
 	})
 	return out
 }
 
-// lastMember returns the last member named key (what JSON.parse keeps).
-func lastMember(obj gjson.Result, key string) (member, bool) {
-	var m member
+// LastMember returns the last member named key (what JSON.parse keeps).
+func LastMember(obj gjson.Result, key string) (Member, bool) {
+	var m Member
 	ok := false
-	for _, x := range members(obj) {
-		if x.key == key {
+	for _, x := range Members(obj) {
+		if x.Key == key {
 			m, ok = x, true
 		}
 	}
 	return m, ok
 }
 
-// at walks path from the document root through object keys.
-func at(data []byte, path []string) (gjson.Result, bool) {
+// At walks path from the document root through object keys.
+func At(data []byte, path []string) (gjson.Result, bool) {
 	r := root(data)
 	for _, k := range path {
-		m, ok := lastMember(r, k)
+		m, ok := LastMember(r, k)
 		if !ok {
 			return gjson.Result{}, false
 		}
-		r = m.val
+		r = m.Val
 	}
 	return r, r.Exists()
 }
 
-// jsonString encodes s the way JSON.stringify does (no HTML escaping).
-func jsonString(s string) string {
+// JSONString encodes s the way JSON.stringify does (no HTML escaping).
+func JSONString(s string) string {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -147,9 +147,9 @@ func jsonString(s string) string {
 	return string(bytes.TrimRight(b.Bytes(), "\n"))
 }
 
-// stringArray returns v's string elements; ok is false when v is not an
+// StringArray returns v's string elements; ok is false when v is not an
 // array of strings.
-func stringArray(v gjson.Result) ([]string, bool) {
+func StringArray(v gjson.Result) ([]string, bool) {
 	if !v.Exists() {
 		return nil, true
 	}
@@ -169,18 +169,18 @@ func stringArray(v gjson.Result) ([]string, bool) {
 	return out, ok
 }
 
-// stringMap returns an object of strings as a map and its keys in order.
-func stringMap(v gjson.Result) (map[string]string, []string) {
+// StringMap returns an object of strings as a map and its keys in order.
+func StringMap(v gjson.Result) (map[string]string, []string) {
 	if !v.IsObject() {
 		return nil, nil
 	}
 	m := map[string]string{}
 	var keys []string
-	for _, x := range members(v) {
-		if _, dup := m[x.key]; !dup {
-			keys = append(keys, x.key)
+	for _, x := range Members(v) {
+		if _, dup := m[x.Key]; !dup {
+			keys = append(keys, x.Key)
 		}
-		m[x.key] = x.val.String()
+		m[x.Key] = x.Val.String()
 	}
 	return m, keys
 }

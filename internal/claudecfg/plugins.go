@@ -24,9 +24,9 @@ func pluginServers(o Options, read func(string) ([]byte, bool)) ([]Server, error
 	pd := o.projectDir()
 	projKeys := o.ProjectKeys()
 	var ids []string
-	plugins := lastVal(root(data), "plugins")
-	for _, m := range members(plugins) {
-		ids = append(ids, m.key)
+	plugins := LastVal(root(data), "plugins")
+	for _, m := range Members(plugins) {
+		ids = append(ids, m.Key)
 	}
 	sort.Strings(ids)
 	var out []Server
@@ -36,7 +36,7 @@ func pluginServers(o Options, read func(string) ([]byte, bool)) ([]Server, error
 			continue
 		}
 		var install gjson.Result
-		for _, inst := range lastVal(plugins, id).Array() {
+		for _, inst := range LastVal(plugins, id).Array() {
 			switch inst.Get("scope").String() {
 			case "user", "":
 				if !install.Exists() {
@@ -81,15 +81,15 @@ func pluginEntries(rootDir string, read func(string) ([]byte, bool)) []Server {
 		if !ok {
 			return
 		}
-		obj, ok := at(data, path)
+		obj, ok := At(data, path)
 		if !ok || !obj.IsObject() {
 			return
 		}
-		out = append(out, parseServers(obj, ConfigFile{ScopePlugin, file, path})...)
+		out = append(out, ParseServers(obj, ConfigFile{ScopePlugin, file, path})...)
 	}
 	manifest := filepath.Join(rootDir, ".claude-plugin", "plugin.json")
 	if data, ok := read(manifest); ok {
-		switch v := lastVal(root(data), "mcpServers"); {
+		switch v := LastVal(root(data), "mcpServers"); {
 		case v.IsObject():
 			add(manifest, []string{"mcpServers"})
 		case v.Type == gjson.String:
@@ -131,8 +131,8 @@ func (o Options) enabledPlugins(read func(string) ([]byte, bool)) map[string]boo
 		if !ok {
 			continue
 		}
-		for _, m := range members(lastVal(root(data), "enabledPlugins")) {
-			en[m.key] = m.val.Bool()
+		for _, m := range Members(LastVal(root(data), "enabledPlugins")) {
+			en[m.Key] = m.Val.Bool()
 		}
 	}
 	return en

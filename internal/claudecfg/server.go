@@ -1,13 +1,16 @@
 // Package claudecfg finds the MCP server entries Claude Code would load for a
 // project in every scope (project .mcp.json, ~/.claude.json user and local
-// scopes, plugin-provided servers), and rewrites them so Claude Code launches
-// them through `mcp-heal shim` (wrap) or back (unwrap). Rewrites are pure
-// functions on the file's bytes plus one atomic commit with a backup.
+// scopes, plugin-provided servers), with their approval, and resolves a
+// wrapped entry to the real server. It only reads: the hooks, status,
+// doctor and probe import it alone. Rewriting the entries (wrap, unwrap) is
+// claudecfg/wrap; writing a file safely is internal/cfgfile.
 package claudecfg
 
 import (
 	"fmt"
+	"strings"
 
+	"github.com/mcp-heal/mcp-heal/internal/cli"
 	"github.com/mcp-heal/mcp-heal/internal/redact"
 )
 
@@ -142,4 +145,18 @@ func Select(servers []Server, names []string) ([]Server, error) {
 		return nil, fmt.Errorf("no MCP server named %q", missing)
 	}
 	return out, nil
+}
+
+// NoServerError is the usage error for server names that are not
+// configured for project: its hint names the servers that are.
+func NoServerError(project string, names []string, servers []Server) error {
+	var known []string
+	for _, s := range servers {
+		known = append(known, s.Name)
+	}
+	hint := "this project has no MCP servers: add one with 'claude mcp add', or pass --project DIR"
+	if len(known) > 0 {
+		hint = "known servers: " + strings.Join(known, ", ")
+	}
+	return &cli.UsageError{Msg: fmt.Sprintf("no MCP server named %s for %s", cli.QuoteList(names), project), Hint: hint}
 }

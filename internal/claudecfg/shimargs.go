@@ -1,10 +1,8 @@
 package claudecfg
 
 import (
-	"net/url"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 )
@@ -36,39 +34,6 @@ type ShimInvocation struct {
 // IsShim reports whether command and args launch `mcp-heal shim`.
 func IsShim(command string, args []string) bool {
 	return len(args) > 0 && args[0] == "shim" && strings.HasPrefix(filepath.Base(command), "mcp-heal")
-}
-
-// StdioShimArgs are the arguments of a wrapped stdio server; flags are
-// extra shim flags (e.g. --keep DURATION).
-func StdioShimArgs(name, command string, args []string, flags ...string) []string {
-	out := append([]string{"shim", "--name", name}, flags...)
-	out = append(out, "--", command)
-	return append(out, args...)
-}
-
-// RemoteShimArgs are the arguments of a wrapped remote server; headers are
-// "K: V" lines. A header whose value is exactly ${MCP_HEAL_HEADER_...} (a
-// value wrap moved into the entry's env) is written as --header-env K=VAR:
-// Claude Code expands ${VAR} in args against its own environment and warns
-// about variables it lacks, while the entry's env reaches only the shim.
-//
-// A url that is exactly ${MCP_HEAL_URL...} (wrap moved a URL holding a
-// secret into the entry's env) is written as --url-env VAR, for the same
-// reason.
-func RemoteShimArgs(name, url, transport string, headers []string) []string {
-	out := []string{"shim", "--name", name, "--url", url, "--transport", transport}
-	if m := envRef().FindStringSubmatch(url); m != nil && strings.HasPrefix(m[1], URLEnvName) {
-		out[3], out[4] = "--url-env", m[1]
-	}
-	for _, h := range headers {
-		k, v := splitHeader(h)
-		if m := envRef().FindStringSubmatch(v); m != nil && strings.HasPrefix(m[1], HeaderEnvPrefix) {
-			out = append(out, "--header-env", k+"="+m[1])
-			continue
-		}
-		out = append(out, "--header", h)
-	}
-	return out
 }
 
 // ParseShimArgs reads the arguments of `mcp-heal shim` (args[0] is "shim").
@@ -131,40 +96,10 @@ func ParseShimArgs(args []string) (ShimInvocation, bool) {
 	return s, true
 }
 
-// Compiled on first use: every mcp-heal process (hooks included) links this
-// package, and package-level compiles would slow each start.
-var nonEnv = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Z0-9_]+`) })
-
-// headerEnvName is the env variable for header key k, unique among taken.
-func headerEnvName(k string, taken map[string]bool) string {
-	return envName(HeaderEnvPrefix+strings.Trim(nonEnv().ReplaceAllString(strings.ToUpper(k), "_"), "_"), taken)
-}
-
-// envName is base, or base_2, base_3... if taken; it marks it taken.
-func envName(base string, taken map[string]bool) string {
-	n := base
-	for i := 2; taken[n]; i++ {
-		n = base + "_" + strconv.Itoa(i)
-	}
-	taken[n] = true
-	return n
-}
-
-// urlHasSecret reports whether a remote URL holds a secret that must not
-// reach argv: a query (API keys are usually passed there) or a password.
-func urlHasSecret(raw string) bool {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return strings.ContainsAny(raw, "?@")
-	}
-	_, pass := u.User.Password()
-	return u.RawQuery != "" || pass
-}
-
-// fromEnv resolves v when it is exactly ${VAR} with VAR one of wrap's own
+// FromEnv resolves v when it is exactly ${VAR} with VAR one of wrap's own
 // variables (prefix) present in env; ok is false otherwise.
-func fromEnv(v string, env map[string]string, prefix string) (value, name string, ok bool) {
-	m := envRef().FindStringSubmatch(v)
+func FromEnv(v string, env map[string]string, prefix string) (value, name string, ok bool) {
+	m := EnvRef().FindStringSubmatch(v)
 	if m == nil || !strings.HasPrefix(m[1], prefix) {
 		return "", "", false
 	}
@@ -172,10 +107,10 @@ func fromEnv(v string, env map[string]string, prefix string) (value, name string
 	return value, m[1], ok
 }
 
-var envRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$`) })
+var EnvRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$`) })
 
-// splitHeader splits "K: V" into K and V.
-func splitHeader(h string) (k, v string) {
+// SplitHeader splits "K: V" into K and V.
+func SplitHeader(h string) (k, v string) {
 	k, v, _ = strings.Cut(h, ":")
 	return strings.TrimSpace(k), strings.TrimSpace(v)
 }

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg/wrap"
 	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/procinfo"
 	"github.com/mcp-heal/mcp-heal/internal/state"
@@ -217,7 +217,7 @@ func TestFailedShim(t *testing.T) {
 			w := newWorld(t)
 			w.useState(t)
 			entry, _ := json.Marshal(map[string]any{"command": tt.command, "args": tt.args})
-			wrapped, _, err := claudecfg.Wrap([]byte(`{"mcpServers":{"tiny":`+string(entry)+`}}`), []string{"mcpServers"}, nil, bin)
+			wrapped, _, err := wrap.Wrap([]byte(`{"mcpServers":{"tiny":`+string(entry)+`}}`), []string{"mcpServers"}, nil, bin)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -391,7 +391,7 @@ func TestSessionStart(t *testing.T) {
 	})
 	t.Run("all wrapped", func(t *testing.T) {
 		w := newWorld(t)
-		wrapped, _, err := claudecfg.Wrap([]byte(`{"mcpServers":{"alpha":{"command":"alpha-server"}}}`), []string{"mcpServers"}, nil, bin)
+		wrapped, _, err := wrap.Wrap([]byte(`{"mcpServers":{"alpha":{"command":"alpha-server"}}}`), []string{"mcpServers"}, nil, bin)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -403,7 +403,7 @@ func TestSessionStart(t *testing.T) {
 	t.Run("failing", func(t *testing.T) {
 		w := newWorld(t)
 		w.useState(t)
-		wrapped, _, _ := claudecfg.Wrap([]byte(`{"mcpServers":{"alpha":{"command":"alpha-server"}}}`), []string{"mcpServers"}, nil, bin)
+		wrapped, _, _ := wrap.Wrap([]byte(`{"mcpServers":{"alpha":{"command":"alpha-server"}}}`), []string{"mcpServers"}, nil, bin)
 		os.WriteFile(filepath.Join(w.home, ".claude.json"), wrapped, 0o600)
 		pid, _ := fakeShim(t)
 		writeRecord(t, state.Record{Server: "alpha", Session: "other", ShimPID: pid, Mode: state.ModeStdio, State: state.Failed})

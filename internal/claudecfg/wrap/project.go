@@ -1,9 +1,7 @@
-package claudecfg
+package wrap
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -12,6 +10,8 @@ import (
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
+
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 )
 
 // A project's .mcp.json is usually committed and shared: pointing its
@@ -31,27 +31,6 @@ const (
 	ProjectRewrite = "rewrite" // rewrite .mcp.json itself
 )
 
-// projectMarker is the key, inside the marker, of {"file", "sha256"}.
-const projectMarker = "project"
-
-// entryHash identifies an entry's content, whitespace aside.
-func entryHash(raw string) string {
-	var buf bytes.Buffer
-	if json.Compact(&buf, []byte(raw)) != nil {
-		buf.Reset()
-		buf.WriteString(raw)
-	}
-	sum := sha256.Sum256(buf.Bytes())
-	return hex.EncodeToString(sum[:])
-}
-
-// copyOf reads a local entry's marker: the .mcp.json file and the hash of
-// the entry it stands in for ("" when it is not such a copy).
-func copyOf(e gjson.Result) (file, hash string) {
-	p := lastVal(lastVal(e, markerKey), projectMarker)
-	return lastVal(p, "file").String(), lastVal(p, "sha256").String()
-}
-
 // protectEntry is the local entry that stands in for project entry e of
 // file: e wrapped, on one line, its marker naming file and e's hash.
 func protectEntry(name string, e gjson.Result, shimPath, file string, flags ...string) (string, Change) {
@@ -68,8 +47,8 @@ func protectEntry(name string, e gjson.Result, shimPath, file string, flags ...s
 	if err := json.Compact(&buf, []byte(text)); err != nil {
 		return "", Change{Name: name, Action: ActSkipped, Detail: err.Error()}
 	}
-	mark := fmt.Sprintf(`{"file":%s,"sha256":%q}`, jsonString(file), entryHash(e.Raw))
-	out, err := sjson.SetRaw(buf.String(), markerKey+"."+projectMarker, mark)
+	mark := fmt.Sprintf(`{"file":%s,"sha256":%q}`, claudecfg.JSONString(file), claudecfg.EntryHash(e.Raw))
+	out, err := sjson.SetRaw(buf.String(), claudecfg.MarkerKey+"."+claudecfg.ProjectMarker, mark)
 	if err != nil {
 		return "", Change{Name: name, Action: ActSkipped, Detail: err.Error()}
 	}
@@ -77,51 +56,30 @@ func protectEntry(name string, e gjson.Result, shimPath, file string, flags ...s
 	return out, ch
 }
 
-// drift says how the local copy s differs from the project entry it
-// stands in for (project: the servers read from .mcp.json files).
-func drift(s Server, project []Server) string {
-	if s.Unapproved() {
-		return DriftUnapproved + " in Claude Code (" + s.Approval + "), yet Claude Code runs mcp-heal's copy of it from the local scope until it is unwrapped"
-	}
-	for _, p := range project {
-		if p.Name == s.Name && p.File == s.Protects {
-			if p.hash != s.hash {
-				return "changed in " + s.Protects + " since mcp-heal copied it; Claude Code still runs the old copy until it is wrapped again"
-			}
-			return ""
-		}
-	}
-	return "removed from " + s.Protects + "; Claude Code still runs mcp-heal's copy until it is unwrapped"
-}
-
-// DriftUnapproved begins the Drift of a local copy whose project server
-// the user rejected or no longer approves: the copy must go (unwrap).
-const DriftUnapproved = "not approved"
-
 // isCopy says whether the local entry name is a copy protecting a project
 // server.
-func isCopy(data []byte, cf ConfigFile, name string) bool {
-	obj, _ := at(data, cf.JSONPath)
-	m, ok := lastMember(obj, name)
+func isCopy(data []byte, cf claudecfg.ConfigFile, name string) bool {
+	obj, _ := claudecfg.At(data, cf.JSONPath)
+	m, ok := claudecfg.LastMember(obj, name)
 	if !ok {
 		return false
 	}
-	f, _ := copyOf(m.val)
+	f, _ := claudecfg.CopyOf(m.Val)
 	return f != ""
 }
 
 // protect makes or refreshes, in the local scope (ge, local), the copies
 // that protect the project servers sel of fe.
-func protect(ge *fileEdit, local ConfigFile, fe *fileEdit, cf ConfigFile, sel []string, r Request, oauth map[string]bool, servers []Server) ([]Change, error) {
-	obj, _ := at(fe.new, cf.JSONPath)
+func protect(ge *fileEdit, local claudecfg.ConfigFile, fe *fileEdit, cf claudecfg.ConfigFile, sel []string, r Request, oauth map[string]bool, servers []claudecfg.Server) ([]Change, error) {
+	obj, _ := claudecfg.At(fe.new, cf.JSONPath)
 	var out []Change
 	for _, n := range sel {
-		m, _ := lastMember(obj, n)
-		lobj, _ := at(ge.new, local.JSONPath)
-		cur, hasLocal := lastMember(lobj, n)
+		m, _ := claudecfg.LastMember(obj, n)
+		lobj, _ := claudecfg.At(ge.new, local.JSONPath)
+		cur, hasLocal := claudecfg.LastMember(lobj, n)
 		file, hash := "", ""
 		if hasLocal {
-			file, hash = copyOf(cur.val)
+			file, hash = claudecfg.CopyOf(cur.Val)
 		}
 		switch {
 		case oauth[n]:
@@ -135,13 +93,13 @@ func protect(ge *fileEdit, local ConfigFile, fe *fileEdit, cf ConfigFile, sel []
 			out = append(out, Change{Name: n, Action: ActSkipped, Detail: "not approved in Claude Code (" + unapproved(servers, cf.File, n) + "): approve it first, then wrap it"})
 			continue
 		}
-		text, ch := protectEntry(n, m.val, r.Shim, cf.File, r.Flags...)
+		text, ch := protectEntry(n, m.Val, r.Shim, cf.File, r.Flags...)
 		if !ch.Changed() {
 			out = append(out, ch)
 			continue
 		}
 		if hasLocal {
-			if hash == entryHash(m.val.Raw) && entryHash(cur.val.Raw) == entryHash(text) {
+			if hash == claudecfg.EntryHash(m.Val.Raw) && claudecfg.EntryHash(cur.Val.Raw) == claudecfg.EntryHash(text) {
 				out = append(out, Change{Name: n, Action: ActAlreadyWrapped, Detail: "by a local entry of the same name"})
 				continue
 			}
@@ -163,7 +121,7 @@ func protect(ge *fileEdit, local ConfigFile, fe *fileEdit, cf ConfigFile, sel []
 
 // unwrapLocal removes the copies protecting project servers and unwraps
 // the other local entries in sel.
-func (p *Plan) unwrapLocal(fe *fileEdit, cf ConfigFile, sel []string) ([]Change, error) {
+func (p *Plan) unwrapLocal(fe *fileEdit, cf claudecfg.ConfigFile, sel []string) ([]Change, error) {
 	var rest []string
 	var rows []Change
 	for _, n := range sel {
@@ -195,16 +153,16 @@ func (p *Plan) unwrapLocal(fe *fileEdit, cf ConfigFile, sel []string) ([]Change,
 
 // unwrapCopies removes the local copies that protect the project servers
 // sel of file, and says so in rows (replacing their "not wrapped" rows).
-func (p *Plan) unwrapCopies(edit func(string) (*fileEdit, error), local ConfigFile, file string, sel []string, rows []Change) ([]Change, error) {
+func (p *Plan) unwrapCopies(edit func(string) (*fileEdit, error), local claudecfg.ConfigFile, file string, sel []string, rows []Change) ([]Change, error) {
 	ge, err := edit(local.File)
 	if err != nil || ge == nil {
 		return rows, err
 	}
 	var copies []string
 	for _, n := range sel {
-		obj, _ := at(ge.new, local.JSONPath)
-		if m, ok := lastMember(obj, n); ok {
-			if f, _ := copyOf(m.val); f == file {
+		obj, _ := claudecfg.At(ge.new, local.JSONPath)
+		if m, ok := claudecfg.LastMember(obj, n); ok {
+			if f, _ := claudecfg.CopyOf(m.Val); f == file {
 				copies = append(copies, n)
 			}
 		}

@@ -1,18 +1,23 @@
-package claudecfg
+// Package cfgtest generates realistic Claude Code config files for the tests
+// of claudecfg and claudecfg/wrap (the benchmarks, the fuzz seeds, the
+// round trips).
+package cfgtest
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"math/rand"
 	"strings"
 )
 
-// genConfig writes a realistic ~/.claude.json the way Claude Code does
+// GenConfig writes a realistic ~/.claude.json the way Claude Code does
 // (JSON.stringify with indent; indent "" gives one compact line): many
 // top-level keys, nProjects projects with unicode paths, each with the keys
 // Claude Code keeps there, user servers of every transport and local servers
 // in some projects. It returns the file and the project keys that have
 // local servers.
-func genConfig(seed int64, nProjects int, indent string) ([]byte, []string) {
+func GenConfig(seed int64, nProjects int, indent string) ([]byte, []string) {
 	r := rand.New(rand.NewSource(seed))
 	w := &jw{indent: indent}
 	var withServers []string
@@ -192,4 +197,14 @@ func (w *jw) kv(key string, v any) {
 	case func():
 		v()
 	}
+}
+
+// jsonString is s as a JSON string, the way JSON.stringify writes it (no
+// HTML escaping).
+func jsonString(s string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return string(bytes.TrimRight(b.Bytes(), "\n"))
 }

@@ -1,4 +1,4 @@
-package claudecfg
+package wrap
 
 import (
 	"fmt"
@@ -6,14 +6,9 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
-)
 
-// markerKey holds, inside a wrapped entry, the original entry exactly as it
-// was ({"original": <entry>}), so unwrap restores it byte for byte. Claude
-// Code 2.1.328 ignores unknown keys in a server entry and keeps them when it
-// rewrites ~/.claude.json or .mcp.json (checked with `claude mcp get`,
-// `claude mcp list` and `claude mcp add`).
-const markerKey = "mcpHeal"
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+)
 
 // What a transform did to one entry.
 const (
@@ -58,11 +53,11 @@ func apply(data []byte, sp []splice) []byte {
 // entries yields the entries of the mcpServers object at path selected by
 // names (all when names is empty), the last of duplicate keys only, in file
 // order.
-func entries(data []byte, path []string, names []string) ([]member, error) {
-	if err := Check("", data); err != nil {
+func entries(data []byte, path []string, names []string) ([]claudecfg.Member, error) {
+	if err := claudecfg.Check("", data); err != nil {
 		return nil, err
 	}
-	obj, ok := at(data, path)
+	obj, ok := claudecfg.At(data, path)
 	if !ok || !obj.IsObject() {
 		return nil, nil
 	}
@@ -70,14 +65,14 @@ func entries(data []byte, path []string, names []string) ([]member, error) {
 	for _, n := range names {
 		want[n] = true
 	}
-	ms := members(obj)
+	ms := claudecfg.Members(obj)
 	last := map[string]int{}
 	for i, m := range ms {
-		last[m.key] = i
+		last[m.Key] = i
 	}
-	var out []member
+	var out []claudecfg.Member
 	for i, m := range ms {
-		if last[m.key] == i && (len(names) == 0 || want[m.key]) {
+		if last[m.Key] == i && (len(names) == 0 || want[m.Key]) {
 			out = append(out, m)
 		}
 	}
@@ -112,10 +107,10 @@ func rewrite(data []byte, path []string, names []string, edit func(string, gjson
 	var sp []splice
 	var changes []Change
 	for _, m := range ms {
-		text, ch := edit(m.key, m.val)
+		text, ch := edit(m.Key, m.Val)
 		changes = append(changes, ch)
 		if ch.Changed() {
-			sp = append(sp, splice{m.val.Index, m.val.Index + len(m.val.Raw), text})
+			sp = append(sp, splice{m.Val.Index, m.Val.Index + len(m.Val.Raw), text})
 		}
 	}
 	return apply(data, sp), changes, nil
@@ -147,11 +142,11 @@ func withKeepEnv(flags []string, env gjson.Result) []string {
 
 func hasDuplicateKeys(e gjson.Result) bool {
 	seen := map[string]bool{}
-	for _, m := range members(e) {
-		if seen[m.key] {
+	for _, m := range claudecfg.Members(e) {
+		if seen[m.Key] {
 			return true
 		}
-		seen[m.key] = true
+		seen[m.Key] = true
 	}
 	return false
 }
@@ -166,30 +161,30 @@ func wrapEntry(name string, e gjson.Result, shimPath string, flags ...string) (s
 		ch.Detail = "the entry has duplicate keys"
 		return "", ch
 	}
-	command := lastVal(e, "command")
-	args, argsOK := stringArray(lastVal(e, "args"))
-	if command.Type == gjson.String && argsOK && IsShim(command.String(), args) {
+	command := claudecfg.LastVal(e, "command")
+	args, argsOK := claudecfg.StringArray(claudecfg.LastVal(e, "args"))
+	if command.Type == gjson.String && argsOK && claudecfg.IsShim(command.String(), args) {
 		ch.Action = ActAlreadyWrapped
 		if command.String() != shimPath {
-			m, _ := lastMember(e, "command")
-			off := m.val.Index - e.Index
+			m, _ := claudecfg.LastMember(e, "command")
+			off := m.Val.Index - e.Index
 			ch.Action = ActShimUpdated
 			ch.Detail = "was " + command.String()
-			return e.Raw[:off] + jsonString(shimPath) + e.Raw[off+len(m.val.Raw):], ch
+			return e.Raw[:off] + claudecfg.JSONString(shimPath) + e.Raw[off+len(m.Val.Raw):], ch
 		}
 		return "", ch
 	}
-	if lastVal(e, markerKey).Exists() {
-		ch.Detail = fmt.Sprintf("has an %q key but does not run the shim (edited by hand?); fix it or remove that key", markerKey)
+	if claudecfg.LastVal(e, claudecfg.MarkerKey).Exists() {
+		ch.Detail = fmt.Sprintf("has an %q key but does not run the shim (edited by hand?); fix it or remove that key", claudecfg.MarkerKey)
 		return "", ch
 	}
 	st := detectStyle(e)
-	typ := lastVal(e, "type")
+	typ := claudecfg.LastVal(e, "type")
 	if typ.Exists() && typ.Type != gjson.String {
 		ch.Detail = "\"type\" is not a string"
 		return "", ch
 	}
-	transport := transportOf(typ.String(), command.String(), lastVal(e, "url").String())
+	transport := claudecfg.TransportOf(typ.String(), command.String(), claudecfg.LastVal(e, "url").String())
 	var fields []field
 	switch transport {
 	case "stdio":
@@ -201,85 +196,111 @@ func wrapEntry(name string, e gjson.Result, shimPath string, flags ...string) (s
 			ch.Detail = "\"args\" is not an array of strings"
 			return "", ch
 		}
-		shimArgs := st.strings(StdioShimArgs(name, command.String(), args, withKeepEnv(flags, lastVal(e, "env"))...), st.inner)
-		for _, m := range members(e) {
-			switch m.key {
-			case "command":
-				fields = append(fields, field{m.kraw.Raw, jsonString(shimPath)})
-				if !lastVal(e, "args").Exists() {
-					fields = append(fields, field{`"args"`, shimArgs})
-				}
-			case "args":
-				fields = append(fields, field{m.kraw.Raw, shimArgs})
-			default:
-				fields = append(fields, field{m.kraw.Raw, m.val.Raw})
-			}
-		}
+		fields = stdioFields(name, e, st, shimPath, command.String(), args, flags)
 	case "http", "sse":
-		url := lastVal(e, "url")
-		if url.Type != gjson.String || url.String() == "" {
-			ch.Detail = "no url"
+		var why string
+		if fields, why = remoteFields(name, e, st, shimPath, transport); why != "" {
+			ch.Detail = why
 			return "", ch
-		}
-		for _, k := range []string{"oauth", "headersHelper"} {
-			if lastVal(e, k).Exists() {
-				ch.Detail = fmt.Sprintf("uses %q, which only Claude Code can do for a remote server", k)
-				return "", ch
-			}
-		}
-		hv := lastVal(e, "headers")
-		if hv.Exists() && !hv.IsObject() {
-			ch.Detail = "\"headers\" is not an object"
-			return "", ch
-		}
-		env, envKeys := stringMap(lastVal(e, "env"))
-		if env == nil {
-			env = map[string]string{}
-		}
-		taken := map[string]bool{}
-		for _, k := range envKeys {
-			taken[k] = true
-		}
-		var headers []string
-		hm, hkeys := stringMap(hv)
-		for _, k := range hkeys {
-			v := headerEnvName(k, taken)
-			env[v] = hm[k]
-			envKeys = append(envKeys, v)
-			headers = append(headers, k+": ${"+v+"}")
-		}
-		shimURL, movedURL := url.String(), urlHasSecret(url.String())
-		if movedURL {
-			v := envName(URLEnvName, taken)
-			env[v], shimURL = url.String(), "${"+v+"}"
-			envKeys = append(envKeys, v)
-		}
-		shimArgs := st.strings(RemoteShimArgs(name, shimURL, transport, headers), st.inner)
-		envRaw := st.stringObject(envKeys, env, st.inner)
-		if !typ.Exists() {
-			fields = append(fields, field{`"type"`, `"stdio"`})
-		}
-		for _, m := range members(e) {
-			switch m.key {
-			case "type":
-				fields = append(fields, field{m.kraw.Raw, `"stdio"`})
-			case "url":
-				fields = append(fields, field{`"command"`, jsonString(shimPath)}, field{`"args"`, shimArgs})
-				if (len(headers) > 0 || movedURL) && !lastVal(e, "env").Exists() {
-					fields = append(fields, field{`"env"`, envRaw})
-				}
-			case "env":
-				fields = append(fields, field{m.kraw.Raw, envRaw})
-			case "headers", "command", "args":
-			default:
-				fields = append(fields, field{m.kraw.Raw, m.val.Raw})
-			}
 		}
 	default:
 		ch.Detail = fmt.Sprintf("transport %q cannot be wrapped", transport)
 		return "", ch
 	}
-	// The original, re-indented to sit two levels deeper.
+	fields = append(fields, field{claudecfg.JSONString(claudecfg.MarkerKey), st.marker(e)})
+	ch.Action = ActWrapped
+	return st.object(fields, st.inner, st.close), ch
+}
+
+// stdioFields are the members of stdio entry e wrapped: command and args
+// replaced by the shim's (in their place, args added after command when e
+// has none), every other member as it was.
+func stdioFields(name string, e gjson.Result, st style, shimPath, command string, args, flags []string) []field {
+	shimArgs := st.strings(StdioShimArgs(name, command, args, withKeepEnv(flags, claudecfg.LastVal(e, "env"))...), st.inner)
+	var fields []field
+	for _, m := range claudecfg.Members(e) {
+		switch m.Key {
+		case "command":
+			fields = append(fields, field{m.KRaw.Raw, claudecfg.JSONString(shimPath)})
+			if !claudecfg.LastVal(e, "args").Exists() {
+				fields = append(fields, field{`"args"`, shimArgs})
+			}
+		case "args":
+			fields = append(fields, field{m.KRaw.Raw, shimArgs})
+		default:
+			fields = append(fields, field{m.KRaw.Raw, m.Val.Raw})
+		}
+	}
+	return fields
+}
+
+// remoteFields are the members of remote entry e wrapped as a stdio entry
+// running the shim: the header values, and a URL holding a secret, move
+// into the entry's env (secrets stay out of argv); why says why e cannot
+// be wrapped ("" when it can).
+func remoteFields(name string, e gjson.Result, st style, shimPath, transport string) (fields []field, why string) {
+	url := claudecfg.LastVal(e, "url")
+	if url.Type != gjson.String || url.String() == "" {
+		return nil, "no url"
+	}
+	for _, k := range []string{"oauth", "headersHelper"} {
+		if claudecfg.LastVal(e, k).Exists() {
+			return nil, fmt.Sprintf("uses %q, which only Claude Code can do for a remote server", k)
+		}
+	}
+	hv := claudecfg.LastVal(e, "headers")
+	if hv.Exists() && !hv.IsObject() {
+		return nil, "\"headers\" is not an object"
+	}
+	env, envKeys := claudecfg.StringMap(claudecfg.LastVal(e, "env"))
+	if env == nil {
+		env = map[string]string{}
+	}
+	taken := map[string]bool{}
+	for _, k := range envKeys {
+		taken[k] = true
+	}
+	var headers []string
+	hm, hkeys := claudecfg.StringMap(hv)
+	for _, k := range hkeys {
+		v := headerEnvName(k, taken)
+		env[v] = hm[k]
+		envKeys = append(envKeys, v)
+		headers = append(headers, k+": ${"+v+"}")
+	}
+	shimURL, movedURL := url.String(), urlHasSecret(url.String())
+	if movedURL {
+		v := envName(claudecfg.URLEnvName, taken)
+		env[v], shimURL = url.String(), "${"+v+"}"
+		envKeys = append(envKeys, v)
+	}
+	shimArgs := st.strings(RemoteShimArgs(name, shimURL, transport, headers), st.inner)
+	envRaw := st.stringObject(envKeys, env, st.inner)
+	if !claudecfg.LastVal(e, "type").Exists() {
+		fields = append(fields, field{`"type"`, `"stdio"`})
+	}
+	for _, m := range claudecfg.Members(e) {
+		switch m.Key {
+		case "type":
+			fields = append(fields, field{m.KRaw.Raw, `"stdio"`})
+		case "url":
+			fields = append(fields, field{`"command"`, claudecfg.JSONString(shimPath)}, field{`"args"`, shimArgs})
+			if (len(headers) > 0 || movedURL) && !claudecfg.LastVal(e, "env").Exists() {
+				fields = append(fields, field{`"env"`, envRaw})
+			}
+		case "env":
+			fields = append(fields, field{m.KRaw.Raw, envRaw})
+		case "headers", "command", "args":
+		default:
+			fields = append(fields, field{m.KRaw.Raw, m.Val.Raw})
+		}
+	}
+	return fields, ""
+}
+
+// marker is the mcpHeal object of a wrapped entry: the original e,
+// re-indented to sit two levels deeper.
+func (st style) marker(e gjson.Result) string {
 	orig := e.Raw
 	if st.pretty {
 		deeper := st.inner + st.unit
@@ -287,16 +308,13 @@ func wrapEntry(name string, e gjson.Result, shimPath string, flags ...string) (s
 			orig = indentLines(orig, deeper[len(st.close):])
 		}
 	}
-	marker := st.object([]field{{`"original"`, orig}}, st.inner+st.unit, st.inner)
-	fields = append(fields, field{jsonString(markerKey), marker})
-	ch.Action = ActWrapped
-	return st.object(fields, st.inner, st.close), ch
+	return st.object([]field{{`"original"`, orig}}, st.inner+st.unit, st.inner)
 }
 
 // EntryNames lists the keys of the mcpServers object at path (only those in
 // names, when names is not empty), in file order, without duplicates.
 func EntryNames(data []byte, path []string, names []string) []string {
-	obj, ok := at(data, path)
+	obj, ok := claudecfg.At(data, path)
 	if !ok {
 		return nil
 	}
@@ -306,10 +324,10 @@ func EntryNames(data []byte, path []string, names []string) []string {
 	}
 	var out []string
 	seen := map[string]bool{}
-	for _, m := range members(obj) {
-		if !seen[m.key] && (len(names) == 0 || want[m.key]) {
-			seen[m.key] = true
-			out = append(out, m.key)
+	for _, m := range claudecfg.Members(obj) {
+		if !seen[m.Key] && (len(names) == 0 || want[m.Key]) {
+			seen[m.Key] = true
+			out = append(out, m.Key)
 		}
 	}
 	return out

@@ -1,4 +1,4 @@
-package claudecfg_test
+package wrap_test
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-package claudecfg
+package wrap
 
 import (
 	"bytes"
@@ -9,6 +9,9 @@ import (
 	"testing"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg/cfgtest"
 )
 
 const testShim = "/home/ūser/.local/share/mcp-heal/bin/mcp-heal"
@@ -58,7 +61,7 @@ func TestRoundTripLargeConfig(t *testing.T) {
 		indent string
 	}{{"two-spaces", "  "}, {"tabs", "\t"}, {"compact", ""}, {"four-spaces", "    "}} {
 		t.Run(tc.name, func(t *testing.T) {
-			orig, projects := genConfig(1, 500, tc.indent)
+			orig, projects := cfgtest.GenConfig(1, 500, tc.indent)
 			if len(projects) < 15 || len(orig) < 200_000 {
 				t.Fatalf("generated config too small: %d bytes, %d projects with servers", len(orig), len(projects))
 			}
@@ -83,10 +86,10 @@ func TestRoundTripLargeConfig(t *testing.T) {
 			}
 			// The wrapped entries resolve to the same real servers.
 			for _, p := range ps {
-				before, _ := at(orig, p)
-				after, _ := at(wrapped, p)
-				a := parseServers(before, ConfigFile{JSONPath: p})
-				b := parseServers(after, ConfigFile{JSONPath: p})
+				before, _ := claudecfg.At(orig, p)
+				after, _ := claudecfg.At(wrapped, p)
+				a := claudecfg.ParseServers(before, claudecfg.ConfigFile{JSONPath: p})
+				b := claudecfg.ParseServers(after, claudecfg.ConfigFile{JSONPath: p})
 				if len(a) != len(b) {
 					t.Fatalf("%q: %d servers before, %d after", p, len(a), len(b))
 				}
@@ -116,7 +119,7 @@ func withoutServers(t *testing.T, data []byte, ps [][]string) string {
 	t.Helper()
 	var sp []splice
 	for _, p := range ps {
-		obj, ok := at(data, p)
+		obj, ok := claudecfg.At(data, p)
 		if !ok {
 			t.Fatalf("%q missing", p)
 		}
@@ -130,18 +133,18 @@ func withoutServers(t *testing.T, data []byte, ps [][]string) string {
 }
 
 func TestWrapKeepsSecretsOutOfArgs(t *testing.T) {
-	orig, projects := genConfig(2, 30, "  ")
+	orig, projects := cfgtest.GenConfig(2, 30, "  ")
 	wrapped := wrapAll(t, orig, paths(projects), testShim)
 	for _, p := range paths(projects) {
-		obj, _ := at(wrapped, p)
-		for _, m := range members(obj) {
-			args := m.val.Get("args").Raw
+		obj, _ := claudecfg.At(wrapped, p)
+		for _, m := range claudecfg.Members(obj) {
+			args := m.Val.Get("args").Raw
 			if strings.Contains(args, "SECRET") || strings.Contains(args, "${MY_KEY}") {
-				t.Fatalf("%s: a header or env value is in args: %s", m.key, args)
+				t.Fatalf("%s: a header or env value is in args: %s", m.Key, args)
 			}
-			for _, h := range m.val.Get("mcpHeal.original.headers").Map() {
-				if !strings.Contains(m.val.Get("env").Raw, jsonString(h.String())) {
-					t.Fatalf("%s: header value %q not carried in env", m.key, h)
+			for _, h := range m.Val.Get("mcpHeal.original.headers").Map() {
+				if !strings.Contains(m.Val.Get("env").Raw, claudecfg.JSONString(h.String())) {
+					t.Fatalf("%s: header value %q not carried in env", m.Key, h)
 				}
 			}
 		}
@@ -221,7 +224,7 @@ func TestWrapNamesAndShimUpdate(t *testing.T) {
 func TestUnwrapAfterClaudeReindents(t *testing.T) {
 	// Claude Code rewrites ~/.claude.json with JSON.stringify(v, null, 2):
 	// unwrap then restores the original as Claude Code would print it.
-	compact, projects := genConfig(3, 50, "")
+	compact, projects := cfgtest.GenConfig(3, 50, "")
 	wrapped := wrapAll(t, compact, paths(projects), testShim)
 	var reindented, want bytes.Buffer
 	json.Indent(&reindented, wrapped, "", "  ")
@@ -291,7 +294,7 @@ func TestRefuseBrokenInput(t *testing.T) {
 				func(b []byte) ([]byte, []Change, error) { return Unwrap(b, []string{"mcpServers"}, nil) },
 			} {
 				out, _, err := f([]byte(tc.in))
-				var se *SyntaxError
+				var se *claudecfg.SyntaxError
 				if !errors.As(err, &se) || out != nil {
 					t.Fatalf("got %q, %v; want a *SyntaxError and no output", out, err)
 				}

@@ -1,4 +1,4 @@
-package claudecfg
+package wrap
 
 import (
 	"fmt"

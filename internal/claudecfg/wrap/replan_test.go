@@ -1,4 +1,4 @@
-package claudecfg
+package wrap
 
 import (
 	"errors"
@@ -10,13 +10,17 @@ import (
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
+
+	"github.com/mcp-heal/mcp-heal/internal/cfgfile"
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg/cfgtest"
 )
 
 // replanHome is a HOME whose ~/.claude.json has user servers a, b and c
 // and a key "n" that the other program in these tests changes.
-func replanHome(t *testing.T) (Options, string) {
+func replanHome(t *testing.T) (claudecfg.Options, string) {
 	t.Helper()
-	stateHome(t)
+	cfgtest.StateHome(t)
 	home, proj := t.TempDir(), t.TempDir()
 	path := filepath.Join(home, ".claude.json")
 	cfg := `{
@@ -31,7 +35,7 @@ func replanHome(t *testing.T) (Options, string) {
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return Options{Home: home, ProjectDir: proj}, path
+	return claudecfg.Options{Home: home, ProjectDir: proj}, path
 }
 
 // otherWrite rewrites path the way Claude Code does (read, change, write a
@@ -100,13 +104,13 @@ func TestPlanCommitReplans(t *testing.T) {
 			if when == "before the commit" {
 				other()
 			} else {
-				exchange = func(a, b string) error {
+				cfgfile.Exchange = func(a, b string) error {
 					if exchanges++; exchanges == 1 {
 						other()
 					}
-					return exchangeFiles(a, b)
+					return swapFiles(a, b)
 				}
-				defer func() { exchange = exchangeFiles }()
+				defer func() { cfgfile.Exchange = swapFiles }()
 			}
 			backups, err := plan.Commit()
 			if err != nil {
@@ -119,7 +123,7 @@ func TestPlanCommitReplans(t *testing.T) {
 			if b, _ := os.ReadFile(backups[0].Backup); string(b) != string(theirs) {
 				t.Errorf("backup holds\n%s\nwant the other program's version\n%s", b, theirs)
 			}
-			if got := listDir(t, BackupDir()); len(got) != 1 {
+			if got := cfgtest.ListDir(t, cfgfile.BackupDir()); len(got) != 1 {
 				t.Errorf("backups kept: %v, want only the one of the version replaced", got)
 			}
 			if n := gjson.GetBytes(got, "n").Int(); n != 1 {
@@ -167,23 +171,23 @@ func TestPlanCommitGivesUp(t *testing.T) {
 	}
 	tries, n := map[string]bool{}, 0
 	var last []byte
-	exchange = func(a, b string) error {
+	cfgfile.Exchange = func(a, b string) error {
 		if !tries[a] { // a swap (a new temporary file), not a swap back
 			tries[a] = true
 			n++
 			last = otherWrite(t, path, set(t, "n", n))
 		}
-		return exchangeFiles(a, b)
+		return swapFiles(a, b)
 	}
-	defer func() { exchange = exchangeFiles }()
+	defer func() { cfgfile.Exchange = swapFiles }()
 	backups, err := plan.Commit()
-	if !errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), strconv.Itoa(maxUpdates)+" tries") {
-		t.Fatalf("got %v, want ErrChanged after %d tries", err, maxUpdates)
+	if !errors.Is(err, cfgfile.ErrChanged) || !strings.Contains(err.Error(), strconv.Itoa(cfgfile.MaxUpdates)+" tries") {
+		t.Fatalf("got %v, want ErrChanged after %d tries", err, cfgfile.MaxUpdates)
 	}
-	if len(tries) != maxUpdates || len(backups) != 0 {
-		t.Errorf("got %d tries and backups %v, want %d tries and none", len(tries), backups, maxUpdates)
+	if len(tries) != cfgfile.MaxUpdates || len(backups) != 0 {
+		t.Errorf("got %d tries and backups %v, want %d tries and none", len(tries), backups, cfgfile.MaxUpdates)
 	}
-	if ents, _ := os.ReadDir(BackupDir()); len(ents) != 0 {
+	if ents, _ := os.ReadDir(cfgfile.BackupDir()); len(ents) != 0 {
 		t.Errorf("%d backups kept, want none (nothing was replaced)", len(ents))
 	}
 	if got, _ := os.ReadFile(path); string(got) != string(last) {
@@ -200,13 +204,13 @@ func TestPlanCommitGivesUp(t *testing.T) {
 func TestWriteNewRefusesExisting(t *testing.T) {
 	path := filepath.Join(t.TempDir(), ".claude.json")
 	os.WriteFile(path, []byte(`{"theirs":true}`), 0o600)
-	if err := writeNew(path, []byte(`{}`)); !errors.Is(err, ErrChanged) {
+	if err := writeNew(path, []byte(`{}`)); !errors.Is(err, cfgfile.ErrChanged) {
 		t.Fatalf("got %v, want ErrChanged", err)
 	}
 	if got, _ := os.ReadFile(path); string(got) != `{"theirs":true}` {
 		t.Fatalf("file holds %s", got)
 	}
-	if got := listDir(t, filepath.Dir(path)); len(got) != 1 {
+	if got := cfgtest.ListDir(t, filepath.Dir(path)); len(got) != 1 {
 		t.Fatalf("left behind: %v", got)
 	}
 }
@@ -231,14 +235,14 @@ func TestPlanCommitReplansSecondFile(t *testing.T) {
 	}
 	mcpTarget, _ := filepath.EvalSymlinks(mcp)
 	wrote := false
-	exchange = func(a, b string) error {
+	cfgfile.Exchange = func(a, b string) error {
 		if b == mcpTarget && !wrote {
 			wrote = true
 			otherWrite(t, mcp, set(t, "theirs", true))
 		}
-		return exchangeFiles(a, b)
+		return swapFiles(a, b)
 	}
-	defer func() { exchange = exchangeFiles }()
+	defer func() { cfgfile.Exchange = swapFiles }()
 	backups, err := plan.Commit()
 	if err != nil {
 		t.Fatal(err)
@@ -271,17 +275,17 @@ func TestPlanCommitBesideLockTaker(t *testing.T) {
 		t.Fatal(err)
 	}
 	locks := 0
-	takeLock = func(target string) (func(), error) {
+	cfgfile.TakeLock = func(target string) (func(), error) {
 		locks++
-		unlock, err := lockFile(target)
+		unlock, err := cfgfile.Lock(target)
 		if err != nil {
 			return nil, err
 		}
 		otherWrite(t, path, set(t, "n", locks))
 		unlock()
-		return lockFile(target)
+		return cfgfile.Lock(target)
 	}
-	defer func() { takeLock = lockFile }()
+	defer func() { cfgfile.TakeLock = cfgfile.Lock }()
 	if _, err := plan.Commit(); err != nil {
 		t.Fatalf("got %v, want the edit made under the lock after the other program's write", err)
 	}
@@ -332,3 +336,7 @@ func TestPlanCommitReplansUnchangedRows(t *testing.T) {
 		t.Errorf("row b: %+v, want wrapped with no note", r)
 	}
 }
+
+// swapFiles is cfgfile's atomic exchange; tests that replace
+// cfgfile.Exchange call it through.
+var swapFiles = cfgfile.Exchange

@@ -1,4 +1,4 @@
-package claudecfg
+package wrap
 
 import (
 	"bytes"
@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,6 +15,10 @@ import (
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
+
+	"github.com/mcp-heal/mcp-heal/internal/cfgfile"
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg/cfgtest"
 )
 
 // TestMain lets the test binary stand in for another program that rewrites
@@ -90,13 +93,13 @@ func writer(path string, d time.Duration) error {
 // updates is lost, no reader ever sees a torn file, and the last update
 // survives.
 func TestCommitConcurrentWriter(t *testing.T) {
-	stateHome(t)
+	cfgtest.StateHome(t)
 	d := 10 * time.Second
 	if testing.Short() {
 		d = 2 * time.Second
 	}
 	path := filepath.Join(t.TempDir(), ".claude.json")
-	orig, projects := genConfig(7, 3, "  ")
+	orig, projects := cfgtest.GenConfig(7, 3, "  ")
 	orig, _ = sjson.SetBytes(orig, "n", 0)
 	if err := os.WriteFile(path, orig, 0o600); err != nil {
 		t.Fatal(err)
@@ -136,7 +139,7 @@ func TestCommitConcurrentWriter(t *testing.T) {
 		}
 		return wrapAll(t, cur, ps, testShim), nil
 	}
-	o := Options{Home: filepath.Dir(path), ProjectDir: t.TempDir()}
+	o := claudecfg.Options{Home: filepath.Dir(path), ProjectDir: t.TempDir()}
 	commits, changed := map[int]int{}, map[int]int{}
 	var werr error
 loop:
@@ -157,22 +160,22 @@ loop:
 				t.Fatal(rerr)
 			}
 			next, _ := toggle(cur)
-			_, err = Commit(path, cur, next)
+			_, err = cfgfile.Commit(path, cur, next)
 		case 1:
-			_, err = Update(path, toggle)
+			_, err = cfgfile.Update(path, toggle)
 		default:
 			cur, rerr := os.ReadFile(path)
 			if rerr != nil {
 				t.Fatal(rerr)
 			}
-			plan, perr := NewPlan(o, Request{Unwrap: bytes.Contains(cur, []byte(testShim)), Scope: ScopeUser, Shim: testShim})
+			plan, perr := NewPlan(o, Request{Unwrap: bytes.Contains(cur, []byte(testShim)), Scope: claudecfg.ScopeUser, Shim: testShim})
 			if perr != nil {
 				t.Fatal(perr)
 			}
 			_, err = plan.Commit()
 		}
 		switch {
-		case errors.Is(err, ErrChanged):
+		case errors.Is(err, cfgfile.ErrChanged):
 			changed[i%3]++
 		case err != nil:
 			t.Fatal(err)
@@ -203,127 +206,5 @@ loop:
 	}
 	if ents, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".*mcp-heal-*")); len(ents) != 0 {
 		t.Errorf("temporary files left: %v", ents)
-	}
-}
-
-// TestCommitSwapsBackAConcurrentWrite drives the compare-and-swap's rare
-// paths deterministically: another program's write lands between Commit's
-// check and its swap (and, the second time, again between the swap and
-// the swap back). Its version must end up in the file and ErrChanged be
-// returned.
-func TestCommitSwapsBackAConcurrentWrite(t *testing.T) {
-	stateHome(t)
-	for _, writes := range []int{1, 2, 3} {
-		t.Run(strconv.Itoa(writes)+" concurrent writes", func(t *testing.T) {
-			dir := t.TempDir()
-			path := filepath.Join(dir, ".claude.json")
-			old := []byte(`{"n":0}`)
-			os.WriteFile(path, old, 0o600)
-			n := 0
-			write := func() {
-				n++
-				tmp := filepath.Join(dir, "other-tmp")
-				os.WriteFile(tmp, []byte(`{"n":`+strconv.Itoa(n)+`}`), 0o600)
-				if err := os.Rename(tmp, path); err != nil {
-					t.Fatal(err)
-				}
-			}
-			exchange = func(a, b string) error {
-				if n < writes {
-					write()
-				}
-				return exchangeFiles(a, b)
-			}
-			defer func() { exchange = exchangeFiles }()
-			if _, err := Commit(path, old, []byte(`{"n":0,"wrapped":true}`)); !errors.Is(err, ErrChanged) {
-				t.Fatalf("got %v, want ErrChanged", err)
-			}
-			if got, _ := os.ReadFile(path); string(got) != `{"n":`+strconv.Itoa(writes)+`}` {
-				t.Fatalf("file holds %s, want the last concurrent write n=%d", got, writes)
-			}
-			if got := listDir(t, dir); len(got) != 1 {
-				t.Fatalf("left behind: %v", got)
-			}
-		})
-	}
-}
-
-// TestCommitTakesClaudeCodeLock: Commit waits for a live holder of Claude
-// Code's lock directory, and takes over one abandoned for longer than the
-// stale time.
-func TestCommitTakesClaudeCodeLock(t *testing.T) {
-	stateHome(t)
-	path := filepath.Join(t.TempDir(), ".claude.json")
-	os.WriteFile(path, []byte(`{}`), 0o600)
-	lock := path + ".lock"
-	if err := os.Mkdir(lock, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	released := make(chan time.Time, 1)
-	go func() {
-		time.Sleep(300 * time.Millisecond)
-		released <- time.Now()
-		os.Remove(lock)
-	}()
-	if _, err := Commit(path, []byte(`{}`), []byte(`{"a":1}`)); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-released:
-	default:
-		t.Fatal("Commit wrote while another program held the lock")
-	}
-	if _, err := os.Stat(lock); !os.IsNotExist(err) {
-		t.Fatalf("lock left behind: %v", err)
-	}
-
-	// Abandoned: its mtime is older than the stale time.
-	os.Mkdir(lock, 0o700)
-	old := time.Now().Add(-2 * lockStale)
-	os.Chtimes(lock, old, old)
-	start := time.Now()
-	if _, err := Commit(path, []byte(`{"a":1}`), []byte(`{"a":2}`)); err != nil {
-		t.Fatal(err)
-	}
-	if took := time.Since(start); took > 5*time.Second {
-		t.Fatalf("took %s to take over an abandoned lock", took)
-	}
-}
-
-// TestUpdateStartsOver: another program's write lands between Update's read
-// and its swap; Update undoes the swap and starts over from the newer
-// contents, so the result holds both changes.
-func TestUpdateStartsOver(t *testing.T) {
-	stateHome(t)
-	dir := t.TempDir()
-	path := filepath.Join(dir, ".claude.json")
-	os.WriteFile(path, []byte(`{"n":0}`), 0o600)
-	wrote := false
-	exchange = func(a, b string) error {
-		if !wrote {
-			wrote = true
-			os.WriteFile(filepath.Join(dir, "other"), []byte(`{"n":1}`), 0o600)
-			os.Rename(filepath.Join(dir, "other"), path)
-		}
-		return exchangeFiles(a, b)
-	}
-	defer func() { exchange = exchangeFiles }()
-	calls := 0
-	backup, err := Update(path, func(cur []byte) ([]byte, error) {
-		calls++
-		return sjson.SetBytes(cur, "wrapped", true)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := os.ReadFile(path); string(got) != `{"n":1,"wrapped":true}` || calls != 2 {
-		t.Fatalf("got %s after %d calls, want the concurrent write kept and the change applied on the second try", got, calls)
-	}
-	if b, _ := os.ReadFile(backup); string(b) != `{"n":1}` {
-		t.Fatalf("backup holds %s, want the version replaced", b)
-	}
-	// Nothing to change: nothing written, no backup.
-	if backup, err := Update(path, func(cur []byte) ([]byte, error) { return cur, nil }); err != nil || backup != "" {
-		t.Fatalf("no-op Update: backup %q, %v", backup, err)
 	}
 }

@@ -1,9 +1,11 @@
-package claudecfg
+package wrap
 
 import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 )
 
 // style is how an entry is laid out, detected from the entry itself so a
@@ -20,10 +22,10 @@ type style struct {
 func detectStyle(e gjson.Result) style {
 	raw := e.Raw
 	st := style{nl: "\n", sep: ":", unit: "  "}
-	ms := members(e)
+	ms := claudecfg.Members(e)
 	if len(ms) > 0 {
-		start := ms[0].kraw.Index + len(ms[0].kraw.Raw) - e.Index
-		end := ms[0].val.Index - e.Index
+		start := ms[0].KRaw.Index + len(ms[0].KRaw.Raw) - e.Index
+		end := ms[0].Val.Index - e.Index
 		if start >= 0 && end >= start && end <= len(raw) {
 			st.sep = raw[start:end]
 		}
@@ -55,7 +57,7 @@ func closeIndent(raw string) string {
 }
 
 // field is one key and its raw JSON value, in output order.
-type field struct{ key, val string } // key is raw JSON (quoted)
+type field struct{ Key, Val string } // key is raw JSON (quoted)
 
 func (st style) object(fields []field, inner, close string) string {
 	if len(fields) == 0 {
@@ -70,7 +72,7 @@ func (st style) object(fields []field, inner, close string) string {
 		if st.pretty {
 			b.WriteString(st.nl + inner)
 		}
-		b.WriteString(f.key + st.sep + f.val)
+		b.WriteString(f.Key + st.sep + f.Val)
 	}
 	if st.pretty {
 		b.WriteString(st.nl + close)
@@ -94,7 +96,7 @@ func (st style) strings(vals []string, indent string) string {
 		if st.pretty {
 			b.WriteString(st.nl + indent + st.unit)
 		}
-		b.WriteString(jsonString(v))
+		b.WriteString(claudecfg.JSONString(v))
 	}
 	if st.pretty {
 		b.WriteString(st.nl + indent)
@@ -107,7 +109,7 @@ func (st style) strings(vals []string, indent string) string {
 func (st style) stringObject(keys []string, m map[string]string, indent string) string {
 	var fs []field
 	for _, k := range keys {
-		fs = append(fs, field{jsonString(k), jsonString(m[k])})
+		fs = append(fs, field{claudecfg.JSONString(k), claudecfg.JSONString(m[k])})
 	}
 	return st.object(fs, indent+st.unit, indent)
 }

@@ -1,4 +1,4 @@
-package claudecfg
+package cfgfile
 
 import (
 	"bytes"
@@ -12,11 +12,12 @@ import (
 // atomically.
 var errNoExchange = errors.New("atomic exchange is not supported here")
 
-// exchange swaps the names a and b atomically (renameat2 RENAME_EXCHANGE on
+// Exchange swaps the names a and b atomically (renameat2 RENAME_EXCHANGE on
 // Linux, renamex_np RENAME_SWAP on macOS); rename is the fallback. Tests
-// replace them.
+// replace them (Exchange also from claudecfg/wrap, to land another
+// program's write just before the swap).
 var (
-	exchange = exchangeFiles
+	Exchange = exchangeFiles
 	rename   = os.Rename
 )
 
@@ -36,7 +37,7 @@ const maxRestores = 10
 // lock (lock.go) rules out for writers that take it, such as Claude Code.
 func swapIn(tmp *os.File, target string, old []byte) error {
 	name := tmp.Name()
-	err := exchange(name, target)
+	err := Exchange(name, target)
 	if errors.Is(err, errNoExchange) {
 		return checkedRename(name, target, old)
 	}
@@ -47,7 +48,7 @@ func swapIn(tmp *os.File, target string, old []byte) error {
 	prev, err := os.Open(name)
 	if err != nil {
 		// Cannot tell what was replaced: put it back.
-		if rerr := exchange(name, target); rerr != nil {
+		if rerr := Exchange(name, target); rerr != nil {
 			return fmt.Errorf("verify the replaced version: %w; it is kept in %s", errors.Join(err, rerr), name)
 		}
 		os.Remove(name)
@@ -82,7 +83,7 @@ func restore(name, target string, held, expect *os.File) error {
 		}
 	}()
 	for range maxRestores {
-		if err := exchange(name, target); err != nil {
+		if err := Exchange(name, target); err != nil {
 			return fmt.Errorf("put back a concurrent writer's version: %w; it is kept in %s", err, name)
 		}
 		pulled, err := os.Open(name)

@@ -1,4 +1,8 @@
-package claudecfg
+// Package cfgfile rewrites a config file that another program (Claude Code,
+// an editor) may be writing at the same time: a compare-and-swap under
+// Claude Code's own lock, a backup first, never a half-written file. It
+// knows nothing of what the file holds; claudecfg/wrap decides the bytes.
+package cfgfile
 
 import (
 	"bytes"
@@ -39,7 +43,7 @@ var ErrChanged = errors.New("the file changed while mcp-heal was rewriting it; n
 // file is left. It returns the backup's path (none with ErrChanged: old was
 // not replaced).
 func Commit(path string, old, new []byte) (backup string, err error) {
-	return commitWith(path, func(cur []byte) ([]byte, error) {
+	return CommitFunc(path, func(cur []byte) ([]byte, error) {
 		if !bytes.Equal(cur, old) {
 			return nil, fmt.Errorf("%s: %w", path, ErrChanged)
 		}
@@ -47,9 +51,9 @@ func Commit(path string, old, new []byte) (backup string, err error) {
 	})
 }
 
-// maxUpdates bounds how often Update starts over while other programs keep
+// MaxUpdates bounds how often Update starts over while other programs keep
 // changing the file.
-const maxUpdates = 5
+const MaxUpdates = 5
 
 // Update rewrites path with f, reading it under Claude Code's lock, so
 // that the file f sees is the file replaced: f gets the current contents
@@ -59,8 +63,8 @@ const maxUpdates = 5
 // over with the newer contents, up to 5 times. f must be a pure function
 // of its input (wrap and unwrap are). It returns the backup's path.
 func Update(path string, f func(cur []byte) ([]byte, error)) (backup string, err error) {
-	for range maxUpdates {
-		backup, err = commitWith(path, f)
+	for range MaxUpdates {
+		backup, err = CommitFunc(path, f)
 		if !errors.Is(err, ErrChanged) {
 			return backup, err
 		}
@@ -68,13 +72,13 @@ func Update(path string, f func(cur []byte) ([]byte, error)) (backup string, err
 	return backup, err
 }
 
-// commitWith is one compare-and-swap: lock, read, f, back up, swap in.
-func commitWith(path string, f func(cur []byte) ([]byte, error)) (backup string, err error) {
+// CommitFunc is one compare-and-swap: lock, read, f, back up, swap in.
+func CommitFunc(path string, f func(cur []byte) ([]byte, error)) (backup string, err error) {
 	target, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		return "", err
 	}
-	unlock, err := takeLock(target)
+	unlock, err := TakeLock(target)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", path, err)
 	}

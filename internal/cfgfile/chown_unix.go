@@ -1,6 +1,6 @@
 //go:build unix
 
-package claudecfg
+package cfgfile
 
 import (
 	"os"

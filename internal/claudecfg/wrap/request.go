@@ -1,4 +1,4 @@
-package claudecfg
+package wrap
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/cli"
 )
 
@@ -16,7 +17,7 @@ import (
 // A bad flag value is a *cli.UsageError.
 func (r *Request) Complete(getenv func(string) string, keep time.Duration) error {
 	switch r.Scope {
-	case "all", ScopeProject, ScopeUser, ScopeLocal:
+	case "all", claudecfg.ScopeProject, claudecfg.ScopeUser, claudecfg.ScopeLocal:
 	default:
 		return &cli.UsageError{Msg: fmt.Sprintf("unknown scope %q", r.Scope), Hint: "use project, user, local or all"}
 	}
@@ -30,7 +31,7 @@ func (r *Request) Complete(getenv func(string) string, keep time.Duration) error
 	}
 	var err error
 	if r.Shim == "" {
-		if r.Shim, err = DefaultShim(getenv); errors.Is(err, ErrTemporaryBuild) {
+		if r.Shim, err = claudecfg.DefaultShim(getenv); errors.Is(err, claudecfg.ErrTemporaryBuild) {
 			return &cli.UsageError{Msg: err.Error(), Hint: "install it (go install ./cmd/mcp-heal) and run that, or pass --shim PATH"}
 		} else if err != nil {
 			return err
@@ -60,18 +61,4 @@ func (p *Plan) MissingError(scope string) error {
 		}
 	}
 	return &cli.UsageError{Msg: fmt.Sprintf("no server named %s in scope %s", cli.QuoteList(p.Missing), scope), Hint: hint}
-}
-
-// NoServerError is the usage error for server names that are not
-// configured for project: its hint names the servers that are.
-func NoServerError(project string, names []string, servers []Server) error {
-	var known []string
-	for _, s := range servers {
-		known = append(known, s.Name)
-	}
-	hint := "this project has no MCP servers: add one with 'claude mcp add', or pass --project DIR"
-	if len(known) > 0 {
-		hint = "known servers: " + strings.Join(known, ", ")
-	}
-	return &cli.UsageError{Msg: fmt.Sprintf("no MCP server named %s for %s", cli.QuoteList(names), project), Hint: hint}
 }

@@ -1,4 +1,4 @@
-package claudecfg
+package wrap
 
 import (
 	"bytes"
@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"os"
 	"slices"
+
+	"github.com/mcp-heal/mcp-heal/internal/cfgfile"
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 )
 
 // Claude Code rewrites ~/.claude.json whenever it starts, on `claude mcp
@@ -43,12 +46,12 @@ func (p *Plan) Commit() ([]Backup, error) {
 		if fe.old == nil {
 			err = writeNew(path, fe.new)
 		} else {
-			backup, err = commitWith(path, func(cur []byte) ([]byte, error) { return p.apply(path, cur, written) })
+			backup, err = cfgfile.CommitFunc(path, func(cur []byte) ([]byte, error) { return p.apply(path, cur, written) })
 		}
 		switch {
-		case errors.Is(err, ErrChanged) && tries == maxUpdates:
+		case errors.Is(err, cfgfile.ErrChanged) && tries == cfgfile.MaxUpdates:
 			return out, fmt.Errorf("gave up after %d tries: %w", tries, err)
-		case errors.Is(err, ErrChanged) && fe.old == nil:
+		case errors.Is(err, cfgfile.ErrChanged) && fe.old == nil:
 			// Created meanwhile (there was nothing to lock): plan again
 			// from it.
 			tries++
@@ -56,7 +59,7 @@ func (p *Plan) Commit() ([]Backup, error) {
 				return out, err
 			}
 			continue
-		case errors.Is(err, ErrChanged):
+		case errors.Is(err, cfgfile.ErrChanged):
 			// The swap met a writer that ignores the lock: the next try
 			// plans again from its version.
 			tries++
@@ -183,7 +186,7 @@ func joinDetail(a, b string) string {
 // entryRaw is the entry name of the mcpServers object at path in data
 // ("" when there is none).
 func entryRaw(data []byte, path []string, name string) string {
-	obj, _ := at(data, path)
-	m, _ := lastMember(obj, name)
-	return m.val.Raw
+	obj, _ := claudecfg.At(data, path)
+	m, _ := claudecfg.LastMember(obj, name)
+	return m.Val.Raw
 }

@@ -1,4 +1,4 @@
-package claudecfg
+package wrap
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/cli"
 )
 
@@ -20,8 +21,8 @@ func TestRequestComplete(t *testing.T) {
 	}{
 		{"bad scope", Request{Scope: "global", Project: ProjectLocal, Shim: "/bin/mcp-heal"}, 0, `unknown scope "global"`},
 		{"bad mode", Request{Scope: "all", Project: "share", Shim: "/bin/mcp-heal"}, 0, `unknown --project-servers "share"`},
-		{"unwrap ignores mode", Request{Unwrap: true, Scope: ScopeUser}, 0, ""},
-		{"keep", Request{Scope: ScopeLocal, Project: ProjectSkip, Shim: "bin/mcp-heal"}, 90 * time.Second, ""},
+		{"unwrap ignores mode", Request{Unwrap: true, Scope: claudecfg.ScopeUser}, 0, ""},
+		{"keep", Request{Scope: claudecfg.ScopeLocal, Project: ProjectSkip, Shim: "bin/mcp-heal"}, 90 * time.Second, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := tc.req

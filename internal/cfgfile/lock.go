@@ -1,4 +1,4 @@
-package claudecfg
+package cfgfile
 
 import (
 	"errors"
@@ -20,11 +20,12 @@ const lockStale = 10 * time.Second
 // lockStale, so an abandoned lock is always outlived.
 var lockWait = lockStale + 5*time.Second
 
-// takeLock is lockFile; tests replace it to act just before Commit locks.
-var takeLock = lockFile
+// TakeLock is how Commit takes the lock: Lock, except in tests, which
+// replace it to act just before Commit locks (claudecfg/wrap's replan test).
+var TakeLock = Lock
 
-// lockFile takes "<target>.lock" and returns its release.
-func lockFile(target string) (unlock func(), err error) {
+// Lock takes "<target>.lock", as Claude Code does, and returns its release.
+func Lock(target string) (unlock func(), err error) {
 	lock := target + ".lock"
 	deadline := time.Now().Add(lockWait)
 	for {

@@ -1,4 +1,4 @@
-package claudecfg
+package wrap
 
 import (
 	"encoding/json"
@@ -8,6 +8,8 @@ import (
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
+
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 )
 
 func unwrapEntry(name string, e gjson.Result) (string, Change) {
@@ -15,16 +17,16 @@ func unwrapEntry(name string, e gjson.Result) (string, Change) {
 	if !e.IsObject() {
 		return "", ch
 	}
-	command := lastVal(e, "command")
-	args, ok := stringArray(lastVal(e, "args"))
-	if command.Type != gjson.String || !ok || !IsShim(command.String(), args) {
-		if lastVal(e, markerKey).Exists() {
+	command := claudecfg.LastVal(e, "command")
+	args, ok := claudecfg.StringArray(claudecfg.LastVal(e, "args"))
+	if command.Type != gjson.String || !ok || !claudecfg.IsShim(command.String(), args) {
+		if claudecfg.LastVal(e, claudecfg.MarkerKey).Exists() {
 			ch.Action = ActSkipped
-			ch.Detail = fmt.Sprintf("has an %q key but does not run the shim (edited by hand?); fix it or remove that key", markerKey)
+			ch.Detail = fmt.Sprintf("has an %q key but does not run the shim (edited by hand?); fix it or remove that key", claudecfg.MarkerKey)
 		}
 		return "", ch
 	}
-	orig := lastVal(lastVal(e, markerKey), "original")
+	orig := claudecfg.LastVal(claudecfg.LastVal(e, claudecfg.MarkerKey), "original")
 	if orig.IsObject() {
 		raw := orig.Raw
 		// Wrap put the same indent in front of every line of the original,
@@ -37,7 +39,7 @@ func unwrapEntry(name string, e gjson.Result) (string, Change) {
 		if edited := editedKeys(name, e, raw); len(edited) > 0 {
 			// Someone changed the wrapped entry (a rotated token, a new
 			// argument): keep those changes in the restored entry.
-			inv, ok := ParseShimArgs(args)
+			inv, ok := claudecfg.ParseShimArgs(args)
 			plain, _ := rebuild(name, e, inv)
 			merged, keys, err := mergeEdits(raw, plain)
 			if !ok || err != nil {
@@ -51,7 +53,7 @@ func unwrapEntry(name string, e gjson.Result) (string, Change) {
 		}
 		return raw, ch
 	}
-	inv, ok := ParseShimArgs(args)
+	inv, ok := claudecfg.ParseShimArgs(args)
 	if !ok {
 		ch.Action, ch.Detail = ActSkipped, "cannot read the shim's arguments"
 		return "", ch
@@ -60,20 +62,20 @@ func unwrapEntry(name string, e gjson.Result) (string, Change) {
 }
 
 // rebuild turns an entry wrapped by hand (no marker) back into a plain one.
-func rebuild(name string, e gjson.Result, inv ShimInvocation) (string, Change) {
+func rebuild(name string, e gjson.Result, inv claudecfg.ShimInvocation) (string, Change) {
 	st := detectStyle(e)
 	ch := Change{Name: name, Action: ActUnwrapped, Detail: "rebuilt from the shim's arguments"}
 	var fields []field
 	if inv.URL == "" {
-		for _, m := range members(e) {
-			switch m.key {
+		for _, m := range claudecfg.Members(e) {
+			switch m.Key {
 			case "command":
-				fields = append(fields, field{m.kraw.Raw, jsonString(inv.Command)})
+				fields = append(fields, field{m.KRaw.Raw, claudecfg.JSONString(inv.Command)})
 			case "args":
-				fields = append(fields, field{m.kraw.Raw, st.strings(inv.Args, st.inner)})
-			case markerKey:
+				fields = append(fields, field{m.KRaw.Raw, st.strings(inv.Args, st.inner)})
+			case claudecfg.MarkerKey:
 			default:
-				fields = append(fields, field{m.kraw.Raw, m.val.Raw})
+				fields = append(fields, field{m.KRaw.Raw, m.Val.Raw})
 			}
 		}
 		return st.object(fields, st.inner, st.close), ch
@@ -82,17 +84,17 @@ func rebuild(name string, e gjson.Result, inv ShimInvocation) (string, Change) {
 	if transport == "" || transport == "auto" {
 		transport = "http"
 	}
-	env, envKeys := stringMap(lastVal(e, "env"))
+	env, envKeys := claudecfg.StringMap(claudecfg.LastVal(e, "env"))
 	hm := map[string]string{}
 	var hkeys []string
 	used := map[string]bool{}
 	realURL := inv.URL
-	if v, name, ok := fromEnv(realURL, env, URLEnvName); ok {
+	if v, name, ok := claudecfg.FromEnv(realURL, env, claudecfg.URLEnvName); ok {
 		realURL, used[name] = v, true
 	}
 	for _, h := range inv.Headers {
-		k, v := splitHeader(h)
-		if m := envRef().FindStringSubmatch(v); m != nil && strings.HasPrefix(m[1], HeaderEnvPrefix) {
+		k, v := claudecfg.SplitHeader(h)
+		if m := claudecfg.EnvRef().FindStringSubmatch(v); m != nil && strings.HasPrefix(m[1], claudecfg.HeaderEnvPrefix) {
 			if ev, ok := env[m[1]]; ok {
 				v = ev
 				used[m[1]] = true
@@ -109,25 +111,25 @@ func rebuild(name string, e gjson.Result, inv ShimInvocation) (string, Change) {
 			keep = append(keep, k)
 		}
 	}
-	if !lastVal(e, "type").Exists() {
-		fields = append(fields, field{`"type"`, jsonString(transport)})
+	if !claudecfg.LastVal(e, "type").Exists() {
+		fields = append(fields, field{`"type"`, claudecfg.JSONString(transport)})
 	}
-	for _, m := range members(e) {
-		switch m.key {
+	for _, m := range claudecfg.Members(e) {
+		switch m.Key {
 		case "type":
-			fields = append(fields, field{m.kraw.Raw, jsonString(transport)})
+			fields = append(fields, field{m.KRaw.Raw, claudecfg.JSONString(transport)})
 		case "command":
-			fields = append(fields, field{`"url"`, jsonString(realURL)})
+			fields = append(fields, field{`"url"`, claudecfg.JSONString(realURL)})
 			if len(hkeys) > 0 {
 				fields = append(fields, field{`"headers"`, st.stringObject(hkeys, hm, st.inner)})
 			}
-		case "args", markerKey:
+		case "args", claudecfg.MarkerKey:
 		case "env":
 			if len(keep) > 0 {
-				fields = append(fields, field{m.kraw.Raw, st.stringObject(keep, env, st.inner)})
+				fields = append(fields, field{m.KRaw.Raw, st.stringObject(keep, env, st.inner)})
 			}
 		default:
-			fields = append(fields, field{m.kraw.Raw, m.val.Raw})
+			fields = append(fields, field{m.KRaw.Raw, m.Val.Raw})
 		}
 	}
 	return st.object(fields, st.inner, st.close), ch
@@ -136,7 +138,7 @@ func rebuild(name string, e gjson.Result, inv ShimInvocation) (string, Change) {
 // editedKeys names the keys of wrapped entry e that differ from what
 // wrapping orig gives now (someone edited the entry after wrap).
 func editedKeys(name string, e gjson.Result, orig string) []string {
-	cmd := lastVal(e, "command").String()
+	cmd := claudecfg.LastVal(e, "command").String()
 	re := gjson.Parse(orig)
 	want, ch := wrapEntry(name, re, cmd)
 	if ch.Action != ActWrapped {
@@ -186,8 +188,8 @@ func mergeEdits(orig, plain string) (string, []string, error) {
 	if _, had := o["type"]; !had {
 		// Wrap adds no "type" to a stdio entry but rebuild names a remote
 		// one's: the implied transport is not an edit.
-		implied := transportOf("", lastVal(ro, "command").String(), lastVal(ro, "url").String())
-		if p["type"] == jsonString(implied) {
+		implied := claudecfg.TransportOf("", claudecfg.LastVal(ro, "command").String(), claudecfg.LastVal(ro, "url").String())
+		if p["type"] == claudecfg.JSONString(implied) {
 			delete(p, "type")
 		}
 	}
@@ -197,21 +199,21 @@ func mergeEdits(orig, plain string) (string, []string, error) {
 	out := orig
 	var keys []string
 	var err error
-	for _, m := range members(gjson.Parse(plain)) {
-		if _, ok := p[m.key]; !ok || o[m.key] == p[m.key] {
+	for _, m := range claudecfg.Members(gjson.Parse(plain)) {
+		if _, ok := p[m.Key]; !ok || o[m.Key] == p[m.Key] {
 			continue
 		}
-		if out, err = sjson.SetRaw(out, gjson.Escape(m.key), m.val.Raw); err != nil {
+		if out, err = sjson.SetRaw(out, gjson.Escape(m.Key), m.Val.Raw); err != nil {
 			return "", nil, err
 		}
-		keys = append(keys, m.key)
+		keys = append(keys, m.Key)
 	}
-	for _, m := range members(ro) {
-		if _, ok := p[m.key]; !ok {
-			if out, err = sjson.Delete(out, gjson.Escape(m.key)); err != nil {
+	for _, m := range claudecfg.Members(ro) {
+		if _, ok := p[m.Key]; !ok {
+			if out, err = sjson.Delete(out, gjson.Escape(m.Key)); err != nil {
 				return "", nil, err
 			}
-			keys = append(keys, m.key)
+			keys = append(keys, m.Key)
 		}
 	}
 	return out, keys, nil
