@@ -248,8 +248,17 @@ func TestWrapWithRealClaude(t *testing.T) {
 			Command string `json:"command"`
 		} `json:"servers"`
 	}
-	if err := json.Unmarshal([]byte(c.run(c.heal, "status", "--json")), &st); err != nil || len(st.Servers) != len(found)+1 { // + the shadowed .mcp.json entry
+	// A project server wrap protects with a local copy is one row: the
+	// shadowed .mcp.json entry is not shown a second time.
+	if err := json.Unmarshal([]byte(c.run(c.heal, "status", "--json")), &st); err != nil || len(st.Servers) != len(found) {
 		t.Errorf("status --json: %v %+v", err, st)
+	}
+	seen := map[string]bool{}
+	for _, s := range st.Servers {
+		if seen[s.Name] {
+			t.Errorf("status --json: %s shown twice: %+v", s.Name, st)
+		}
+		seen[s.Name] = true
 	}
 
 	c.run(c.heal, "unwrap", "--all")
