@@ -1,7 +1,9 @@
 // Package jsoncheck is the one validation every untrusted JSON document
 // goes through before anything parses it: hook payloads (up to 64 MiB on
 // stdin) and the config files a cloned repository or another program may
-// have written (.mcp.json, ~/.claude.json, settings files).
+// have written (.mcp.json, ~/.claude.json, settings files), a remote
+// server's bodies, and every JSON-RPC message the shim and the bridge
+// route (internal/jsonrpc checks each member's value with ValueEnd).
 //
 // gjson.ValidBytes and gjson's getters recurse once per level of nesting,
 // so 10 million nested arrays in 20 MB overflowed the Go stack: a fatal
