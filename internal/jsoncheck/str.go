@@ -27,11 +27,13 @@ func StringEnd(b []byte, i int) (int, error) {
 	q := -1 // b[q] is the first quote at or after i, when q >= i
 	for {
 		j, lim := i, min(len(b), i+32)
-		for j+8 <= lim && !special(binary.LittleEndian.Uint64(b[j:])) {
-			j += 8
-		}
-		for j < lim && plain[b[j]] {
-			j++
+		if j < lim && plain[b[j]] { // not an escape right after an escape
+			for j+8 <= lim && !special(binary.LittleEndian.Uint64(b[j:])) {
+				j += 8
+			}
+			for j < lim && plain[b[j]] {
+				j++
+			}
 		}
 		if searched != nil {
 			*searched += int64(j - i)
