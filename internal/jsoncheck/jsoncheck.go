@@ -1,7 +1,9 @@
 // Package jsoncheck is the one validation every untrusted JSON document
 // goes through before anything parses it: hook payloads (up to 64 MiB on
 // stdin) and the config files a cloned repository or another program may
-// have written (.mcp.json, ~/.claude.json, settings files).
+// have written (.mcp.json, ~/.claude.json, settings files), a remote
+// server's bodies, and every JSON-RPC message the shim and the bridge
+// route (internal/jsonrpc checks each member's value with ValueEnd).
 //
 // gjson.ValidBytes and gjson's getters recurse once per level of nesting,
 // so 10 million nested arrays in 20 MB overflowed the Go stack: a fatal
@@ -14,10 +16,7 @@
 // scanner, to the same depth, before it decodes; gjson checks nothing.)
 package jsoncheck
 
-import (
-	"encoding/binary"
-	"fmt"
-)
+import "fmt"
 
 // MaxDepth is the deepest nesting of arrays and objects Valid accepts:
 // encoding/json's own limit, so Valid and json.Valid agree on every input.
@@ -47,55 +46,74 @@ func (e *SyntaxError) Unwrap() error { return e.err }
 // *SyntaxError. Like encoding/json it does not check that strings are
 // valid UTF-8.
 func Valid(data []byte) error {
-	var room [64]byte // the stack of a document of ordinary depth, without an allocation
-	v := validator{b: data, stack: room[:0]}
-	return v.run()
-}
-
-type validator struct {
-	b     []byte
-	stack []byte // the open containers, '[' or '{'; at most MaxDepth
-}
-
-func (v *validator) fail(i int, msg string) error {
-	if i >= len(v.b) {
-		return &SyntaxError{Offset: len(v.b), Msg: "unexpected end of JSON input"}
+	i, err := ValueEnd(data, SkipWS(data, 0), 0)
+	if err != nil {
+		return err
 	}
-	return &SyntaxError{Offset: i, Msg: fmt.Sprintf("%s (found %q)", msg, v.b[i])}
+	if i = SkipWS(data, i); i != len(data) {
+		return fail(data, i, "invalid character after top-level value")
+	}
+	return nil
 }
 
-// run alternates two steps until the top-level value is complete: read a
+// ValueEnd checks the one JSON value that starts at b[i] (no white space
+// before it) and returns the index just after it. depth is how many
+// arrays and objects already enclose it, so that the whole document is
+// held to MaxDepth: the JSON-RPC scanner (internal/jsonrpc) reads a
+// message's top-level members itself and checks each value here, at
+// depth 1. Errors are *SyntaxError with offsets into b.
+func ValueEnd(b []byte, i, depth int) (int, error) {
+	v := validator{b: b}
+	return v.run(i, MaxDepth-depth)
+}
+
+type validator struct{ b []byte }
+
+func fail(b []byte, i int, msg string) error {
+	if i >= len(b) {
+		return &SyntaxError{Offset: len(b), Msg: "unexpected end of JSON input"}
+	}
+	return &SyntaxError{Offset: i, Msg: fmt.Sprintf("%s (found %q)", msg, b[i])}
+}
+
+func (v *validator) fail(i int, msg string) error { return fail(v.b, i, msg) }
+
+// run alternates two steps until the value at i is complete: read a
 // value (a scalar, or the opening of a container), then what may follow
 // a value (a comma, or closing brackets).
-func (v *validator) run() error {
+func (v *validator) run(i, max int) (int, error) {
 	b := v.b
-	i := skipWS(b, 0)
+	// The open containers, '[' or '{', at most max. A local array holds
+	// those of a document of ordinary depth without an allocation (kept
+	// in the struct, it escaped to the heap: one allocation per call).
+	var room [64]byte
+	stack := room[:0]
 	for {
 		// A value starts at i.
 		if i >= len(b) {
-			return v.fail(i, "")
+			return i, v.fail(i, "")
 		}
 		var err error
 		switch c := b[i]; c {
 		case '[', '{':
-			if len(v.stack) >= MaxDepth {
-				return &SyntaxError{Offset: i, Msg: ErrTooDeep.Error(), err: ErrTooDeep}
+			if len(stack) >= max {
+				return i, &SyntaxError{Offset: i, Msg: ErrTooDeep.Error(), err: ErrTooDeep}
 			}
-			v.stack = append(v.stack, c)
-			i = skipWS(b, i+1)
+			stack = append(stack, c)
+			i = SkipWS(b, i+1)
 			if i < len(b) && b[i] == closer(c) {
-				v.stack = v.stack[:len(v.stack)-1]
+				stack = stack[:len(stack)-1]
 				i++
 				break
 			}
 			if c == '{' {
 				if i, err = v.key(i); err != nil {
-					return err
+					return i, err
 				}
 			}
 			continue
 		case '"':
-			i, err = v.str(i)
+			i, err = StringEnd(b, i)
 		case 't':
 			i, err = v.lit(i, "true")
 		case 'f':
@@ -106,33 +124,30 @@ func (v *validator) run() error {
 			i, err = v.num(i)
 		}
 		if err != nil {
-			return err
+			return i, err
 		}
 		// A value ended at i: close containers until one goes on.
 		for {
-			i = skipWS(b, i)
-			if len(v.stack) == 0 {
-				if i != len(b) {
-					return v.fail(i, "invalid character after top-level value")
-				}
-				return nil
+			if len(stack) == 0 {
+				return i, nil
 			}
+			i = SkipWS(b, i)
 			if i >= len(b) {
-				return v.fail(i, "")
+				return i, v.fail(i, "")
 			}
-			top := v.stack[len(v.stack)-1]
+			top := stack[len(stack)-1]
 			if b[i] == closer(top) {
-				v.stack = v.stack[:len(v.stack)-1]
+				stack = stack[:len(stack)-1]
 				i++
 				continue
 			}
 			if b[i] != ',' {
-				return v.fail(i, "invalid character after "+kind(top)+" element")
+				return i, v.fail(i, "invalid character after "+kind(top)+" element")
 			}
-			i = skipWS(b, i+1)
+			i = SkipWS(b, i+1)
 			if top == '{' {
 				if i, err = v.key(i); err != nil {
-					return err
+					return i, err
 				}
 			}
 			break
@@ -146,86 +161,15 @@ func (v *validator) key(i int) (int, error) {
 	if i >= len(v.b) || v.b[i] != '"' {
 		return i, v.fail(i, "invalid character looking for beginning of object key string")
 	}
-	i, err := v.str(i)
+	i, err := StringEnd(v.b, i)
 	if err != nil {
 		return i, err
 	}
-	i = skipWS(v.b, i)
+	i = SkipWS(v.b, i)
 	if i >= len(v.b) || v.b[i] != ':' {
 		return i, v.fail(i, "invalid character after object key")
 	}
-	return skipWS(v.b, i+1), nil
-}
-
-// plain marks the bytes a string holds as they are: not a quote, a
-// backslash or a control character.
-var plain = func() (t [256]bool) {
-	for c := 0x20; c < 256; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
-const (
-	ones  = 0x0101010101010101
-	highs = 0x8080808080808080
-)
-
-// zeroByte reports whether one of the eight bytes of w is 0.
-func zeroByte(w uint64) bool { return (w-ones)&^w&highs != 0 }
-
-// skipPlain returns the index of the first byte from i on that is not
-// plain: eight bytes at a time while none of them is a quote, a backslash
-// or below 0x20 (the bulk of a long string), then byte by byte.
-func skipPlain(b []byte, i int) int {
-	for ; i+8 <= len(b); i += 8 {
-		w := binary.LittleEndian.Uint64(b[i:])
-		if zeroByte(w^('"'*ones)) || zeroByte(w^('\\'*ones)) || (w-0x20*ones)&^w&highs != 0 {
-			break
-		}
-	}
-	for i < len(b) && plain[b[i]] {
-		i++
-	}
-	return i
-}
-
-// str reads the string whose opening quote is at i.
-func (v *validator) str(i int) (int, error) {
-	b := v.b
-	for i++; i < len(b); i++ {
-		i = skipPlain(b, i)
-		if i >= len(b) {
-			break
-		}
-		switch c := b[i]; {
-		case c == '"':
-			return i + 1, nil
-		case c < 0x20:
-			return i, v.fail(i, "invalid character in string literal")
-		case c == '\\':
-			i++
-			if i >= len(b) {
-				return i, v.fail(i, "")
-			}
-			switch b[i] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				for k := 0; k < 4; k++ {
-					i++
-					if i >= len(b) {
-						return i, v.fail(i, "")
-					}
-					if !isHex(b[i]) {
-						return i, v.fail(i, "invalid character in \\u hexadecimal character escape")
-					}
-				}
-			default:
-				return i, v.fail(i, "invalid character in string escape code")
-			}
-		}
-	}
-	return i, v.fail(i, "")
+	return SkipWS(v.b, i+1), nil
 }
 
 // lit reads the literal word at i.
@@ -290,9 +234,16 @@ func isHex(c byte) bool {
 	return isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
-func skipWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
+// SkipWS returns the index of the first byte from i on that is not JSON
+// white space.
+func SkipWS(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
 	}
 	return i
 }

@@ -170,3 +170,62 @@ func BenchmarkValid(b *testing.B) {
 		b.ReportMetric(float64(o)/float64(g), "64KiB-x-gjson")
 	}
 }
+
+// TestValueEndDepth: a value inside depth containers is held to what is
+// left of MaxDepth, so a scanner that opens the outer object itself (the
+// JSON-RPC routing path) and the whole-document check draw the line at
+// the same nesting, the one encoding/json draws.
+func TestValueEndDepth(t *testing.T) {
+	for _, d := range []int{MaxDepth - 1, MaxDepth} {
+		member := nested(d, "[", "", "]")
+		doc := append(append([]byte(`{"params":`), member...), '}')
+		end, err := ValueEnd(doc, len(`{"params":`), 1)
+		if got, want := err == nil, json.Valid(doc); got != want || Valid(doc) == nil != want {
+			t.Errorf("depth %d: ValueEnd = %v, Valid = %v, encoding/json says %v", d+1, err, Valid(doc), want)
+		}
+		if err == nil && end != len(doc)-1 {
+			t.Errorf("depth %d: ValueEnd ended at %d, want %d", d+1, end, len(doc)-1)
+		}
+		if err != nil && !errors.Is(err, ErrTooDeep) {
+			t.Errorf("depth %d: %v, want ErrTooDeep", d+1, err)
+		}
+	}
+}
+
+// TestStringScanLinear: the string scan examines each byte a bounded
+// number of times whatever the escapes (issue 17), counted, not timed.
+func TestStringScanLinear(t *testing.T) {
+	for name, unit := range map[string]string{
+		"plain": "x", "100-byte lines": strings.Repeat("y", 98) + `\n`,
+		"40-byte runs": strings.Repeat("w", 40) + `\"`, "escape-dense": `\"\\\n\t\u00e9/`,
+	} {
+		doc := []byte(`"` + strings.Repeat(unit, (4<<20)/len(unit)) + `"`)
+		var err error
+		n := CountScanned(func() { err = Valid(doc) })
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if n > 2*int64(len(doc)) {
+			t.Errorf("%s: the scan examined %d bytes of %d (%.1fx), want at most 2x", name, n, len(doc), float64(n)/float64(len(doc)))
+		}
+		if name == "plain" && n < int64(len(doc))-2 {
+			t.Errorf("%s: counted %d bytes of %d: the counter misses the scan", name, n, len(doc))
+		}
+	}
+}
+
+// TestNoAllocation: validating a valid document allocates nothing (the
+// routing path validates every message; the stack of containers lives in
+// the validator's frame).
+func TestNoAllocation(t *testing.T) {
+	payload, err := os.ReadFile("../../testdata/claude-code-2.1.328/hooks/PreToolUse.mcp.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = Valid(payload) }); n != 0 {
+		t.Errorf("Valid allocated %v times per call", n)
+	}
+	if n := testing.AllocsPerRun(100, func() { _, _ = ValueEnd([]byte(`{"a":[1,{"b":"c"}]}`), 0, 1) }); n != 0 {
+		t.Errorf("ValueEnd allocated %v times per call", n)
+	}
+}

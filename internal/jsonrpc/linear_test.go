@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/mcp-heal/mcp-heal/internal/jsoncheck"
 )
 
 // bigAnswer is a tools/call response whose one text is n bytes of the
@@ -31,10 +33,9 @@ func TestScanLinear(t *testing.T) {
 		for _, mib := range []int{1, 8} {
 			t.Run(fmt.Sprintf("%s %d MiB", shape, mib), func(t *testing.T) {
 				msg := bigAnswer(shape, mib<<20)
-				var n int64
-				searched = &n
-				defer func() { searched = nil }()
-				m, err := Peek(msg)
+				var m Msg
+				var err error
+				n := jsoncheck.CountScanned(func() { m, err = Peek(msg) })
 				if err != nil || m.Kind != KindResponse || string(m.ID) != "7" {
 					t.Fatalf("Peek: got %+v, %v; want the response to 7", m, err)
 				}
@@ -54,10 +55,8 @@ func TestScanLinearOtherEntries(t *testing.T) {
 		"validJSON": func() bool { return validJSON(dense) },
 		"PeekHead":  func() bool { return PeekHead(bigAnswer("100-byte lines", 1<<20)).Kind == KindResponse },
 	} {
-		var n int64
-		searched = &n
-		ok := f()
-		searched = nil
+		var ok bool
+		n := jsoncheck.CountScanned(func() { ok = f() })
 		if !ok {
 			t.Errorf("%s: rejected a valid message", name)
 		}

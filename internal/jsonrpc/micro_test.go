@@ -28,3 +28,19 @@ func BenchmarkPeek4K(b *testing.B) {
 		Peek(microMsg)
 	}
 }
+
+// BenchmarkPeekShapes: a 1 MiB tool result of each shape TestScanLinear
+// uses, the long-run and the escape-dense sides of the string scan.
+func BenchmarkPeekShapes(b *testing.B) {
+	for _, shape := range []string{"one line", "100-byte lines", "escape-dense"} {
+		msg := bigAnswer(shape, 1<<20)
+		b.Run(strings.ReplaceAll(shape, " ", "-"), func(b *testing.B) {
+			b.SetBytes(int64(len(msg)))
+			for b.Loop() {
+				if _, err := Peek(msg); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -2,7 +2,6 @@ package jsonrpc
 
 import (
 	"bytes"
-	"encoding/json"
 	"testing"
 	"unicode/utf8"
 
@@ -95,24 +94,6 @@ func FuzzPeekAgainstGJSON(f *testing.F) {
 		}
 		if got.Kind != want.Kind || got.Method != want.Method || !bytes.Equal(got.ID, want.ID) || got.IsError != want.IsError {
 			t.Fatalf("%q: got %+v, want %+v", line, got, want)
-		}
-	})
-}
-
-// FuzzValidJSON checks the validator agrees with encoding/json.
-func FuzzValidJSON(f *testing.F) {
-	for _, s := range []string{
-		`{"a":[1,2.5e-3,-0,true,false,null,"x\u00e9\n"]}`, `{"a":}`, `[1,]`, `01`, `1.`, `"\x"`,
-		`"abcdefghijklmnop\"qrstuvwxyz"`, "\"tab\there\"", `  {} `, `{"a":1}{}`, `-`, `"\ud83d"`,
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		if !utf8.Valid(b) {
-			return
-		}
-		if got, want := validJSON(b), json.Valid(b); got != want {
-			t.Fatalf("validJSON(%q) = %v, encoding/json says %v", b, got, want)
 		}
 	})
 }
