@@ -2,6 +2,7 @@ package hook
 
 import (
 	"context"
+	"slices"
 	"syscall"
 	"time"
 
@@ -208,7 +209,7 @@ func (h *Handler) sessionStart(in *Input) []byte {
 	}
 	var failing []string
 	for _, r := range recs {
-		if r.State == state.Failed && mine[r.Server] && !contains(failing, r.Server) {
+		if r.State == state.Failed && mine[r.Server] && !slices.Contains(failing, r.Server) {
 			failing = append(failing, r.Server)
 		}
 	}
@@ -223,12 +224,3 @@ func (h *Handler) sessionStart(in *Input) []byte {
 // scopes]" warning for a protected project server: once per server and
 // .mcp.json.
 func conflictKey(s claudecfg.Server) string { return "conflict-" + s.Name + "-" + s.Protects }
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
