@@ -3,11 +3,12 @@ package claudecfg
 import (
 	"bytes"
 	"errors"
-	"github.com/mcp-heal/mcp-heal/internal/testenv"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // stateHome points XDG_STATE_HOME (backups) at a temporary directory.
