@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/health"
+	"github.com/mcp-heal/mcp-heal/internal/status"
 )
 
 const statusHelp = `
@@ -30,10 +31,10 @@ func runStatus(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	a, session, now := health.FromEnv(env.Getenv), env.Getenv("CLAUDE_CODE_SESSION_ID"), time.Now()
-	rep := health.Status(o, session, now, fs.Args(), a)
+	rep := status.Status(o, session, now, fs.Args(), a)
 	if missing := rep.Missing(fs.Args()); len(missing) > 0 {
 		var known []claudecfg.Server
-		for _, s := range health.Status(o, session, now, nil, a).Servers {
+		for _, s := range status.Status(o, session, now, nil, a).Servers {
 			known = append(known, s.Server)
 		}
 		return claudecfg.NoServerError(o.ProjectDir, missing, known)

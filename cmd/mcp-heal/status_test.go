@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/status"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
@@ -75,7 +75,7 @@ func TestStatusReportsShimsAndFailures(t *testing.T) {
 	}
 
 	code, out, _ = c.run("status", "--json")
-	var rep health.Report
+	var rep status.Report
 	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil {
 		t.Fatalf("exit %d, %v\n%s", code, err, out)
 	}
@@ -116,18 +116,18 @@ func TestStatusWithRealShim(t *testing.T) {
 	}
 	t.Cleanup(func() { stdin.Close(); cmd.Wait() }) // closing stdin stops the shim
 
-	status := func() health.Server {
+	current := func() status.Server {
 		_, out, _ := c.run("status", "--json", "ex")
-		var rep health.Report
+		var rep status.Report
 		if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Servers) != 1 {
 			t.Fatalf("status --json: %v\n%s", err, out)
 		}
 		return rep.Servers[0]
 	}
-	waitFor := func(what string, ok func(health.Server) bool) health.Server {
+	waitFor := func(what string, ok func(status.Server) bool) status.Server {
 		deadline := time.Now().Add(20 * time.Second)
 		for {
-			s := status()
+			s := current()
 			if ok(s) {
 				return s
 			}
@@ -137,7 +137,7 @@ func TestStatusWithRealShim(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	s := waitFor("a running child", func(s health.Server) bool { return len(s.Shims) == 1 && s.Shims[0].ChildPID > 0 && s.Health == "ok" })
+	s := waitFor("a running child", func(s status.Server) bool { return len(s.Shims) == 1 && s.Shims[0].ChildPID > 0 && s.Health == "ok" })
 	first := s.Shims[0].ChildPID
 	if !s.Wrapped || s.Shims[0].ShimPID != cmd.Process.Pid {
 		t.Fatalf("status: %+v", s)
@@ -145,7 +145,7 @@ func TestStatusWithRealShim(t *testing.T) {
 	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	s = waitFor("a restarted child", func(s health.Server) bool {
+	s = waitFor("a restarted child", func(s status.Server) bool {
 		return len(s.Shims) == 1 && s.Shims[0].Restarts >= 1 && s.Shims[0].ChildPID > 0 && s.Shims[0].ChildPID != first && s.Health == "ok"
 	})
 	if e := s.Shims[0].LastExit; e == nil || e.Signal == "" {

@@ -11,6 +11,7 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg/wrap"
 	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/keep"
+	"github.com/mcp-heal/mcp-heal/internal/status"
 )
 
 const wrapHelp = `
@@ -87,7 +88,7 @@ func runRewrite(env *Env, args []string, unwrap bool) error {
 		return err
 	}
 	home := o.Home
-	tilde := func(p string) string { return health.TildePath(p, home) }
+	tilde := func(p string) string { return status.TildePath(p, home) }
 	if *dry {
 		fmt.Fprint(env.Stdout, plan.Diff(tilde))
 	} else {

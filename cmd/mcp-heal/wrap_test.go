@@ -5,11 +5,12 @@ package main
 import (
 	"bytes"
 	"context"
-	"github.com/mcp-heal/mcp-heal/internal/testenv"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // cfgEnv is a throwaway home and project for the config commands, with

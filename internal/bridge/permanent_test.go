@@ -3,7 +3,6 @@
 package bridge
 
 import (
-	"github.com/mcp-heal/mcp-heal/internal/testenv"
 	"io/fs"
 	"net"
 	"net/http"
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // A remote that cannot be used for a reason retrying will not fix soon is

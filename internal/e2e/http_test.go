@@ -15,8 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-heal/mcp-heal/internal/testenv"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // waitListening waits until addr accepts TCP connections.

@@ -3,12 +3,13 @@
 package e2e
 
 import (
-	"github.com/mcp-heal/mcp-heal/internal/testenv"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // shimPIDs are the `mcp-heal shim` processes below claude.

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
@@ -137,20 +138,11 @@ func (s *server) initialize(params json.RawMessage) (any, error) {
 // logLevels in RFC 5424 order, as logging/setLevel defines them.
 var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 
-func levelIndex(l string) int {
-	for i, v := range logLevels {
-		if v == l {
-			return i
-		}
-	}
-	return -1
-}
-
 func (s *server) setLevel(params json.RawMessage) (any, error) {
 	var p struct {
 		Level string `json:"level"`
 	}
-	if json.Unmarshal(params, &p) != nil || levelIndex(p.Level) < 0 {
+	if json.Unmarshal(params, &p) != nil || !slices.Contains(logLevels, p.Level) {
 		return nil, &rpcError{jsonrpc.CodeInvalidParams, "logging/setLevel: unknown level"}
 	}
 	s.mu.Lock()
@@ -165,7 +157,7 @@ func (s *server) log(level, text string) {
 	s.mu.Lock()
 	set := s.logLevel
 	s.mu.Unlock()
-	if set == "" || levelIndex(level) < levelIndex(set) {
+	if set == "" || slices.Index(logLevels, level) < slices.Index(logLevels, set) {
 		return
 	}
 	s.notify("notifications/message", map[string]any{"level": level, "logger": "example", "data": text})
@@ -180,7 +172,7 @@ func (s *server) sessionInfo() map[string]any {
 	for u := range s.subs {
 		subs = append(subs, u)
 	}
-	sortStrings(subs)
+	slices.Sort(subs)
 	return map[string]any{
 		"pid":             os.Getpid(),
 		"protocolVersion": s.version,

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -332,5 +331,3 @@ func compact(b []byte) string {
 	out, _ := json.Marshal(v)
 	return string(out)
 }
-
-func sortStrings(s []string) { sort.Strings(s) }

@@ -54,31 +54,47 @@ type Info struct {
 	Shim bool
 }
 
-var classes = map[Class]Info{
-	ConnClosed:         {Meaning: "the stdio server died during the call", MayHaveRun: true},
-	ClosedBeforeRun:    {Meaning: "the connection closed before the call reached the server"},
-	ClosedBeforeAnswer: {Meaning: "the connection closed before the call was answered", MayHaveRun: true},
-	NotConnected:       {Meaning: "Claude Code's respawn of the stdio server failed; it never retries", Dead: true},
-	Disconnected:       {Meaning: "Claude Code dropped the server (interactive session) and refuses its tools", Dead: true},
-	Cooldown:           {Meaning: "the HTTP server is in Claude Code's reconnect cool-down"},
-	GaveUp:             {Meaning: "one HTTP reconnect attempt failed; Claude Code keeps retrying in the background"},
-	Refused:            {Meaning: "the HTTP server refused the connection"},
-	Reset:              {Meaning: "the HTTP connection broke during the call", MayHaveRun: true},
-	SessionLost:        {Meaning: "the HTTP server restarted and rejected Claude Code's old session", Dead: true},
-	IdleTimeout:        {Meaning: "the server sent no response or progress: hung", MayHaveRun: true},
-	RequestTimeout:     {Meaning: "the request timed out (MCP error -32001)", MayHaveRun: true},
-	StillConnecting:    {Meaning: "the server is not up yet"},
-	ShimRestarted:      {Meaning: "the server died during the call and its shim restarted it", MayHaveRun: true, Shim: true},
-	ShimFailed:         {Meaning: "crash loop: the shim keeps restarting the server and answers calls with an error", Shim: true},
-	CannotStart:        {Meaning: "the server's command is not found or not executable: the shim waits for it to be fixed", Shim: true},
-	ShimUnreachable:    {Meaning: "the remote server stayed down past the shim's deadline; the call was not sent", Shim: true},
-	OK:                 {Meaning: "the server answered a call again"},
+// table is every class in its stable order with what it means: a new class
+// is its constant above and one row here.
+var table = []struct {
+	Class Class
+	Info  Info
+}{
+	{ConnClosed, Info{Meaning: "the stdio server died during the call", MayHaveRun: true}},
+	{ClosedBeforeRun, Info{Meaning: "the connection closed before the call reached the server"}},
+	{ClosedBeforeAnswer, Info{Meaning: "the connection closed before the call was answered", MayHaveRun: true}},
+	{NotConnected, Info{Meaning: "Claude Code's respawn of the stdio server failed; it never retries", Dead: true}},
+	{Disconnected, Info{Meaning: "Claude Code dropped the server (interactive session) and refuses its tools", Dead: true}},
+	{Cooldown, Info{Meaning: "the HTTP server is in Claude Code's reconnect cool-down"}},
+	{GaveUp, Info{Meaning: "one HTTP reconnect attempt failed; Claude Code keeps retrying in the background"}},
+	{Refused, Info{Meaning: "the HTTP server refused the connection"}},
+	{Reset, Info{Meaning: "the HTTP connection broke during the call", MayHaveRun: true}},
+	{SessionLost, Info{Meaning: "the HTTP server restarted and rejected Claude Code's old session", Dead: true}},
+	{IdleTimeout, Info{Meaning: "the server sent no response or progress: hung", MayHaveRun: true}},
+	{RequestTimeout, Info{Meaning: "the request timed out (MCP error -32001)", MayHaveRun: true}},
+	{StillConnecting, Info{Meaning: "the server is not up yet"}},
+	{ShimRestarted, Info{Meaning: "the server died during the call and its shim restarted it", MayHaveRun: true, Shim: true}},
+	{ShimFailed, Info{Meaning: "crash loop: the shim keeps restarting the server and answers calls with an error", Shim: true}},
+	{CannotStart, Info{Meaning: "the server's command is not found or not executable: the shim waits for it to be fixed", Shim: true}},
+	{ShimUnreachable, Info{Meaning: "the remote server stayed down past the shim's deadline; the call was not sent", Shim: true}},
+	{OK, Info{Meaning: "the server answered a call again"}},
 }
+
+var classes = func() map[Class]Info {
+	m := make(map[Class]Info, len(table))
+	for _, r := range table {
+		m[r.Class] = r.Info
+	}
+	return m
+}()
 
 // Classes lists every class, in a stable order.
 func Classes() []Class {
-	return []Class{ConnClosed, ClosedBeforeRun, ClosedBeforeAnswer, NotConnected, Disconnected, Cooldown, GaveUp, Refused, Reset,
-		SessionLost, IdleTimeout, RequestTimeout, StillConnecting, ShimRestarted, ShimFailed, CannotStart, ShimUnreachable, OK}
+	out := make([]Class, len(table))
+	for i, r := range table {
+		out[i] = r.Class
+	}
+	return out
 }
 
 // Info says what c means; the zero Info for a class it does not know.

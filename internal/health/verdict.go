@@ -2,13 +2,13 @@ package health
 
 import (
 	"fmt"
-	"github.com/mcp-heal/mcp-heal/internal/text"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/text"
 )
 
 // IncidentWindow is how far back an incident still colours a server's

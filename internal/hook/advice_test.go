@@ -3,7 +3,6 @@ package hook
 import (
 	"context"
 	"encoding/json"
-	"github.com/mcp-heal/mcp-heal/internal/testenv"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -13,8 +12,10 @@ import (
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/probe"
 	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // TestAdviceDecisions drives the Handler in process, with the outside
@@ -39,29 +40,29 @@ func TestAdviceDecisions(t *testing.T) {
 		want      want
 	}{
 		{"unwrapped not-connected, command works", `MCP server "srv" is not connected`, nil, true, false,
-			want{ActProbedOK, "but its command works now: ask the user to run `/mcp reconnect srv`", true, false}},
+			want{health.ActProbedOK, "but its command works now: ask the user to run `/mcp reconnect srv`", true, false}},
 		{"unwrapped not-connected, command fails", `MCP server "srv" is not connected`, nil, false, false,
-			want{ActProbedFail, "is disconnected and cannot start (boom)", true, false}},
+			want{health.ActProbedFail, "is disconnected and cannot start (boom)", true, false}},
 		{"closed before run: no probe", `MCP server "srv" connection closed before the tool call ran`, nil, true, false,
-			want{ActNone, "so it had no effect: retry it now", false, false}},
+			want{health.ActNone, "so it had no effect: retry it now", false, false}},
 		{"wrapped crash loop, command works: SIGHUP", `MCP error -32603: MCP server "srv" is failing (crash loop): it exited with code 1; mcp-heal keeps restarting it (at most every 30s); this call was not sent`,
 			shimRec(state.Failed, "", "exited with code 1"), true, false,
-			want{ActSighup, "but its command works now, so mcp-heal restarted it: retry the call", true, true}},
+			want{health.ActSighup, "but its command works now, so mcp-heal restarted it: retry the call", true, true}},
 		{"wrapped crash loop, command fails: no signal", `MCP error -32603: MCP server "srv" is failing (crash loop): it exited with code 1; this call was not sent`,
 			shimRec(state.Failed, "", "exited with code 1"), false, false,
-			want{ActProbedFail, "is crash-looping (exited with code 1) and its command still fails now (boom)", true, false}},
+			want{health.ActProbedFail, "is crash-looping (exited with code 1) and its command still fails now (boom)", true, false}},
 		{"wrapped cannot start, still missing", `MCP error -32603: MCP server "srv" cannot start: command not found: /no/such; fix the command in the MCP config, then run /mcp-heal heal srv; this call was not sent`,
 			shimRec(state.Failed, "cannot-start", "command not found: /no/such"), false, false,
-			want{ActProbedFail, "cannot start (command not found: /no/such) and its command still fails now (boom), so calls to it are not sent. Continue without it and ask the user to fix its command in the MCP config", true, false}},
+			want{health.ActProbedFail, "cannot start (command not found: /no/such) and its command still fails now (boom), so calls to it are not sent. Continue without it and ask the user to fix its command in the MCP config", true, false}},
 		{"wrapped crash loop, signal refused", `MCP error -32603: MCP server "srv" is failing (crash loop): x; this call was not sent`,
 			shimRec(state.Failed, "", "x"), true, true,
-			want{ActProbedOK, "could not restart it: ask the user to run `/mcp-heal heal srv`", true, true}},
+			want{health.ActProbedOK, "could not restart it: ask the user to run `/mcp-heal heal srv`", true, true}},
 		{"wrapped hung: SIGHUP, no probe", `MCP server "srv" tool "t" sent no response or progress for 30s; aborting.`,
 			shimRec(state.Running, "", ""), true, false,
-			want{ActSighup, "stopped answering, so mcp-heal restarted it", false, true}},
+			want{health.ActSighup, "stopped answering, so mcp-heal restarted it", false, true}},
 		{"wrapped shim restarted: nothing to do", `MCP error -32603: server process exited (signal 9) while this call was running; it was restarted; the call was not retried and may or may not have taken effect`,
 			shimRec(state.Running, "", ""), true, false,
-			want{ActNone, "check whether it did before retrying it", false, false}},
+			want{health.ActNone, "check whether it did before retrying it", false, false}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			testenv.UseStateDir(t, t.TempDir())

@@ -2,6 +2,7 @@ package hook
 
 import (
 	"context"
+	"slices"
 	"syscall"
 	"time"
 
@@ -39,7 +40,7 @@ func (h *Handler) postToolUseFailure(ctx context.Context, in *Input) []byte {
 		h.Log.Warn("PostToolUseFailure payload without an error string", "tool", in.ToolName)
 		return nil
 	}
-	m, ok := Classify(in.Error)
+	m, ok := health.Classify(in.Error)
 	if !ok {
 		return nil
 	}
@@ -76,7 +77,7 @@ func (h *Handler) tell(inc *state.Incident, sit health.Situation) string {
 
 // heal acts on a classified failure of server and says what to tell the
 // model.
-func (h *Handler) heal(ctx context.Context, in *Input, server string, m Match) outcome {
+func (h *Handler) heal(ctx context.Context, in *Input, server string, m health.Match) outcome {
 	recs, err := state.Find(server, in.Session, h.claudePID())
 	if err != nil {
 		h.Log.Warn("listing shims", "err", err)
@@ -91,76 +92,76 @@ func (h *Handler) heal(ctx context.Context, in *Input, server string, m Match) o
 
 // healWrapped handles a server whose shim is alive. ok is false when the
 // failure is not the shim's to fix (Claude Code lost the shim itself).
-func (h *Handler) healWrapped(ctx context.Context, in *Input, server string, m Match, r *state.Record) (outcome, bool) {
+func (h *Handler) healWrapped(ctx context.Context, in *Input, server string, m health.Match, r *state.Record) (outcome, bool) {
 	sit := health.Situation{Server: server, Class: m.Class, RetryIn: m.RetryIn, Headless: h.headless()}
 	switch {
-	case m.Class == ShimFailed || m.Class == CannotStart || r.State == state.Failed:
+	case m.Class == health.ShimFailed || m.Class == health.CannotStart || r.State == state.Failed:
 		if c := health.ShimClass(r); c != "" {
 			sit.Class = c
 		}
 		sit.Shim = health.ExitSummary(r)
-		if sit.Class == CannotStart {
+		if sit.Class == health.CannotStart {
 			sit.Shim = r.LastError
 		}
 		s, found := h.configured(in, server)
 		if !found {
-			return advise(ActNone, sit), true
+			return advise(health.ActNone, sit), true
 		}
 		res := h.Probe(ctx, s, h.options(in).ProjectDir)
 		sit.Probe = health.Found{Probed: true, Works: res.OK, Why: res.Line()}
 		if !res.OK {
-			return advise(ActProbedFail, sit), true
+			return advise(health.ActProbedFail, sit), true
 		}
 		if err := state.SignalShim(r, syscall.SIGHUP, h.Signal); err != nil {
 			h.Log.Warn("signalling shim", "pid", r.ShimPID, "err", err)
-			return advise(ActProbedOK, sit), true
+			return advise(health.ActProbedOK, sit), true
 		}
-		sit.Action = ActSighup
-		return advise(ActSighup, sit), true
-	case m.Class == ShimRestarted:
-		return advise(ActNone, sit), true
-	case m.Class == IdleTimeout || m.Class == RequestTimeout:
+		sit.Action = health.ActSighup
+		return advise(health.ActSighup, sit), true
+	case m.Class == health.ShimRestarted:
+		return advise(health.ActNone, sit), true
+	case m.Class == health.IdleTimeout || m.Class == health.RequestTimeout:
 		if err := state.SignalShim(r, syscall.SIGHUP, h.Signal); err != nil {
 			h.Log.Warn("signalling shim", "pid", r.ShimPID, "err", err)
 			return outcome{}, false
 		}
-		sit.Action = ActSighup
-		return advise(ActSighup, sit), true
+		sit.Action = health.ActSighup
+		return advise(health.ActSighup, sit), true
 	}
 	return outcome{}, false
 }
 
 // healUnwrapped handles a server Claude Code runs directly.
-func (h *Handler) healUnwrapped(ctx context.Context, in *Input, server string, m Match) outcome {
+func (h *Handler) healUnwrapped(ctx context.Context, in *Input, server string, m health.Match) outcome {
 	sit := health.Situation{Server: server, Class: m.Class, RetryIn: m.RetryIn, Headless: h.headless()}
 	s, found := h.configured(in, server)
 
 	// A hung stdio server is never replaced by Claude Code; once it is
 	// gone, the next call spawns a fresh one.
-	if (m.Class == IdleTimeout || m.Class == RequestTimeout) && found && s.Transport == "stdio" {
+	if (m.Class == health.IdleTimeout || m.Class == health.RequestTimeout) && found && s.Transport == "stdio" {
 		pids, err := h.findServer(h.claudePID(), s.Command, s.Args)
 		if err == nil {
 			err = h.stop(pids, killGrace)
 		}
 		if err == nil {
-			sit.Action = ActKilledHung
-			return advise(ActKilledHung, sit)
+			sit.Action = health.ActKilledHung
+			return advise(health.ActKilledHung, sit)
 		}
 		h.Log.Warn("stopping hung server", "server", server, "err", err)
 		sit.Stuck = true
-		return advise(ActNone, sit)
+		return advise(health.ActNone, sit)
 	}
 
 	// The state of the server now, when it can be checked: not for a
 	// call that never ran or a server still starting, nor for what a
 	// failed shim reported (it keeps trying).
-	act := ActNone
-	if found && m.Class != ClosedBeforeRun && m.Class != StillConnecting && m.Class != ShimRestarted && m.Class != ShimFailed && m.Class != CannotStart {
+	act := health.ActNone
+	if found && m.Class != health.ClosedBeforeRun && m.Class != health.StillConnecting && m.Class != health.ShimRestarted && m.Class != health.ShimFailed && m.Class != health.CannotStart {
 		res := h.Probe(ctx, s, h.options(in).ProjectDir)
 		sit.Probe = health.Found{Probed: true, Works: res.OK, Why: res.Line()}
-		act = ActProbedFail
+		act = health.ActProbedFail
 		if res.OK {
-			act = ActProbedOK
+			act = health.ActProbedOK
 		}
 	}
 	return advise(act, sit)
@@ -208,7 +209,7 @@ func (h *Handler) sessionStart(in *Input) []byte {
 	}
 	var failing []string
 	for _, r := range recs {
-		if r.State == state.Failed && mine[r.Server] && !contains(failing, r.Server) {
+		if r.State == state.Failed && mine[r.Server] && !slices.Contains(failing, r.Server) {
 			failing = append(failing, r.Server)
 		}
 	}
@@ -223,12 +224,3 @@ func (h *Handler) sessionStart(in *Input) []byte {
 // scopes]" warning for a protected project server: once per server and
 // .mcp.json.
 func conflictKey(s claudecfg.Server) string { return "conflict-" + s.Name + "-" + s.Protects }
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}

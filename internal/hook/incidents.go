@@ -1,6 +1,7 @@
 package hook
 
 import (
+	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/redact"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/text"
@@ -44,7 +45,7 @@ func (h *Handler) record(in state.Incident) {
 	// a server found dead, and closes the incident once a call to the
 	// server did not fail. The marker is for every session: it goes once
 	// no session has an incident of the server open.
-	if in.Class != string(OK) {
+	if in.Class != string(health.OK) {
 		if err := state.MarkServer(in.Server, true); err != nil {
 			h.Log.Error("attention marker", "server", in.Server, "err", err)
 		}

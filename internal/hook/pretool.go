@@ -21,7 +21,7 @@ func (h *Handler) preToolUse(in *Input) []byte {
 		switch r.State {
 		case state.Failed:
 			c, why := health.ShimClass(r), health.ExitSummary(r)
-			if c == CannotStart {
+			if c == health.CannotStart {
 				why = r.LastError
 			}
 			reason := health.Deny(in.Server, c, why)
@@ -38,8 +38,8 @@ func (h *Handler) preToolUse(in *Input) []byte {
 			return nil
 		}
 	}
-	if inc := h.track(in); inc != nil && Class(inc.Class).Dead() {
-		return contextReply(PreToolUse, health.DeadNotice(in.Server, Class(inc.Class), inc.Time, h.headless()))
+	if inc := h.track(in); inc != nil && health.Class(inc.Class).Dead() {
+		return contextReply(PreToolUse, health.DeadNotice(in.Server, health.Class(inc.Class), inc.Time, h.headless()))
 	}
 	return nil
 }
@@ -56,7 +56,7 @@ func (h *Handler) track(in *Input) *state.Incident {
 		// call that fails records a newer incident (PostToolUseFailure):
 		// the server answered again. A call still running in parallel
 		// counts too; if it fails, its incident opens the account again.
-		h.record(state.Incident{Session: in.Session, Server: in.Server, Tool: in.ToolName, Event: PreToolUse, Class: string(OK), Action: health.ActHealthy})
+		h.record(state.Incident{Session: in.Session, Server: in.Server, Tool: in.ToolName, Event: PreToolUse, Class: string(health.OK), Action: health.ActHealthy})
 		h.Log.Debug("incident answered", "server", in.Server, "call", at)
 		return nil
 	}

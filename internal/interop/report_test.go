@@ -5,10 +5,11 @@ package interop
 import (
 	"flag"
 	"fmt"
-	"github.com/mcp-heal/mcp-heal/internal/testenv"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 var conformanceReport = flag.Bool("conformance-report", false, "write the measured conformance table into docs/conformance.md")

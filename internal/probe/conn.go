@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/mcp-heal/mcp-heal/internal/jsoncheck"
-	"github.com/mcp-heal/mcp-heal/internal/text"
 	"sync"
 	"time"
 
 	"github.com/tidwall/gjson"
 
+	"github.com/mcp-heal/mcp-heal/internal/jsoncheck"
+	"github.com/mcp-heal/mcp-heal/internal/text"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
 

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -55,7 +56,7 @@ func TestStdio(t *testing.T) {
 				t.Fatalf("OK: got %v (%+v), want %v", r.OK, r.Problem, tt.ok)
 			}
 			if tt.ok {
-				if r.Era != tt.summary || len(r.Tools) == 0 || !contains(r.Tools, "echo") {
+				if r.Era != tt.summary || len(r.Tools) == 0 || !slices.Contains(r.Tools, "echo") {
 					t.Fatalf("got era %q tools %v, want era %q with echo", r.Era, r.Tools, tt.summary)
 				}
 				if tt.name == "junk then works" && len(r.Warnings) == 0 {
@@ -97,15 +98,6 @@ func notProgram(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return p
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // streamable is a minimal Streamable HTTP server: initialize answered as

@@ -230,9 +230,9 @@ func (p *Process) readStdout(prefix []byte) {
 		if len(line) == 0 {
 			continue
 		}
-		// The stdio transport allows nothing but MCP messages on stdout; a
-		// stray print must not reach the client (a Go SDK client closes
-		// the session on a non-JSON line).
+		// Every line goes to the shim as it is: whether it is JSON-RPC,
+		// and what happens to one that is not, is the shim's
+		// (fromUpstream, shim/pump.go).
 		select {
 		case p.recv <- line:
 		case <-p.quit:

@@ -3,7 +3,6 @@
 package shim
 
 import (
-	"github.com/mcp-heal/mcp-heal/internal/testenv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // TestCommandCannotStart: a command that is not there, then not

@@ -2,10 +2,10 @@ package shim
 
 import (
 	"encoding/json"
-	"github.com/mcp-heal/mcp-heal/internal/text"
 	"strings"
 
 	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/text"
 )
 
 // errData is the machine-readable `data` of the shim's -32603 errors.

@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 	"github.com/mcp-heal/mcp-heal/internal/state"
-	"github.com/tidwall/gjson"
 )
 
 // After a restart the server starts empty: a browser's pages, a thinking

@@ -4,13 +4,13 @@ package shim
 
 import (
 	"encoding/json"
-	"github.com/mcp-heal/mcp-heal/internal/testenv"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // Rule 8: the state record, the lifecycle log and the traffic log.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -46,16 +47,15 @@ func DefaultName(cmd []string, url string) string {
 	return base
 }
 
-// hostOf is the host of u, without a userinfo part (which may be a secret).
+// hostOf is the host (and port) of u, without a userinfo part (which may
+// be a secret). A URL the bridge would refuse (bridge.ParseURL) has none:
+// its shim stops at that error, under the name "remote".
 func hostOf(u string) string {
-	u = strings.TrimPrefix(strings.TrimPrefix(u, "https://"), "http://")
-	if i := strings.IndexAny(u, "/?#"); i >= 0 {
-		u = u[:i]
+	p, err := url.Parse(u)
+	if err != nil || p.Host == "" {
+		return "remote"
 	}
-	if i := strings.LastIndexByte(u, '@'); i >= 0 {
-		u = u[i+1:]
-	}
-	return u
+	return p.Host
 }
 
 // eventLogger is a dialer that writes lifecycle events of its own (a kept

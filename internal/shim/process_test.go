@@ -16,6 +16,8 @@ func TestDefaultName(t *testing.T) {
 		{[]string{"npx"}, "", "npx"},
 		{nil, "https://mcp.example.com/mcp?key=secret", "mcp.example.com"},
 		{nil, "http://user:token@host.example:8080/sse", "host.example:8080"},
+		{nil, "http://[::1]:8080/mcp", "[::1]:8080"},
+		{nil, "http://user:p%zz@host/", "remote"}, // unparseable: never its userinfo
 	} {
 		if got := DefaultName(tc.cmd, tc.url); got != tc.want {
 			t.Errorf("DefaultName(%q, %q) = %q, want %q", tc.cmd, tc.url, got, tc.want)

@@ -2,7 +2,6 @@ package shim
 
 import (
 	"fmt"
-	"github.com/mcp-heal/mcp-heal/internal/text"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 	"github.com/mcp-heal/mcp-heal/internal/redact"
+	"github.com/mcp-heal/mcp-heal/internal/text"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
 

@@ -1,7 +1,6 @@
 package state
 
 import (
-	"github.com/mcp-heal/mcp-heal/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 func useTempState(t *testing.T) string {

@@ -18,7 +18,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"github.com/adrg/xdg"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,6 +27,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/adrg/xdg"
 )
 
 // NeedsFull skips tb under -short: it needs what (npm, Claude Code, the Go

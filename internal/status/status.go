@@ -1,4 +1,11 @@
-package health
+// Package status is `mcp-heal status`: every server Claude Code would load
+// for a project, its shims, its recent incidents and its verdict, as a
+// report and as the table printed. It reads the vocabulary
+// (internal/health) and the state the shims and hooks write; it is apart
+// from internal/health so that what imports the vocabulary (the shim, the
+// hooks) does not import what the report reads (internal/keep and, through
+// it, the guardian and the process code).
+package status
 
 import (
 	"fmt"
@@ -6,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 )
 
@@ -40,7 +48,7 @@ type Report struct {
 // Claude Code would load (only those named, when only is not empty), the
 // live shims of session (all sessions when empty), incidents of the last
 // day, and each server's verdict. What cannot be read goes to Errors.
-func Status(o claudecfg.Options, session string, now time.Time, only []string, a Audience) Report {
+func Status(o claudecfg.Options, session string, now time.Time, only []string, a health.Audience) Report {
 	rep := Report{Project: o.ProjectDir, Session: session, Servers: []Server{}, Incidents: []Incident{}}
 	servers, err := claudecfg.Discover(o)
 	if err != nil {
@@ -152,7 +160,7 @@ func protected(s claudecfg.Server, all []claudecfg.Server) bool {
 // judged fills in what status says about one server: its shims, its
 // latest incident and the verdict (health.Judge), by the incidents still
 // open (state.OpenIncidents) of session ("" in a shell: every session).
-func judged(s Server, recs []*state.Record, incidents []state.Incident, session string, now time.Time, a Audience) Server {
+func judged(s Server, recs []*state.Record, incidents []state.Incident, session string, now time.Time, a health.Audience) Server {
 	for _, r := range recs {
 		if r.Server == s.Name {
 			s.Shims = append(s.Shims, r)
@@ -173,12 +181,12 @@ func judged(s Server, recs []*state.Record, incidents []state.Incident, session 
 			in.Session = "" // the reader's own: "this session"
 		}
 		judge = &in
-	} else if judge != nil && judge.Class != string(OK) {
+	} else if judge != nil && judge.Class != string(health.OK) {
 		judge, why = closed(judge)
 	}
-	v := Judge(s.Server, shim, judge, now, a)
+	v := health.Judge(s.Server, shim, judge, now, a)
 	s.Health, s.HealthDetail = v.Health, v.Detail
-	if v.Health == Healthy && v.Detail == "" {
+	if v.Health == health.Healthy && v.Detail == "" {
 		s.HealthDetail = why
 	}
 	return s
@@ -191,7 +199,7 @@ func judged(s Server, recs []*state.Record, incidents []state.Incident, session 
 // session ended).
 func closed(in *state.Incident) (*state.Incident, string) {
 	if at, ok := state.Answered(in); ok {
-		return &state.Incident{Session: in.Session, Server: in.Server, Time: at, Class: string(OK), Action: ActHealthy},
+		return &state.Incident{Session: in.Session, Server: in.Server, Time: at, Class: string(health.OK), Action: health.ActHealthy},
 			fmt.Sprintf("called again at %s after %s at %s, and no failure since", at.Local().Format("15:04:05"), in.Class, in.Time.Local().Format("15:04:05"))
 	}
 	return nil, ""

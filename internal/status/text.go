@@ -1,4 +1,4 @@
-package health
+package status
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/keep"
 	"github.com/mcp-heal/mcp-heal/internal/redact"
 	"github.com/mcp-heal/mcp-heal/internal/text"
@@ -17,7 +18,7 @@ import (
 
 // WriteText prints the report as `status` does: a table of servers, the
 // notes about them, then recent incidents. Errors are not printed.
-func (rep Report) WriteText(w io.Writer, home string, now time.Time, a Audience) {
+func (rep Report) WriteText(w io.Writer, home string, now time.Time, a health.Audience) {
 	if len(rep.Servers) == 0 {
 		fmt.Fprintf(w, "No MCP servers configured for %s.\n", rep.Project)
 	} else {
@@ -39,7 +40,7 @@ func (rep Report) WriteText(w io.Writer, home string, now time.Time, a Audience)
 				}
 				restarts = strconv.Itoa(r.Restarts)
 				if r.LastExit != nil {
-					exit = ExitText(r.LastExit)
+					exit = health.ExitText(r.LastExit)
 				}
 			}
 			wrapped := "no"
@@ -57,9 +58,9 @@ func (rep Report) WriteText(w io.Writer, home string, now time.Time, a Audience)
 				notes = append(notes, fmt.Sprintf("  %s: %s", s.Name, s.HealthDetail))
 			}
 			if s.Protects != "" {
-				notes = append(notes, fmt.Sprintf("  %s: %s", s.Name, ConflictNote(s.Protects)))
+				notes = append(notes, fmt.Sprintf("  %s: %s", s.Name, health.ConflictNote(s.Protects)))
 			}
-			if d := DriftHint(s.Server, a); d != "" {
+			if d := health.DriftHint(s.Server, a); d != "" {
 				notes = append(notes, fmt.Sprintf("  %s: %s", s.Name, d))
 			}
 			for _, r := range s.Shims {
@@ -93,7 +94,7 @@ func (rep Report) WriteText(w io.Writer, home string, now time.Time, a Audience)
 		for _, in := range rep.Incidents {
 			// An ended session's incident is history: the next
 			// session starts every server afresh.
-			sess := dash(ShortSession(in.Session))
+			sess := dash(health.ShortSession(in.Session))
 			if in.SessionEnded {
 				sess += " (ended)"
 			}

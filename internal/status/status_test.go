@@ -1,4 +1,4 @@
-package health
+package status
 
 import (
 	"os"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
@@ -24,15 +25,15 @@ func TestUnapprovedStatus(t *testing.T) {
 	os.WriteFile(filepath.Join(home, ".claude.json"), []byte(`{"mcpServers":{"github":{"command":"users-own"}},"projects":{"`+repo+`":{"hasTrustDialogAccepted":true}}}`), 0o600)
 	os.WriteFile(filepath.Join(repo, ".mcp.json"), []byte(`{"mcpServers":{"github":{"command":"the-repositorys"}}}`), 0o600)
 	now := time.Now()
-	if err := state.AppendIncident(state.Incident{Session: "s", Server: "github", Class: string(NotConnected), Time: now.Add(-time.Minute)}); err != nil {
+	if err := state.AppendIncident(state.Incident{Session: "s", Server: "github", Class: string(health.NotConnected), Time: now.Add(-time.Minute)}); err != nil {
 		t.Fatal(err)
 	}
-	rep := Status(claudecfg.Options{Home: home, ProjectDir: repo}, "", now, nil, Shell)
+	rep := Status(claudecfg.Options{Home: home, ProjectDir: repo}, "", now, nil, health.Shell)
 	got := map[string]string{}
 	for _, s := range rep.Servers {
 		got[s.Command] = s.Health
 	}
-	if got["the-repositorys"] != Pending || got["users-own"] != Failing {
-		t.Fatalf("health by command: %v, want the repository's %s and the user's %s", got, Pending, Failing)
+	if got["the-repositorys"] != health.Pending || got["users-own"] != health.Failing {
+		t.Fatalf("health by command: %v, want the repository's %s and the user's %s", got, health.Pending, health.Failing)
 	}
 }
