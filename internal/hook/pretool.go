@@ -35,7 +35,7 @@ func (h *Handler) preToolUse(in *Input) []byte {
 			// silently (and close what the server's last failure
 			// opened, once it answers again).
 			h.track(in)
-			return nil
+			return h.restartNote(r)
 		}
 	}
 	if inc := h.track(in); inc != nil && health.Class(inc.Class).Dead() {
@@ -87,4 +87,23 @@ func latest(recs []*state.Record) *state.Record {
 		}
 	}
 	return r
+}
+
+// restartNote gives the model, as context, the restart note the shim r
+// could not add to a result (state.Record.Note: every result since the
+// restart had structuredContent, of which Claude Code shows the model
+// nothing else), unless the shim or a parallel hook claimed it first.
+func (h *Handler) restartNote(r *state.Record) []byte {
+	if r.Note == "" || r.NoteKey == "" {
+		return nil
+	}
+	won, err := state.ClaimTold(r.NoteKey)
+	if err != nil {
+		h.Log.Warn("claiming a restart note", "server", r.Server, "err", err)
+		return nil
+	}
+	if !won {
+		return nil
+	}
+	return contextReply(PreToolUse, r.Note)
 }

@@ -3,6 +3,7 @@ package shim
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 
 	"github.com/tidwall/gjson"
 
@@ -28,14 +29,25 @@ import (
 // noteRestart records that the model is owed the news of a restart for
 // cause c. Called with mu held.
 func (s *Shim) noteRestart(c health.Cause) {
-	s.note, s.noteDue = c, true
+	s.note, s.noteDue, s.notePending = c, true, ""
+	s.noteKey = fmt.Sprintf("restart-note-%d-%d-%d", s.pid, s.start.UnixNano(), s.restarts)
 }
 
 // withNote returns line, the result of tools/call e, with the restart
-// note added when one is due, and clears it. Called with mu held.
-func (s *Shim) withNote(e *entry, line []byte) []byte {
+// note added when one is due, and clears it; changed reports that the
+// note's part of the state record changed (the caller records it after
+// releasing mu). A result with structuredContent cannot carry the note:
+// it is published in the record instead (Record.Note) for the PreToolUse
+// hook to give as context before the next call; whoever claims the note's
+// key first (state.ClaimTold) tells the model, so it is told once. Called
+// with mu held.
+func (s *Shim) withNote(e *entry, line []byte) (out []byte, changed bool) {
 	if !s.noteDue || e.method != "tools/call" {
-		return line
+		return line, false
+	}
+	if s.notePending != "" && state.Told(s.noteKey) {
+		s.noteDue, s.notePending = false, "" // the hook told the model
+		return line, true
 	}
 	o := health.Outcome{Kind: health.OutcomeFresh}
 	switch {
@@ -46,10 +58,23 @@ func (s *Shim) withNote(e *entry, line []byte) []byte {
 	}
 	out, ok := addText(line, health.RestartNote(s.o.Name, s.note, o))
 	if !ok {
-		return line // an error reply, or no content array: a later result
+		// An error reply, or no content array: a later result. Of a
+		// structured one, the hook may tell the model before the next
+		// call (which then runs on the new server process too).
+		if s.o.Record && s.notePending == "" && gjson.GetBytes(line, "result.structuredContent").Exists() {
+			s.notePending = health.RestartNote(s.o.Name, s.note, health.Outcome{Kind: health.OutcomeFresh})
+			return line, true
+		}
+		return line, false
 	}
-	s.noteDue = false
-	return out
+	changed = s.notePending != ""
+	s.noteDue, s.notePending = false, ""
+	if s.o.Record {
+		if won, err := state.ClaimTold(s.noteKey); err == nil && !won {
+			return line, changed // a hook told it meanwhile
+		}
+	}
+	return out, changed
 }
 
 // addText appends a text content item to the result.content array of

@@ -86,9 +86,9 @@ func (s *Shim) fromUpstream(line []byte, gen uint64, more bool) {
 		if gen == s.gen {
 			s.answered++ // this run answered a call: supervise.go, provedHealthy
 		}
-		line = s.withNote(e, s.worded(line, m.ID))
+		line, noted := s.withNote(e, s.worded(line, m.ID))
 		s.mu.Unlock()
-		if changed {
+		if changed || noted {
 			s.record()
 		}
 		// Also when the client cancelled it: the client ignores answers to

@@ -36,6 +36,9 @@ func (s *Shim) record() {
 		FailedCalls:     s.failedN,
 		Started:         s.start.UTC(),
 	}
+	if s.notePending != "" {
+		r.Note, r.NoteKey = s.notePending, s.noteKey
+	}
 	if s.childPID != 0 {
 		r.ChildStarted = s.childAt.UTC()
 	}

@@ -159,7 +159,10 @@ type Shim struct {
 	// the next tools/call result carries it, or an error that tells it.
 	note    health.Cause
 	noteDue bool
-	upSince time.Time // when the current server came up (goUp)
+	// noteKey names this restart's note for state.ClaimTold, notePending
+	// is the note published in the record for the hook (note.go).
+	noteKey, notePending string
+	upSince              time.Time // when the current server came up (goUp)
 
 	lim pumpLimits // see pump.go
 

@@ -132,6 +132,12 @@ type Record struct {
 	// found or not executable) or "shim-failed" (crash loop); see
 	// internal/health.
 	Failure string `json:"failure,omitempty"`
+	// Note is the restart note the model is owed and the shim could not
+	// add to a result (every result had structuredContent): the
+	// PreToolUse hook gives it as context, once, claiming NoteKey
+	// (ClaimTold) as the shim does before adding it to a plain result.
+	Note    string `json:"note,omitempty"`
+	NoteKey string `json:"note_key,omitempty"`
 }
 
 // Dir is the mcp-heal state directory (internal/paths: the rule the
@@ -212,7 +218,7 @@ func Write(r *Record) error {
 	if err := atomic.WriteFile(recordPath(r.ShimPID), strings.NewReader(string(b))); err != nil {
 		return err
 	}
-	return SetAttention(ShimAttention(r.ShimPID), r.State == Failed)
+	return SetAttention(ShimAttention(r.ShimPID), r.State == Failed || r.Note != "")
 }
 
 // Remove deletes the record of shim pid; a missing record is not an error.
