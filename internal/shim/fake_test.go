@@ -175,6 +175,8 @@ func fakeServer() {
 		switch name {
 		case "echo":
 			reply(id, text(args.Get("text").String()))
+		case "structured": // as a tool with an outputSchema answers
+			reply(id, `{"content":[{"type":"text","text":"{\"x\":1}"}],"structuredContent":{"x":1}}`)
 		case "add":
 			reply(id, text(strconv.FormatInt(args.Get("a").Int()+args.Get("b").Int(), 10)))
 		case "write":

@@ -1,0 +1,83 @@
+//go:build unix
+
+package shim
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
+)
+
+// TestRestartNoteStructured: a result with structuredContent cannot carry
+// the restart note (Claude Code shows the model only structuredContent),
+// so the shim publishes it in its state record, where the PreToolUse hook
+// finds it (and the attention marker makes the launcher run the hook).
+// Whoever claims the note's key first tells the model: after a hook
+// claimed it the next plain result carries nothing; with no hook, the
+// next plain result carries it, claimed, so no hook repeats it.
+func TestRestartNoteStructured(t *testing.T) {
+	testenv.UseStateDir(t, t.TempDir())
+	h := newHarness(t, hopt{opts: func(o *Options) { o.Record = true }})
+	h.handshake()
+	record := func(what string, ok func(*state.Record) bool) *state.Record {
+		t.Helper()
+		var r *state.Record
+		waitFor(t, 5*time.Second, what, func() bool {
+			var err error
+			r, err = state.Read(os.Getpid())
+			return err == nil && ok(r)
+		})
+		return r
+	}
+	marker := func() bool {
+		_, err := os.Lstat(state.AttentionDir() + "/" + state.ShimAttention(os.Getpid()))
+		return err == nil
+	}
+	structured := func(when string) {
+		t.Helper()
+		r := h.tool("structured", `{}`)
+		if r.Get("result.content.#").Int() != 1 || !r.Get("result.structuredContent").Exists() {
+			t.Fatalf("%s: got %s, want the server's result untouched", when, r.Raw)
+		}
+	}
+
+	for _, hook := range []bool{true, false} {
+		pid := h.killChild()
+		h.waitUp(pid)
+		structured("first call after the restart")
+		r := record("the note published in the record", func(r *state.Record) bool { return r.Note != "" })
+		if !strings.Contains(r.Note, `MCP server "fake" was restarted`) || !strings.Contains(r.Note, "is gone") || !strings.Contains(r.Note, "--keep") || r.NoteKey == "" {
+			t.Errorf("published note %q (key %q)", r.Note, r.NoteKey)
+		}
+		if !marker() {
+			t.Error("a published note sets no attention marker: the launcher would not run the hook")
+		}
+		structured("second structured call")
+		if hook {
+			if won, err := state.ClaimTold(r.NoteKey); err != nil || !won {
+				t.Fatalf("the hook's claim: %v %v", won, err)
+			}
+			if r := h.tool("echo", `{"text":"x"}`); r.Get("result.content.#").Int() != 1 {
+				t.Errorf("plain call after the hook told the model: got %s, want no note", r.Raw)
+			}
+		} else {
+			if r := h.tool("echo", `{"text":"x"}`); !strings.Contains(r.Get("result.content.1.text").String(), "was restarted") {
+				t.Errorf("plain call with no hook: got %s, want the note", r.Raw)
+			}
+			if won, _ := state.ClaimTold(r.NoteKey); won {
+				t.Error("a hook could claim the note the shim gave")
+			}
+		}
+		record("the note cleared from the record", func(r *state.Record) bool { return r.Note == "" })
+		if marker() {
+			t.Error("the attention marker stays after the note was given")
+		}
+		if r := h.tool("echo", `{"text":"y"}`); r.Get("result.content.#").Int() != 1 {
+			t.Errorf("later call: got %s, want no note", r.Raw)
+		}
+	}
+}
