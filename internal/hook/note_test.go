@@ -1,0 +1,40 @@
+//go:build unix
+
+package hook_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/mcp-heal/mcp-heal/internal/state"
+)
+
+// TestPreToolUseRestartNote: a shim whose results since a restart all had
+// structuredContent publishes the restart note in its record; the
+// PreToolUse hook of the next call to that server gives it to the model as
+// context, once, and never when the shim already claimed it.
+func TestPreToolUseRestartNote(t *testing.T) {
+	payload := marshal(sharedPayload(t, "PreToolUse.mcp.json"))
+	const note = `mcp-heal: MCP server "everything" was restarted: ...; whatever the old one held in memory is gone`
+	w := newWorld(t)
+	w.useState(t)
+	pid, _ := fakeShim(t)
+	rec := state.Record{Server: "everything", Session: preSession, ClaudePID: os.Getpid(), ShimPID: pid, Mode: state.ModeStdio, State: state.Running, Restarts: 1, Note: note, NoteKey: "restart-note-1"}
+	writeRecord(t, rec)
+	if r := decode(t, w.hook(t, "PreToolUse", payload)); r.HookSpecificOutput.AdditionalContext != note || r.HookSpecificOutput.PermissionDecision != "" {
+		t.Fatalf("first call after the note was published: got %+v, want the note as context", r)
+	}
+	if out := w.hook(t, "PreToolUse", payload); len(out) != 0 {
+		t.Fatalf("second call: got %s, want no output (the note was given)", out)
+	}
+
+	// A later restart's note the shim gave itself (claimed first).
+	rec.NoteKey = "restart-note-2"
+	writeRecord(t, rec)
+	if won, err := state.ClaimTold(rec.NoteKey); err != nil || !won {
+		t.Fatalf("the shim's claim: %v %v", won, err)
+	}
+	if out := w.hook(t, "PreToolUse", payload); len(out) != 0 {
+		t.Fatalf("note the shim gave: got %s, want no output", out)
+	}
+}
