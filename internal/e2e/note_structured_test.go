@@ -52,6 +52,13 @@ func TestRestartNoteStructuredOnce(t *testing.T) {
 	if n := strings.Count(string(last.Body), restartNote); n != 1 {
 		t.Errorf("the last request holds the note %d times, want 1:\n%s", n, last.Body)
 	}
+	if third := s.model.ForTurn(3); !strings.Contains(string(third.Body), restartNote) {
+		t.Errorf("the request after the second structured answer since the restart lacks the note")
+	} else {
+		b := string(third.Body)
+		i := strings.Index(b, restartNote)
+		t.Logf("where the model got it: %s", b[max(0, i-300):i+len(restartNote)])
+	}
 	for _, r := range s.model.Main() {
 		if r.Turn < 3 && strings.Contains(string(r.Body), restartNote) {
 			t.Errorf("turn %d's request holds the note before the restart", r.Turn)
