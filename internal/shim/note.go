@@ -22,7 +22,9 @@ import (
 // (docs/claude-code-behaviour.md, measured by
 // e2e.TestRestartNoteReachesModelOnce), and structuredContent must keep
 // matching the tool's outputSchema: such a result is left as it is and the
-// note waits for the next one. An error reply that already says the
+// note is published for the plugin's PreToolUse hook, which gives it as
+// context before the next call (e2e.TestRestartNoteStructuredOnce), or
+// rides on the next plain result if no hook gave it first. An error reply that already says the
 // server restarted (health.DiedError) tells the model instead, and no note
 // follows it.
 
