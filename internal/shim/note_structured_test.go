@@ -53,9 +53,8 @@ func TestRestartNoteStructured(t *testing.T) {
 		if !strings.Contains(r.Note, `MCP server "fake" was restarted`) || !strings.Contains(r.Note, "is gone") || !strings.Contains(r.Note, "--keep") || r.NoteKey == "" {
 			t.Errorf("published note %q (key %q)", r.Note, r.NoteKey)
 		}
-		if !marker() {
-			t.Error("a published note sets no attention marker: the launcher would not run the hook")
-		}
+		// state.Write sets the marker after it renames the record in.
+		waitFor(t, 5*time.Second, "the attention marker (else the launcher would not run the hook)", marker)
 		structured("second structured call")
 		if hook {
 			if won, err := state.ClaimTold(r.NoteKey); err != nil || !won {
@@ -73,9 +72,7 @@ func TestRestartNoteStructured(t *testing.T) {
 			}
 		}
 		record("the note cleared from the record", func(r *state.Record) bool { return r.Note == "" })
-		if marker() {
-			t.Error("the attention marker stays after the note was given")
-		}
+		waitFor(t, 5*time.Second, "the attention marker gone after the note was given", func() bool { return !marker() })
 		if r := h.tool("echo", `{"text":"y"}`); r.Get("result.content.#").Int() != 1 {
 			t.Errorf("later call: got %s, want no note", r.Raw)
 		}
