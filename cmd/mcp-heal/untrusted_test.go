@@ -141,8 +141,8 @@ func TestHookDeepPayloadFailsOpen(t *testing.T) {
 	}
 }
 
-// TestDeepMCPJSON: a cloned repository's .mcp.json nested 10 million deep
-// is reported, with its position, by status, wrap and the SessionStart
+// TestDeepMCPJSON: a cloned repository's .mcp.json nested 5 million deep
+// (10 MB, under MaxConfigBytes) is reported, with its position, by status, wrap and the SessionStart
 // hook, none of which crashes. They used to overflow the Go stack (exit 2
 // and a trace).
 func TestDeepMCPJSON(t *testing.T) {
@@ -151,7 +151,7 @@ func TestDeepMCPJSON(t *testing.T) {
 	if err := os.MkdirAll(proj, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(proj, ".mcp.json"), []byte(`{"mcpServers":{"x":`+deep()+`}}`), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(proj, ".mcp.json"), []byte(`{"mcpServers":{"x":`+strings.Repeat("[", 5_000_000)+strings.Repeat("]", 5_000_000)+`}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	want := ".mcp.json:1:10018: invalid JSON: nested deeper than 10000 levels"
@@ -161,7 +161,7 @@ func TestDeepMCPJSON(t *testing.T) {
 			t.Errorf("%s: exit %d, stderr:\n%.1000s\nwant a line saying %q, and no exit 2", args[0], r.code, r.stderr, want)
 		}
 		if r.rssMiB > 100 {
-			t.Errorf("%s: peak RSS %d MiB for a 20 MB .mcp.json", args[0], r.rssMiB)
+			t.Errorf("%s: peak RSS %d MiB for a 10 MB .mcp.json", args[0], r.rssMiB)
 		}
 	}
 	r := runCapped(t, proj, env, []byte(`{"hook_event_name":"SessionStart","session_id":"s","source":"startup","cwd":`+quote(proj)+`}`), "hook", "SessionStart")
@@ -263,5 +263,66 @@ func TestLogsPlantedFIFO(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("mcp-heal logs still waiting on a FIFO after 10 s")
+	}
+}
+
+// TestPlantedMCPJSON: a cloned repository's .mcp.json that is a symbolic
+// link to /dev/zero (git stores such a link) or a FIFO is reported by
+// status, and skipped by the SessionStart and PostToolUseFailure hooks,
+// at once and within bounded memory. status and SessionStart used to read
+// /dev/zero until memory ran out, and to wait on the FIFO forever.
+func TestPlantedMCPJSON(t *testing.T) {
+	plant := map[string]func(string) error{
+		"devzero": func(p string) error { return os.Symlink("/dev/zero", p) },
+		"fifo":    func(p string) error { return syscall.Mkfifo(p, 0o644) },
+	}
+	for name, mk := range plant {
+		t.Run(name, func(t *testing.T) {
+			env, home, _ := hookEnv(t)
+			proj := filepath.Join(home, "proj")
+			if err := os.MkdirAll(proj, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := mk(filepath.Join(proj, ".mcp.json")); err != nil {
+				t.Fatal(err)
+			}
+			r := runCapped(t, proj, env, nil, "status")
+			if want := ".mcp.json: not a regular file"; r.code == 2 || !strings.Contains(r.stderr, want) {
+				t.Errorf("status: exit %d, stderr:\n%.1000s\nwant a line saying %q", r.code, r.stderr, want)
+			}
+			if r.rssMiB > 100 {
+				t.Errorf("status: peak RSS %d MiB", r.rssMiB)
+			}
+			for _, p := range []string{
+				`{"hook_event_name":"SessionStart","session_id":"s","source":"startup","cwd":` + quote(proj) + `}`,
+				`{"hook_event_name":"PostToolUseFailure","session_id":"s","cwd":` + quote(proj) + `,"tool_name":"mcp__x__y","tool_input":{},"error":"Not connected"}`,
+			} {
+				r := runCapped(t, proj, env, []byte(p), "hook", strings.SplitN(strings.SplitN(p, `"hook_event_name":"`, 2)[1], `"`, 2)[0])
+				if r.code != 0 || r.stderr != "" {
+					t.Errorf("hook: exit %d, stderr:\n%.1000s", r.code, r.stderr)
+				}
+				if r.rssMiB > 100 {
+					t.Errorf("hook: peak RSS %d MiB", r.rssMiB)
+				}
+			}
+		})
+	}
+}
+
+// TestLargeMCPJSON: a .mcp.json over MaxConfigBytes is refused by name,
+// having read no more than the cap.
+func TestLargeMCPJSON(t *testing.T) {
+	env, home, _ := hookEnv(t)
+	proj := filepath.Join(home, "proj")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	big := `{"mcpServers":{},"x":"` + strings.Repeat("a", 17<<20) + `"}`
+	if err := os.WriteFile(filepath.Join(proj, ".mcp.json"), []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runCapped(t, proj, env, nil, "status")
+	if want := ".mcp.json: larger than mcp-heal accepts (16 MiB)"; !strings.Contains(r.stderr, want) {
+		t.Errorf("status: exit %d, stderr:\n%.1000s\nwant a line saying %q", r.code, r.stderr, want)
 	}
 }

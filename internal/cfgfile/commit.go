@@ -87,7 +87,7 @@ func CommitFunc(path string, f func(cur []byte) ([]byte, error)) (backup string,
 	if err != nil {
 		return "", err
 	}
-	old, err := os.ReadFile(target)
+	old, err := Read(target)
 	if err != nil {
 		return "", err
 	}

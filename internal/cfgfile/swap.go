@@ -108,7 +108,7 @@ func sameFile(a, b *os.File) bool {
 // checkedRename is the compare-and-swap where no atomic exchange exists:
 // compare again, then rename at once.
 func checkedRename(name, target string, old []byte) error {
-	cur, err := os.ReadFile(target)
+	cur, err := Read(target)
 	if err == nil && !bytes.Equal(cur, old) {
 		err = ErrChanged
 	}

@@ -1,12 +1,12 @@
 package claudecfg
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/tidwall/gjson"
 
+	"github.com/mcp-heal/mcp-heal/internal/cfgfile"
 	"github.com/mcp-heal/mcp-heal/internal/jsoncheck"
 )
 
@@ -84,7 +84,7 @@ func (o Options) approval(read func(string) ([]byte, bool)) func(string) string 
 // cannot sign in for them, so wrap leaves them alone.
 func OAuthServers(o Options) map[string]bool {
 	out := map[string]bool{}
-	data, err := os.ReadFile(filepath.Join(o.configDir(), ".credentials.json"))
+	data, err := cfgfile.Read(filepath.Join(o.configDir(), ".credentials.json"))
 	if err != nil || jsoncheck.Valid(data) != nil {
 		return out
 	}

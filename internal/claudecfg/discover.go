@@ -8,6 +8,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/mcp-heal/mcp-heal/internal/cfgfile"
 	"github.com/mcp-heal/mcp-heal/internal/jsoncheck"
 )
 
@@ -120,7 +121,7 @@ type ConfigFile struct {
 // one when the project is not there yet).
 func ConfigFiles(o Options) []ConfigFile {
 	return o.configFiles(func(f string) ([]byte, bool) {
-		b, err := os.ReadFile(f)
+		b, err := cfgfile.Read(f)
 		return b, err == nil && jsoncheck.Valid(b) == nil
 	})
 }
@@ -170,7 +171,7 @@ func Discover(o Options) ([]Server, error) {
 		if b, ok := cache[file]; ok {
 			return b, b != nil
 		}
-		b, err := os.ReadFile(file)
+		b, err := cfgfile.Read(file)
 		if err != nil {
 			if !errors.Is(err, os.ErrNotExist) {
 				errs = append(errs, err)

@@ -3,10 +3,11 @@ package state
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"syscall"
+
+	"github.com/mcp-heal/mcp-heal/internal/regfile"
 )
 
 // ErrSymlink means a file or directory in the state dir is a symbolic link.
@@ -22,30 +23,28 @@ var ErrSymlink = errors.New("is a symbolic link, which mcp-heal does not follow 
 //
 // The open itself never blocks: a FIFO planted in the state dir would
 // hold an O_RDONLY open until a writer came (a hook past Claude Code's
-// timeout), so the file is opened O_NONBLOCK and refused by fstat before
-// anything reads it. On a regular file O_NONBLOCK changes nothing (reads
-// and writes of regular files never wait), so it is left set.
+// timeout); regfile.Open opens it O_NONBLOCK and refuses it by fstat
+// before anything reads it.
 //
 // A reader of a file someone else may have written bounds what it reads:
 // ReadFile for a whole file, io.LimitReader over the *os.File otherwise.
 func OpenFile(path string, flag int) (*os.File, error) {
-	f, err := os.OpenFile(path, flag|oNoFollow|oNonBlock, 0o600)
+	f, err := regfile.Open(path, flag|oNoFollow, 0o600)
 	if err != nil {
 		if isLoop(err) {
 			return nil, fmt.Errorf("%s %w", path, ErrSymlink)
 		}
 		return nil, err
 	}
-	st, err := f.Stat()
-	if err == nil && !st.Mode().IsRegular() {
-		err = fmt.Errorf("%s is not a regular file (%s); mcp-heal refuses to use it", path, st.Mode().Type())
-	}
-	if err == nil && flag&(os.O_WRONLY|os.O_RDWR) != 0 && st.Mode().Perm() != 0o600 {
-		err = f.Chmod(0o600)
-	}
-	if err != nil {
-		f.Close()
-		return nil, err
+	if flag&(os.O_WRONLY|os.O_RDWR) != 0 {
+		st, err := f.Stat()
+		if err == nil && st.Mode().Perm() != 0o600 {
+			err = f.Chmod(0o600)
+		}
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
 	}
 	return f, nil
 }
@@ -57,7 +56,7 @@ const MaxRecordBytes = 1 << 20
 
 // ErrTooLarge means a file in the state dir is larger than its reader
 // accepts; nothing of it was used.
-var ErrTooLarge = errors.New("is larger than mcp-heal accepts for it")
+var ErrTooLarge = regfile.ErrTooLarge
 
 // ReadFile reads the whole file at path in the state dir through OpenFile
 // (no symbolic link, regular files only, never blocking), refusing one
@@ -69,14 +68,7 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%s %w (%d bytes)", path, ErrTooLarge, limit)
-	}
-	return b, nil
+	return regfile.ReadAll(f, path, limit)
 }
 
 // isLoop reports whether err is what opening a symbolic link with

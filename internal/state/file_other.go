@@ -6,9 +6,6 @@ package state
 // there yet.
 const oNoFollow = 0
 
-// oNonBlock: Windows has no FIFO in the file system to wait on.
-const oNonBlock = 0
-
 // lockPath does not lock where flock(2) does not exist: the shim and hooks
 // do not run there yet (issue: Windows support).
 func lockPath(string) (func(), error) { return func() {}, nil }

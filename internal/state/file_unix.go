@@ -9,9 +9,6 @@ import (
 
 const oNoFollow = syscall.O_NOFOLLOW
 
-// oNonBlock keeps OpenFile's open from waiting on a FIFO (see OpenFile).
-const oNonBlock = syscall.O_NONBLOCK
-
 // lockPath takes an exclusive flock(2) on the lock file path (created 0600,
 // never followed if a link) and returns its release. The lock file itself
 // is never replaced, so every process locks the same inode, unlike a lock

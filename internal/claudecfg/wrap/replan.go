@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 
 	"github.com/mcp-heal/mcp-heal/internal/cfgfile"
@@ -55,7 +54,7 @@ func (p *Plan) Commit() ([]Backup, error) {
 			// Created meanwhile (there was nothing to lock): plan again
 			// from it.
 			tries++
-			if err := p.replan(written, os.ReadFile); err != nil {
+			if err := p.replan(written, cfgfile.Read); err != nil {
 				return out, err
 			}
 			continue
@@ -86,7 +85,7 @@ func (p *Plan) apply(path string, cur []byte, written map[string]bool) ([]byte, 
 		if f == path {
 			return cur, nil
 		}
-		return os.ReadFile(f)
+		return cfgfile.Read(f)
 	})
 	if err != nil {
 		return nil, err
