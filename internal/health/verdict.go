@@ -11,10 +11,6 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/text"
 )
 
-// IncidentWindow is how far back an incident still colours a server's
-// health in `status` (the rule is state's: state.IsOpen).
-const IncidentWindow = state.IncidentWindow
-
 // Health values `status` shows.
 const (
 	Healthy  = "ok"
@@ -44,7 +40,7 @@ func ShimClass(r *state.Record) Class {
 }
 
 // Judge decides a server's health from, in order: shadowing, the latest
-// incident the hooks recorded within IncidentWindow, its newest shim's own
+// incident the hooks recorded within state.IncidentWindow, its newest shim's own
 // state, then what the config says (pending approval, rejected). shim is
 // the newest live shim record (or nil), last the newest incident (or nil).
 func Judge(s claudecfg.Server, shim *state.Record, last *state.Incident, now time.Time, a Audience) Verdict {
@@ -79,9 +75,9 @@ func Judge(s claudecfg.Server, shim *state.Record, last *state.Incident, now tim
 		return Verdict{Healthy, ""}
 	// What the config says comes after what was seen: a server with
 	// incidents was loaded, whatever the approval lists say.
-	case s.Approval == "pending":
+	case s.Approval == claudecfg.Pending:
 		return Verdict{Pending, "not approved yet: Claude Code asks before loading project servers"}
-	case s.Approval == "rejected":
+	case s.Approval == claudecfg.Rejected:
 		return Verdict{Disabled, "rejected in this project (disabledMcpjsonServers)"}
 	case !s.Wrapped:
 		return Verdict{Unknown, "not wrapped: no shim reports on it"}

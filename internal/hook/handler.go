@@ -93,11 +93,7 @@ func encode(o output) []byte {
 // quoted is s redacted, each of its lines quoted by text.Safe: the line
 // breaks are mcp-heal's own, what is inside a line may be a server's.
 func quoted(s string) string {
-	lines := strings.Split(redact.String(s), "\n")
-	for i, l := range lines {
-		lines[i] = text.Safe(l)
-	}
-	return strings.Join(lines, "\n")
+	return strings.Join(text.SafeAll(strings.Split(redact.String(s), "\n")), "\n")
 }
 
 func contextReply(event, text string) []byte {
