@@ -276,6 +276,10 @@ func TestPlantedMCPJSON(t *testing.T) {
 		"devzero": func(p string) error { return os.Symlink("/dev/zero", p) },
 		"fifo":    func(p string) error { return syscall.Mkfifo(p, 0o644) },
 	}
+	failure, err := os.ReadFile(filepath.Join(testenv.HookPayloadDir(t), "PostToolUseFailure.stdio-not-connected.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for name, mk := range plant {
 		t.Run(name, func(t *testing.T) {
 			env, home, _ := hookEnv(t)
@@ -293,16 +297,19 @@ func TestPlantedMCPJSON(t *testing.T) {
 			if r.rssMiB > 100 {
 				t.Errorf("status: peak RSS %d MiB", r.rssMiB)
 			}
-			for _, p := range []string{
-				`{"hook_event_name":"SessionStart","session_id":"s","source":"startup","cwd":` + quote(proj) + `}`,
-				`{"hook_event_name":"PostToolUseFailure","session_id":"s","cwd":` + quote(proj) + `,"tool_name":"mcp__x__y","tool_input":{},"error":"Not connected"}`,
-			} {
-				r := runCapped(t, proj, env, []byte(p), "hook", strings.SplitN(strings.SplitN(p, `"hook_event_name":"`, 2)[1], `"`, 2)[0])
+			// The recorded failure of a server "tiny" (not configured
+			// anywhere: the hook looks it up in every config file).
+			payloads := map[string][]byte{
+				"SessionStart":       []byte(`{"hook_event_name":"SessionStart","session_id":"s","source":"startup","cwd":` + quote(proj) + `}`),
+				"PostToolUseFailure": bytes.Replace(failure, []byte(`"/home/dev/project"`), []byte(quote(proj)), 1),
+			}
+			for event, p := range payloads {
+				r := runCapped(t, proj, env, p, "hook", event)
 				if r.code != 0 || r.stderr != "" {
-					t.Errorf("hook: exit %d, stderr:\n%.1000s", r.code, r.stderr)
+					t.Errorf("%s: exit %d, stderr:\n%.1000s", event, r.code, r.stderr)
 				}
 				if r.rssMiB > 100 {
-					t.Errorf("hook: peak RSS %d MiB", r.rssMiB)
+					t.Errorf("%s: peak RSS %d MiB", event, r.rssMiB)
 				}
 			}
 		})
