@@ -142,8 +142,8 @@ func TestHookDeepPayloadFailsOpen(t *testing.T) {
 }
 
 // TestDeepMCPJSON: a cloned repository's .mcp.json nested 5 million deep
-// (10 MB, under MaxConfigBytes) is reported, with its position, by status, wrap and the SessionStart
-// hook, none of which crashes. They used to overflow the Go stack (exit 2
+// (10 MB, under cfgfile.MaxBytes) is reported, with its position, by
+// status, wrap and the SessionStart hook, none of which crashes. They used to overflow the Go stack (exit 2
 // and a trace).
 func TestDeepMCPJSON(t *testing.T) {
 	env, home, _ := hookEnv(t)
@@ -316,7 +316,7 @@ func TestPlantedMCPJSON(t *testing.T) {
 	}
 }
 
-// TestLargeMCPJSON: a .mcp.json over MaxConfigBytes is refused by name,
+// TestLargeMCPJSON: a .mcp.json over cfgfile.MaxBytes is refused by name,
 // having read no more than the cap.
 func TestLargeMCPJSON(t *testing.T) {
 	env, home, _ := hookEnv(t)
