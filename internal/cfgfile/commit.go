@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	dirs "github.com/mcp-heal/mcp-heal/internal/paths"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 )
@@ -87,7 +88,7 @@ func CommitFunc(path string, f func(cur []byte) ([]byte, error)) (backup string,
 	if err != nil {
 		return "", err
 	}
-	old, err := Read(target)
+	old, err := claudecfg.ReadConfig(target)
 	if err != nil {
 		return "", err
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 )
 
 // errNoExchange means the system or file system cannot swap two names
@@ -108,7 +110,7 @@ func sameFile(a, b *os.File) bool {
 // checkedRename is the compare-and-swap where no atomic exchange exists:
 // compare again, then rename at once.
 func checkedRename(name, target string, old []byte) error {
-	cur, err := Read(target)
+	cur, err := claudecfg.ReadConfig(target)
 	if err == nil && !bytes.Equal(cur, old) {
 		err = ErrChanged
 	}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/mcp-heal/mcp-heal/internal/cfgfile"
 	"github.com/mcp-heal/mcp-heal/internal/jsoncheck"
 )
 
@@ -84,7 +83,7 @@ func (o Options) approval(read func(string) ([]byte, bool)) func(string) string 
 // cannot sign in for them, so wrap leaves them alone.
 func OAuthServers(o Options) map[string]bool {
 	out := map[string]bool{}
-	data, err := cfgfile.Read(filepath.Join(o.configDir(), ".credentials.json"))
+	data, err := ReadConfig(filepath.Join(o.configDir(), ".credentials.json"))
 	if err != nil || jsoncheck.Valid(data) != nil {
 		return out
 	}

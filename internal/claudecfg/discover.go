@@ -8,7 +8,6 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/mcp-heal/mcp-heal/internal/cfgfile"
 	"github.com/mcp-heal/mcp-heal/internal/jsoncheck"
 )
 
@@ -121,7 +120,7 @@ type ConfigFile struct {
 // one when the project is not there yet).
 func ConfigFiles(o Options) []ConfigFile {
 	return o.configFiles(func(f string) ([]byte, bool) {
-		b, err := cfgfile.Read(f)
+		b, err := ReadConfig(f)
 		return b, err == nil && jsoncheck.Valid(b) == nil
 	})
 }
@@ -171,7 +170,7 @@ func Discover(o Options) ([]Server, error) {
 		if b, ok := cache[file]; ok {
 			return b, b != nil
 		}
-		b, err := cfgfile.Read(file)
+		b, err := ReadConfig(file)
 		if err != nil {
 			if !errors.Is(err, os.ErrNotExist) {
 				errs = append(errs, err)

@@ -68,7 +68,7 @@ type Backup struct{ File, Backup string }
 // edits. Nothing is written; a file that is not valid JSON fails the whole
 // plan.
 func NewPlan(o claudecfg.Options, r Request) (*Plan, error) {
-	return newPlan(o, r, nil, cfgfile.Read)
+	return newPlan(o, r, nil, claudecfg.ReadConfig)
 }
 
 // entryKey names one server entry of a scope: what a Row is about.

@@ -54,7 +54,7 @@ func (p *Plan) Commit() ([]Backup, error) {
 			// Created meanwhile (there was nothing to lock): plan again
 			// from it.
 			tries++
-			if err := p.replan(written, cfgfile.Read); err != nil {
+			if err := p.replan(written, claudecfg.ReadConfig); err != nil {
 				return out, err
 			}
 			continue
@@ -85,7 +85,7 @@ func (p *Plan) apply(path string, cur []byte, written map[string]bool) ([]byte, 
 		if f == path {
 			return cur, nil
 		}
-		return cfgfile.Read(f)
+		return claudecfg.ReadConfig(f)
 	})
 	if err != nil {
 		return nil, err
