@@ -44,6 +44,7 @@ func runExampleServer(ctx context.Context, env *Env, args []string) error {
 	fs.BoolVar(&o.JunkStdout, "junk-stdout", false, "write non-JSON lines to stdout at start and before each tool result")
 	fs.DurationVar(&o.StartDelay, "start-delay", 0, "wait this long before reading stdin (a slow cold start)")
 	fs.StringVar(&o.CatalogFile, "catalog-file", "", "extra tools, prompts, resources ('tool NAME' lines...): re-read every 50 ms, changes announced with list_changed")
+	fs.StringVar(&o.HangFile, "hang-file", "", "a tools/call arriving while this file exists removes it and hangs the server (no answers, pings included)")
 	fs.BoolVar(&o.CrashOnDiscover, "crash-on-discover", false, "exit 1 on server/discover, like servers that die on unknown methods")
 	if err := parseFlags(env, fs, "example-server [flags]", exampleServerHelp, args); err != nil {
 		return err

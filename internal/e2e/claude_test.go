@@ -45,6 +45,31 @@ type session struct {
 	pids       []int // processes to kill at cleanup (servers the test stopped)
 }
 
+// claudeCodeEnv picks the Claude Code release a session runs: unset, the
+// pin (testenv.ClaudeCode); "2.1.332" (or the whole package spec), the
+// newest release (testenv.ClaudeCode332). The full test run runs the
+// scenarios once per release (.ci/run); tests that check a behaviour in
+// both releases at once set the session's claude themselves.
+const claudeCodeEnv = "MCP_HEAL_CLAUDE_CODE"
+
+// claudeCodePackage is the npm package spec claudeCodeEnv names. A value
+// naming no release the test run installs fails the test: a typo must not
+// quietly test the pin again.
+func claudeCodePackage(t *testing.T) string {
+	t.Helper()
+	v := os.Getenv(claudeCodeEnv)
+	if v == "" {
+		return testenv.ClaudeCode
+	}
+	for _, pkg := range []string{testenv.ClaudeCode, testenv.ClaudeCode332} {
+		if v == pkg || "@anthropic-ai/claude-code@"+v == pkg {
+			return pkg
+		}
+	}
+	t.Fatalf("%s=%q names no Claude Code release the tests install (want %s or %s)", claudeCodeEnv, v, testenv.ClaudeCode, testenv.ClaudeCode332)
+	return ""
+}
+
 func newSession(t *testing.T, script ...Turn) *session {
 	t.Helper()
 	m, err := NewModel(script...)
@@ -53,7 +78,7 @@ func newSession(t *testing.T, script ...Turn) *session {
 	}
 	s := &session{
 		t:       t,
-		claude:  testenv.NPMBin(t, "claude", testenv.ClaudeCode),
+		claude:  testenv.NPMBin(t, "claude", claudeCodePackage(t)),
 		home:    t.TempDir(),
 		model:   m,
 		servers: map[string]any{},

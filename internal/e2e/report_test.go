@@ -39,6 +39,7 @@ var reportRows = []reportRow{
 	{"3. stdio server dies, then fails to start 3 times before it works (`-p`)", healed, func(t *testing.T, m mode) outcome { return scenarioFailingStarts(t, m, false) }},
 	{"3. the same, interactive session", healed, func(t *testing.T, m mode) outcome { return scenarioFailingStarts(t, m, true) }},
 	{"4. stdio server hangs (SIGSTOP)", healed, scenarioHung},
+	{"4. stdio server deaf while running (no answers, pings included)", healed, scenarioDeaf},
 	{"5. HTTP server (server-everything) restarted, old session gone: bridge", healed, scenarioHTTPRestart},
 	{"5. the same, unwrapped: hooks only", hooksOnly, scenarioHTTPRestart},
 	{"6. three MCP servers on one port restarted", healed, scenarioNamespaces},

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 
@@ -72,6 +73,12 @@ type Options struct {
 	// CrashOnDiscover exits (code 1) when it receives server/discover, like
 	// a server that dies on a method it does not know.
 	CrashOnDiscover bool
+	// HangFile, when set: a tools/call that arrives while this file exists
+	// removes it and hangs the server (as the hang tool does) with that
+	// call outstanding. A test creates the file to make a running server
+	// deaf without calling a tool that is not read-only; removing it makes
+	// the fault happen once, so the server started in its place works.
+	HangFile string
 	// Logger receives the server's own diagnostics; nil discards them.
 	Logger *slog.Logger
 }
@@ -267,6 +274,13 @@ func (s *server) handleLine(ctx context.Context, line []byte) {
 	case jsonrpc.KindNotification:
 		s.notification(line, m.Method)
 	case jsonrpc.KindRequest:
+		if m.Method == "tools/call" && s.opts.HangFile != "" && os.Remove(s.opts.HangFile) == nil {
+			fmt.Fprintln(s.stderr, "example-server: hang file found; no longer answering")
+			s.mu.Lock()
+			s.hung = true
+			s.mu.Unlock()
+			return
+		}
 		var req request
 		if err := json.Unmarshal(line, &req); err != nil {
 			s.send(jsonrpc.ErrorReply(m.ID, jsonrpc.CodeParseError, err.Error(), nil))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -281,6 +282,34 @@ func TestHang(t *testing.T) {
 	case err := <-r.errc:
 		t.Fatalf("hung server ended on EOF: %v", err)
 	case <-time.After(200 * time.Millisecond):
+	}
+}
+
+// TestHangFile: a call arriving while the hang file exists removes it and
+// hangs the server with that (read-only) call outstanding; without the
+// file, calls are answered as usual.
+func TestHangFile(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "hang")
+	r := start(t, Options{Era: EraHandshake, HangFile: f})
+	mustInit(t, r.c, "handshake")
+	if _, err := r.c.CallTool(ctxT(t), ToolEcho, map[string]any{"text": "a"}); err != nil {
+		t.Fatalf("call without the hang file: %v", err)
+	}
+	if err := os.WriteFile(f, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if _, err := r.c.CallTool(ctx, ToolEcho, map[string]any{"text": "b"}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("call with the hang file: got %v, want no answer", err)
+	}
+	if _, err := os.Stat(f); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the hang file is still there (%v), want it removed so the next start works", err)
+	}
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel2()
+	if _, err := r.c.Call(ctx2, "ping", nil); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("ping to the deaf server: got %v, want no answer", err)
 	}
 }
 
