@@ -107,9 +107,7 @@ func TestHangDetection(t *testing.T) {
 			_, echo := h.start("tools/call", `{"name":"echo","arguments":{"text":"after"}}`)
 			// A minute of silence (the janitor's next tick sees it), then
 			// ten seconds without an answer to the probe.
-			h.advanceTimer(time.Second, "the janitor's tick")
-			h.clk.Advance(time.Minute)
-			h.advanceTimer(10*time.Second, "the probe's time-out")
+			h.silenceUntilProbe(time.Minute, 10*time.Second)
 			r := h.wait(hang, "hang")
 			took := time.Since(start)
 			if r.Get("error.code").Int() != -32603 {

@@ -359,6 +359,26 @@ func (h *harness) advanceUntil(what string, cond func() bool) {
 
 // advanceTimer waits until the code under test has set a timer of exactly
 // d on the fake clock, then moves the clock past it.
+// silenceUntilProbe lets silence pass on the fake clock, fires the
+// janitor's ticks until its probe is out, then the probe's time-out. A tick
+// whose checks ran before the silence went by sets its next timer only
+// after it (on a loaded machine), so one tick is not always enough.
+func (h *harness) silenceUntilProbe(silence, probeTimeout time.Duration) {
+	h.t.Helper()
+	h.advanceTimer(time.Second, "the janitor's tick")
+	h.clk.Advance(silence)
+	for i := 0; ; i++ {
+		if _, ok := h.clk.WaitTimer(time.Second, func(d time.Duration) bool { return d == probeTimeout }); ok {
+			break
+		}
+		if i == 10 {
+			h.t.Fatalf("no probe after %v of silence and 10 janitor ticks", silence)
+		}
+		h.advanceTimer(time.Second, "the janitor's tick")
+	}
+	h.advanceTimer(probeTimeout, "the probe's time-out")
+}
+
 func (h *harness) advanceTimer(d time.Duration, what string) {
 	h.t.Helper()
 	if _, ok := h.clk.WaitTimer(20*time.Second, func(x time.Duration) bool { return x == d }); !ok {

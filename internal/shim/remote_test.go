@@ -208,21 +208,7 @@ func TestRemoteHang(t *testing.T) {
 		defer d.mu.Unlock()
 		return len(d.calls) == 1
 	})
-	h.advanceTimer(time.Second, "the janitor's tick")
-	h.clk.Advance(time.Minute)
-	// On a loaded machine the janitor may set its next tick only after the
-	// minute went by, and then no probe is sent until that tick fires: tick
-	// it until the probe's time-out is set.
-	for i := 0; ; i++ {
-		if _, ok := h.clk.WaitTimer(time.Second, func(d time.Duration) bool { return d == 10*time.Second }); ok {
-			break
-		}
-		if i == 10 {
-			t.Fatal("no probe after the minute of silence and 10 janitor ticks")
-		}
-		h.advanceTimer(time.Second, "the janitor's tick")
-	}
-	h.advanceTimer(10*time.Second, "the probe's time-out")
+	h.silenceUntilProbe(time.Minute, 10*time.Second)
 	r := h.wait(ch, "hung call")
 	if r.Get("error.data.reason").String() != "not-retried" || !strings.Contains(r.Get("error.message").String(), "is reconnecting: while this call was running, the remote server hung, so mcp-heal stopped it (tools/call was outstanding for 1m") {
 		t.Errorf("hung call: got %s", r.Raw)
