@@ -261,7 +261,9 @@ func TestChaosKept(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 		if testenv.Alive(pid) {
-			t.Errorf("pid %d (a server or guardian of the run) outlived it", pid)
+			// What it is and who holds it, for the next one to look at.
+			cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+			t.Errorf("pid %d (a server or guardian of the run) outlived it: ppid %d, %q", pid, testenv.ParentPID(pid), strings.ReplaceAll(string(cmdline), "\x00", " "))
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
