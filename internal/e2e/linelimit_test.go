@@ -87,17 +87,13 @@ func TestClaudeCodeLineLimit(t *testing.T) {
 
 // TestClaudeCodeLineLimitProbe is the experiment behind claudeLineLimit:
 // MCP_HEAL_LINE_SIZES (comma-separated byte counts) through Claude Code
-// alone (MCP_HEAL_CLAUDE_VERSION, default the pinned one), logged.
+// alone (the release MCP_HEAL_CLAUDE_CODE picks, default the pin), logged.
 func TestClaudeCodeLineLimitProbe(t *testing.T) {
 	sizes := os.Getenv("MCP_HEAL_LINE_SIZES")
 	if sizes == "" {
 		t.Skip("set MCP_HEAL_LINE_SIZES to probe")
 	}
-	pkg := testenv.ClaudeCode
-	if v := os.Getenv("MCP_HEAL_CLAUDE_VERSION"); v != "" {
-		pkg = "@anthropic-ai/claude-code@" + v
-	}
-	claude := testenv.NPMBin(t, "claude", pkg)
+	claude := testenv.NPMBin(t, "claude", claudeCodePackage(t))
 	for _, f := range strings.Split(sizes, ",") {
 		n, err := strconv.Atoi(f)
 		if err != nil {
