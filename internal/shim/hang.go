@@ -105,7 +105,7 @@ func (s *Shim) checkStopped() {
 	s.mu.Lock()
 	var c upstream.Conn
 	gen, method := s.gen, ""
-	if s.isUp() && s.conn != nil && s.conn.PID() > 0 {
+	if s.isUp() && s.conn != nil && s.conn != s.killedConn && s.conn.PID() > 0 {
 		if calls := s.callsOn(s.gen); len(calls) > 0 {
 			c, method = s.conn, calls[0].method
 		}

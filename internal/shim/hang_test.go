@@ -3,9 +3,12 @@
 package shim
 
 import (
+	"context"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -77,6 +80,80 @@ func TestHangCaughtWithin15sByDefault(t *testing.T) {
 		t.Error("not restarted")
 	}
 }
+
+// A probe that timed out is over only once the server is killed: until
+// then the janitor starts no second probe of that server, so its kill is
+// decided once (CI under load saw two "killing it" for one hang, the second
+// with the first probe's staler reason, and the test's clock run past 15 s).
+// The shim's log is held at the kill so the window is as wide as a loaded
+// machine can make it.
+func TestHungServerKilledOnce(t *testing.T) {
+	hold := &holdHandler{msg: "server is hung; killing it", entered: make(chan struct{}), release: make(chan struct{})}
+	defer hold.open()
+	h := newHarness(t, hopt{fakeClock: true, opts: func(o *Options) {
+		defaults(o)
+		hold.Handler = o.Log.Handler()
+		o.Log = slog.New(hold)
+	}})
+	h.handshake()
+	old := h.waitUp(0)
+	_, hang := h.start("tools/call", `{"name":"hang"}`)
+	waitFor(t, 5*time.Second, "the hang call to reach the server", func() bool { return h.countEvents("call hang") == 1 })
+	for !h.probing() {
+		h.step()
+	}
+	h.s.mu.Lock()
+	first := h.s.lastProbe
+	h.s.mu.Unlock()
+	h.advanceTimer(h.s.o.PingTimeout, "the probe's time-out")
+	select {
+	case <-hold.entered:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the timed-out probe did not decide a kill")
+	}
+	// The kill is decided and not yet done: the janitor ticks on.
+	tick := h.s.janitorTick()
+	for range 3 {
+		h.advanceTimer(tick, "the janitor's tick")
+		if _, ok := h.clk.WaitTimer(20*time.Second, func(d time.Duration) bool { return d == tick }); !ok {
+			t.Fatal("the janitor set no next tick")
+		}
+	}
+	h.s.mu.Lock()
+	again := h.s.lastProbe
+	h.s.mu.Unlock()
+	if again != first {
+		t.Errorf("a second probe went out %v after the first, to the server already being killed", again.Sub(first))
+	}
+	hold.open()
+	h.waitUp(old)
+	if r := h.wait(hang, "the hung call"); !r.Get("error").Exists() {
+		t.Errorf("hung call: got %s", r.Raw)
+	}
+	// Counted apart from proc's own "closed its stdout ...; killing it",
+	// which a loaded machine slow to reap the killed server also logs.
+	if n := strings.Count(h.logs.String(), hold.msg); n != 1 {
+		t.Errorf("the hang's kill decided %d times, want once", n)
+	}
+}
+
+// holdHandler blocks each record with message msg until release is closed.
+type holdHandler struct {
+	slog.Handler
+	msg              string
+	once, openOnce   sync.Once
+	entered, release chan struct{}
+}
+
+func (x *holdHandler) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == x.msg {
+		x.once.Do(func() { close(x.entered) })
+		<-x.release
+	}
+	return x.Handler.Handle(ctx, r)
+}
+
+func (x *holdHandler) open() { x.openOnce.Do(func() { close(x.release) }) }
 
 // A server that answers pings while a call runs is busy, not hung: it is
 // pinged again and again and never killed, however long the call takes.

@@ -68,7 +68,8 @@ func (s *Shim) janitorTick() time.Duration {
 func (s *Shim) needProbe() (c upstream.Conn, gen uint64, req []byte, why string, calls []*entry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.isUp() || s.probing || s.conn == nil || s.sess.era == "" {
+	// A server being killed is not probed: its end is already decided.
+	if !s.isUp() || s.probing || s.conn == nil || s.conn == s.killedConn || s.sess.era == "" {
 		return nil, 0, nil, "", nil
 	}
 	now := s.clk.Now()
@@ -103,14 +104,6 @@ func (s *Shim) needProbe() (c upstream.Conn, gen uint64, req []byte, why string,
 // answer (any answer, even an error, proves it alive) within PingTimeout.
 func (s *Shim) probe(ctx context.Context, c upstream.Conn, gen uint64, req []byte, why string, calls []*entry) {
 	_, err := s.inject(ctx, c, gen, req, s.o.PingTimeout, c.Done())
-	s.mu.Lock()
-	s.probing = false
-	if err == nil {
-		s.lastProbe = s.clk.Now()
-		s.notePong(calls, s.pongOpen)
-	}
-	s.pongOpen = nil
-	s.mu.Unlock()
 	if errors.Is(err, errTimeout) {
 		probe := "a ping"
 		if s.sessEra() == EraStateless {
@@ -120,6 +113,18 @@ func (s *Shim) probe(ctx context.Context, c upstream.Conn, gen uint64, req []byt
 		s.log.Warn("server is hung; killing it", "reason", detail)
 		s.kill(c, state.CauseHang, detail)
 	}
+	// The probe is over only once its verdict is acted on: cleared before
+	// the kill, a janitor tick in between would probe the doomed server
+	// again, and that probe could decide the kill a second time with a
+	// staler reason.
+	s.mu.Lock()
+	s.probing = false
+	if err == nil {
+		s.lastProbe = s.clk.Now()
+		s.notePong(calls, s.pongOpen)
+	}
+	s.pongOpen = nil
+	s.mu.Unlock()
 }
 
 func (s *Shim) sessEra() string {
