@@ -56,15 +56,7 @@ func TestShimRefusesSymlinkedLog(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Errorf("no answer to initialize")
 	}
-	stdin.Close()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(15 * time.Second):
-		cmd.Process.Kill()
-		<-done
-	}
+	testenv.CloseAndWait(cmd, stdin, 15*time.Second)
 	b, _ := os.ReadFile(target)
 	st, _ := os.Stat(target)
 	if string(b) != "precious\n" || st.Mode().Perm() != 0o644 {
