@@ -5,7 +5,6 @@ package e2e
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -232,14 +231,7 @@ func TestScenario9Marketplace(t *testing.T) {
 		{"plugin", "marketplace", "add", root},
 		{"plugin", "install", "mcp-heal@mcp-heal"},
 	} {
-		cmd := exec.Command(s.claude, args...)
-		cmd.Dir = s.work
-		cmd.Env = s.environ()
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("claude %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		t.Logf("claude %s: %s", strings.Join(args, " "), strings.TrimSpace(string(out)))
+		t.Logf("claude %s: %s", strings.Join(args, " "), strings.TrimSpace(s.claudeCLI(t, args...)))
 	}
 	seedStableBinary(t, s)
 	ex.add(s, false)
