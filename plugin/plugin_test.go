@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -32,24 +31,7 @@ func claudeEnv(home string) []string {
 		"XDG_STATE_HOME=" + filepath.Join(home, ".local", "state"),
 		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
 	}
-	for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOROOT", "GOPROXY", "GOFLAGS"} {
-		if v := goEnv(k); v != "" {
-			env = append(env, k+"="+v)
-		}
-	}
-	return env
-}
-
-var goEnvCache sync.Map
-
-func goEnv(k string) string {
-	if v, ok := goEnvCache.Load(k); ok {
-		return v.(string)
-	}
-	out, _ := exec.Command("go", "env", k).Output()
-	v := strings.TrimSpace(string(out))
-	goEnvCache.Store(k, v)
-	return v
+	return append(env, testenv.GoEnv("GOCACHE", "GOMODCACHE", "GOPATH", "GOROOT", "GOPROXY", "GOFLAGS")...)
 }
 
 func runClaude(t *testing.T, claude, home, dir string, args ...string) string {

@@ -3,8 +3,6 @@
 package main
 
 import (
-	"bufio"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -114,39 +112,8 @@ func TestShimURLFromEnv(t *testing.T) {
 	stateDir := t.TempDir()
 	cmd := exec.Command(testenv.Binary(t), "shim", "--name", "keyed", "--url-env", "MCP_HEAL_URL")
 	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+stateDir, "MCP_HEAL_URL="+ts.URL+"/mcp?token="+urlSecret)
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		stdin.Close()
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	}()
-	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n")
-	line := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		sc.Scan()
-		line <- sc.Text()
-	}()
-	select {
-	case l := <-line:
-		if !strings.Contains(l, `"result"`) {
-			t.Fatalf("initialize: got %q\nstderr: %s", l, stderr.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatalf("no answer to initialize; stderr: %s", stderr.String())
-	}
+	stdin, _ := startInitialized(t, cmd)
+	defer testenv.CloseAndWait(cmd, stdin, 10*time.Second)
 	if got.Load() != urlSecret {
 		t.Fatalf("the server got token %q, want %q", got.Load(), urlSecret)
 	}

@@ -33,10 +33,28 @@ func TestShimRefusesSymlinkedLog(t *testing.T) {
 	}
 	cmd := exec.Command(bin, "shim", "--name", "sym", "--", bin, "example-server")
 	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+stateDir)
-	stdin, _ := cmd.StdinPipe()
+	stdin, stderr := startInitialized(t, cmd)
+	testenv.CloseAndWait(cmd, stdin, 15*time.Second)
+	b, _ := os.ReadFile(target)
+	st, _ := os.Stat(target)
+	if string(b) != "precious\n" || st.Mode().Perm() != 0o644 {
+		t.Errorf("the link's target was changed: %q, mode %v", b, st.Mode().Perm())
+	}
+	if !strings.Contains(stderr.String(), "symbolic link") {
+		t.Errorf("the shim does not say why it has no log; stderr:\n%s", stderr.String())
+	}
+}
+
+// startInitialized starts cmd, a shim, and initializes its session: it
+// fails t unless the first line the shim writes is initialize's result.
+// The rest of its stdout is discarded; stdin stays open for the caller
+// to close (testenv.CloseAndWait).
+func startInitialized(t *testing.T, cmd *exec.Cmd) (stdin io.WriteCloser, stderr *testenv.LockedBuffer) {
+	t.Helper()
+	stdin, _ = cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
+	stderr = &testenv.LockedBuffer{}
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -51,26 +69,10 @@ func TestShimRefusesSymlinkedLog(t *testing.T) {
 	select {
 	case l := <-line:
 		if !strings.Contains(l, `"result"`) {
-			t.Errorf("initialize: got %q", l)
+			t.Fatalf("initialize: got %q\nstderr: %s", l, stderr.String())
 		}
 	case <-time.After(30 * time.Second):
-		t.Errorf("no answer to initialize")
+		t.Fatalf("no answer to initialize; stderr: %s", stderr.String())
 	}
-	stdin.Close()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(15 * time.Second):
-		cmd.Process.Kill()
-		<-done
-	}
-	b, _ := os.ReadFile(target)
-	st, _ := os.Stat(target)
-	if string(b) != "precious\n" || st.Mode().Perm() != 0o644 {
-		t.Errorf("the link's target was changed: %q, mode %v", b, st.Mode().Perm())
-	}
-	if !strings.Contains(stderr.String(), "symbolic link") {
-		t.Errorf("the shim does not say why it has no log; stderr:\n%s", stderr.String())
-	}
+	return stdin, stderr
 }

@@ -13,32 +13,13 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/doctor"
-	"github.com/mcp-heal/mcp-heal/internal/procinfo"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
+	"github.com/mcp-heal/mcp-heal/internal/testenv/fakeshim"
 )
 
 func useState(t *testing.T) {
 	testenv.UseStateDir(t, t.TempDir())
-}
-
-// fakeShim is a real process standing in for a shim; it counts SIGHUPs.
-func fakeShim(t *testing.T) (int, *testenv.SignalCounter) {
-	t.Helper()
-	sc := testenv.StartSignalCounter(t)
-	return sc.PID, sc
-}
-
-// writeRecord writes r as the shim r.ShimPID would: with that process's
-// identity, which heal checks before it signals it.
-func writeRecord(t *testing.T, r state.Record) {
-	t.Helper()
-	if p, err := procinfo.Get(r.ShimPID); err == nil {
-		r.ShimStart, r.ShimExe = p.StartKey, p.Exe
-	}
-	if err := state.Write(&r); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func TestCheck(t *testing.T) {
@@ -99,8 +80,8 @@ func TestHeal(t *testing.T) {
 	code := 1
 	t.Run("failed shim, command works", func(t *testing.T) {
 		useState(t)
-		pid, hups := fakeShim(t)
-		writeRecord(t, state.Record{Server: "tiny", Session: "s1", ShimPID: pid, Mode: state.ModeStdio, State: state.Failed, LastExit: &state.Exit{Code: &code}})
+		pid, hups := fakeshim.Start(t)
+		fakeshim.WriteRecord(t, state.Record{Server: "tiny", Session: "s1", ShimPID: pid, Mode: state.ModeStdio, State: state.Failed, LastExit: &state.Exit{Code: &code}})
 		d := doctor.New(t.TempDir(), 5*time.Second)
 		reports := d.Check(context.Background(), []claudecfg.Server{good})
 		d.Heal(context.Background(), reports)
@@ -112,8 +93,8 @@ func TestHeal(t *testing.T) {
 	})
 	t.Run("failed shim, command still fails", func(t *testing.T) {
 		useState(t)
-		pid, hups := fakeShim(t)
-		writeRecord(t, state.Record{Server: "tiny", Session: "s1", ShimPID: pid, Mode: state.ModeStdio, State: state.Failed, LastExit: &state.Exit{Code: &code}})
+		pid, hups := fakeshim.Start(t)
+		fakeshim.WriteRecord(t, state.Record{Server: "tiny", Session: "s1", ShimPID: pid, Mode: state.ModeStdio, State: state.Failed, LastExit: &state.Exit{Code: &code}})
 		d := doctor.New(t.TempDir(), 5*time.Second)
 		reports := d.Check(context.Background(), []claudecfg.Server{bad})
 		d.Heal(context.Background(), reports)

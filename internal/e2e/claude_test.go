@@ -234,31 +234,8 @@ func (s *session) environ() []string {
 		"XDG_STATE_HOME=" + s.stateDir(),
 		"XDG_CACHE_HOME=" + filepath.Join(s.home, ".cache"),
 	}
-	for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOROOT", "GOFLAGS", "GOTOOLCHAIN", "GOPROXY"} {
-		if v := goEnv(k); v != "" {
-			env = append(env, k+"="+v)
-		}
-	}
+	env = append(env, testenv.GoEnv("GOCACHE", "GOMODCACHE", "GOPATH", "GOROOT", "GOFLAGS", "GOTOOLCHAIN", "GOPROXY")...)
 	return append(env, s.env...)
-}
-
-var (
-	goEnvOnce sync.Once
-	goEnvMap  map[string]string
-)
-
-func goEnv(k string) string {
-	goEnvOnce.Do(func() {
-		goEnvMap = map[string]string{}
-		out, err := exec.Command("go", "env", "-json").Output()
-		if err == nil {
-			json.Unmarshal(out, &goEnvMap)
-		}
-	})
-	if v := os.Getenv(k); v != "" {
-		return v
-	}
-	return goEnvMap[k]
 }
 
 // mcpConfig writes the --mcp-config file.

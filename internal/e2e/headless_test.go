@@ -34,32 +34,17 @@ func TestHeadlessGiveUp(t *testing.T) {
 }
 
 func headlessGiveUp(t *testing.T, version string) {
-	var s *session
-	var failFile string
-	s = newSession(t,
+	ex := &failingStarts{fails: 1000} // every start after the kill fails
+	s := newSession(t,
 		Turn{Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "before"})}},
-		Turn{
-			Before: func() error {
-				// Every later start fails.
-				if err := os.WriteFile(failFile, []byte("0\n"), 0o644); err != nil {
-					return err
-				}
-				_, err := s.killServer(exampleMatch)
-				return err
-			},
-			Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "after the kill"})},
-		},
+		ex.killTurn("after the kill", 0),
 		Turn{Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "again"})}},
 		Turn{Text: "Done."},
 	)
 	s.claude = testenv.NPMBin(t, "claude", version)
 	s.withPlugin()
 	s.userScope = true // where status finds it
-	failFile = dataFile(s, "starts")
-	if err := os.WriteFile(failFile, []byte("1000\n"), 0o644); err != nil { // the first start works
-		t.Fatal(err)
-	}
-	s.addExample("ex", false, nil, "--fail-starts", "1000", "--fail-file", failFile)
+	ex.add(s, false)
 	r := s.runP([]string{"Echo through the ex server three times."}, 3*time.Minute)
 	r.mustOK(t)
 	wantHooksRan(t, r, "PostToolUseFailure")

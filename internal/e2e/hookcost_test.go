@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -121,15 +120,6 @@ func costSession(t *testing.T, c costSetup) costRun {
 	return out
 }
 
-// quantile returns the q-quantile (0..1) of d.
-func quantile(d []time.Duration, q float64) time.Duration {
-	d = append([]time.Duration(nil), d...)
-	sort.Slice(d, func(a, b int) bool { return d[a] < d[b] })
-	return d[int(q*float64(len(d)-1))]
-}
-
-func median(d []time.Duration) time.Duration { return quantile(d, 0.5) }
-
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // TestHookCost, with -report, measures what the hooks cost per MCP call
@@ -166,7 +156,7 @@ func TestHookCost(t *testing.T) {
 	for run := range costRuns {
 		for k, c := range costSetups {
 			r := costSession(t, c)
-			t.Logf("run %d, %s: session %v, median call %v", run+1, c.name, r.session, median(r.calls))
+			t.Logf("run %d, %s: session %v, median call %v", run+1, c.name, r.session, testenv.Median(r.calls))
 			sessions[k] = append(sessions[k], r.session)
 			calls[k] = append(calls[k], r.calls...)
 		}
@@ -175,7 +165,7 @@ func TestHookCost(t *testing.T) {
 	// else on the machine gets in its way; the median shows the load.
 	fast := make([]time.Duration, len(costSetups))
 	for k := range costSetups {
-		fast[k] = quantile(calls[k], 0.25)
+		fast[k] = testenv.Quantile(calls[k], 0.25)
 	}
 	none, floor := fast[0], fast[1]
 	var b strings.Builder
@@ -185,11 +175,11 @@ func TestHookCost(t *testing.T) {
 	la := strings.Fields(string(load))
 	fmt.Fprintf(&b, "Measured %s, %d CPUs, load average %s.\n\n", time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), strings.Join(la[:min(3, len(la))], " "))
 	fmt.Fprintf(&b, "| setup (%d MCP calls in one `-p` session, %d sessions each) | session (median) | session vs no plugin | session vs floor | one call (median) | one call (fastest quarter) | call vs no plugin | call vs floor |\n|---|---|---|---|---|---|---|---|\n", costCalls, costRuns)
-	sNone, sFloor := median(sessions[0]), median(sessions[1])
+	sNone, sFloor := testenv.Median(sessions[0]), testenv.Median(sessions[1])
 	for k, c := range costSetups {
-		sk := median(sessions[k])
+		sk := testenv.Median(sessions[k])
 		fmt.Fprintf(&b, "| %s | %.2f s | %.2f× | %.2f× | %.1f ms | %.1f ms | %+.1f ms (%.2f×) | %+.1f ms (%.2f×) |\n", c.name, sk.Seconds(),
-			float64(sk)/float64(sNone), float64(sk)/float64(sFloor), ms(median(calls[k])), ms(fast[k]),
+			float64(sk)/float64(sNone), float64(sk)/float64(sFloor), ms(testenv.Median(calls[k])), ms(fast[k]),
 			ms(fast[k]-none), float64(fast[k])/float64(none), ms(fast[k]-floor), float64(fast[k])/float64(floor))
 	}
 	fmt.Fprint(os.Stdout, "\n"+b.String())

@@ -72,7 +72,7 @@ func (e *everythingHTTP) start() error {
 func (e *everythingHTTP) stop() {
 	if e.cmd != nil {
 		syscall.Kill(-e.cmd.Process.Pid, syscall.SIGKILL)
-		waitGone(e.cmd.Process.Pid, 5*time.Second)
+		testenv.Gone(5*time.Second, e.cmd.Process.Pid)
 		e.cmd = nil
 	}
 }

@@ -68,13 +68,7 @@ func installRelease(t *testing.T, s *session, dir string) (root, data string) {
 		{"plugin", "install", "mcp-heal@mcp-heal"},
 		{"plugin", "list", "--json"},
 	} {
-		cmd := exec.Command(s.claude, args...)
-		cmd.Dir = s.work
-		cmd.Env = s.environ()
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("claude %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
+		out := []byte(s.claudeCLI(t, args...))
 		if args[1] != "list" {
 			continue
 		}
@@ -158,12 +152,7 @@ func TestInstallReleaseWithoutGo(t *testing.T) {
 		// Uninstalling the plugin leaves the stable copy, which wrapped
 		// server entries run, in place: they keep working (docs/install.md
 		// says to run /mcp-heal unwrap --all first to undo the wrapping).
-		cmd := exec.Command(s.claude, "plugin", "uninstall", "mcp-heal@mcp-heal")
-		cmd.Dir = s.work
-		cmd.Env = s.environ()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("claude plugin uninstall: %v\n%s", err, out)
-		}
+		s.claudeCLI(t, "plugin", "uninstall", "mcp-heal@mcp-heal")
 		stable := filepath.Join(s.home, ".local", "share", "mcp-heal", "bin", "mcp-heal")
 		if out, err := exec.Command(stable, "version").Output(); err != nil || !strings.HasPrefix(string(out), "mcp-heal 0.1.0") {
 			t.Fatalf("after uninstall the stable copy %s: %q %v, want it still there", stable, out, err)

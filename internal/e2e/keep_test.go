@@ -29,7 +29,7 @@ func (s *session) killDirectChild(word string) (proc, error) {
 			if err := syscall.Kill(p.PID, syscall.SIGTERM); err != nil {
 				return p, err
 			}
-			if !waitGone(p.PID, 10*time.Second) {
+			if !testenv.Gone(10*time.Second, p.PID) {
 				return p, fmt.Errorf("%v still there 10 s after SIGTERM", p)
 			}
 			return p, nil
@@ -127,10 +127,10 @@ func TestScenario8KeptShimKilled(t *testing.T) {
 		t.Errorf("new session within the window: counter %q on pid %d, want 3 on the kept %d", c.Text, sessionPID(info), pid)
 	}
 	// After the window: nothing left.
-	if !waitGone(pid, keepWindow+15*time.Second) {
+	if !testenv.Gone(keepWindow+15*time.Second, pid) {
 		t.Errorf("the kept server %d still runs after its window", pid)
 	}
-	if g > 1 && !waitGone(g, 5*time.Second) {
+	if g > 1 && !testenv.Gone(5*time.Second, g) {
 		t.Errorf("the kept server's guardian %d still runs after the window", g)
 	}
 }

@@ -4,9 +4,7 @@ package e2e
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,32 +23,16 @@ import (
 // tool available" with Claude Code's own words (no hook sees that call;
 // the model already has the instruction).
 func scenarioRespawnFailed(t *testing.T, m mode, interactive bool) outcome {
-	const fails = 20 // more than Claude Code ever tries
-	var s *session
-	var failFile string
-	s = newModeSession(t, m,
+	ex := &failingStarts{fails: 20} // more than Claude Code ever tries
+	s := newModeSession(t, m,
 		Turn{Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "before"})}},
-		Turn{
-			Before: func() error {
-				if err := os.WriteFile(failFile, []byte("0\n"), 0o644); err != nil {
-					return err
-				}
-				_, err := s.killServer(exampleMatch)
-				time.Sleep(300 * time.Millisecond)
-				return err
-			},
-			Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "after the kill"})},
-		},
+		ex.killTurn("after the kill", 300*time.Millisecond),
 		Turn{Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "again"})}},
 		Turn{Text: "The ex server is down."},
 		// Whatever comes next (the status report) gets "Done.".
 	)
 	s.userScope = true
-	failFile = dataFile(s, "starts")
-	if err := os.WriteFile(failFile, []byte(fmt.Sprintf("%d\n", fails)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s.addExample("ex", false, nil, "--fail-starts", fmt.Sprint(fails), "--fail-file", failFile)
+	ex.add(s, false)
 	refused := func() bool {
 		r := s.model.ForTurn(3)
 		if r == nil {
@@ -236,22 +218,10 @@ func userServers(t *testing.T, s *session) string {
 // shim the real command configured, and a kill between calls goes unseen.
 func TestScenario9Marketplace(t *testing.T) {
 	t.Parallel()
-	var s *session
-	var failFile string
-	s = newSession(t,
+	ex := &failingStarts{fails: 20} // every start after the kill fails
+	s := newSession(t,
 		Turn{Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "before"})}},
-		Turn{
-			Before: func() error {
-				// Every start from now on fails.
-				if err := os.WriteFile(failFile, []byte("0\n"), 0o644); err != nil {
-					return err
-				}
-				_, err := s.killServer(exampleMatch)
-				time.Sleep(300 * time.Millisecond)
-				return err
-			},
-			Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "after the kill"})},
-		},
+		ex.killTurn("after the kill", 300*time.Millisecond),
 		Turn{Text: "The ex server is down."},
 		Turn{Text: "Here is what wrap did."},
 	)
@@ -261,21 +231,10 @@ func TestScenario9Marketplace(t *testing.T) {
 		{"plugin", "marketplace", "add", root},
 		{"plugin", "install", "mcp-heal@mcp-heal"},
 	} {
-		cmd := exec.Command(s.claude, args...)
-		cmd.Dir = s.work
-		cmd.Env = s.environ()
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("claude %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		t.Logf("claude %s: %s", strings.Join(args, " "), strings.TrimSpace(string(out)))
+		t.Logf("claude %s: %s", strings.Join(args, " "), strings.TrimSpace(s.claudeCLI(t, args...)))
 	}
 	seedStableBinary(t, s)
-	failFile = dataFile(s, "starts")
-	if err := os.WriteFile(failFile, []byte("20\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s.addExample("ex", false, nil, "--fail-starts", "20", "--fail-file", failFile)
+	ex.add(s, false)
 	r := s.driveSteps(false, step{Prompt: "Echo through the ex server.", Until: 2}, step{Prompt: "/mcp-heal wrap --all", Until: 3})
 	logCalls(t, s.model, ToolUseID(1, 0))
 	wantOK(t, "call before the kill", mustResult(t, s.model, 1, ToolUseID(0, 0)), "before")
@@ -293,9 +252,7 @@ func TestScenario9Marketplace(t *testing.T) {
 	}
 
 	// A new session: the server runs through the shim wrap configured.
-	if err := os.WriteFile(failFile, []byte("20\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	ex.works(t)
 	s.newConversation(
 		Turn{Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "wrapped"})}},
 		Turn{

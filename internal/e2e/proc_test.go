@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/procinfo"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // proc is one process: pid and argv.
@@ -112,20 +113,10 @@ func signalServer(root int, match func([]string) bool, sig syscall.Signal) (proc
 // that matches and waits until it is gone.
 func (s *session) killServer(match func([]string) bool) (proc, error) {
 	p, err := signalServer(s.claudePID(), match, syscall.SIGKILL)
-	if err == nil && !waitGone(p.PID, 5*time.Second) {
+	if err == nil && !testenv.Gone(5*time.Second, p.PID) {
 		err = fmt.Errorf("%v still there 5 s after SIGKILL", p)
 	}
 	return p, err
-}
-
-// waitGone waits until pid has exited (or is a zombie).
-func waitGone(pid int, timeout time.Duration) bool {
-	for deadline := time.Now().Add(timeout); procinfo.Alive(pid); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			return false
-		}
-	}
-	return true
 }
 
 // readBytes is how many bytes pid has read so far (rchar in /proc/pid/io).

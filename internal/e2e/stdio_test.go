@@ -143,24 +143,12 @@ func TestScenario2KilledDuringCallInteractive(t *testing.T) {
 // then never again in that session.
 func scenarioFailingStarts(t *testing.T, m mode, interactive bool) outcome {
 	const fails = 3
+	ex := &failingStarts{fails: fails} // the next 3 starts after the kill fail, then starts work again
 	var s *session
-	var failFile string
-	var killed atomic.Int64
 	s = newModeSession(t, m,
 		Turn{Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "before"})}},
-		Turn{
-			Before: func() error {
-				// The next `fails` starts fail, then starts work again.
-				if err := os.WriteFile(failFile, []byte("0\n"), 0o644); err != nil {
-					return err
-				}
-				p, err := s.killServer(exampleMatch)
-				killed.Store(int64(p.PID))
-				return err
-			},
-			// Asked for at once, while the server fails to start.
-			Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "while it fails to start"})},
-		},
+		// Asked for at once, while the server fails to start.
+		ex.killTurn("while it fails to start", 0),
 		Turn{
 			Before: func() error {
 				if !m.wrap() {
@@ -170,13 +158,13 @@ func scenarioFailingStarts(t *testing.T, m mode, interactive bool) outcome {
 				}
 				// The shim restarts it until a start works.
 				deadline := time.Now().Add(30 * time.Second)
-				for startCount(failFile) <= fails {
+				for ex.starts() <= fails {
 					if time.Now().After(deadline) {
-						return fmt.Errorf("the server was started %d times in 30 s, want %d", startCount(failFile), fails+1)
+						return fmt.Errorf("the server was started %d times in 30 s, want %d", ex.starts(), fails+1)
 					}
 					time.Sleep(50 * time.Millisecond)
 				}
-				old := int(killed.Load())
+				old := int(ex.killed.Load())
 				return s.waitShim("ex", 20*time.Second, func(r *state.Record) bool {
 					return r.State == state.Running && r.ChildPID != 0 && r.ChildPID != old
 				})
@@ -189,15 +177,10 @@ func scenarioFailingStarts(t *testing.T, m mode, interactive bool) outcome {
 		},
 		Turn{Text: "Done."},
 	)
-	failFile = dataFile(s, "starts")
-	// The first start works: the count is already past the failures.
-	if err := os.WriteFile(failFile, []byte(fmt.Sprintf("%d\n", fails)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s.addExample("ex", m.wrap(), nil, "--fail-starts", fmt.Sprint(fails), "--fail-file", failFile)
+	ex.add(s, m.wrap())
 	r := s.drive(interactive, "Echo through the ex server a few times.", 4)
 	o := logCalls(t, s.model, ToolUseID(1, 0))
-	o.Note = fmt.Sprintf("%d starts after the kill", startCount(failFile))
+	o.Note = fmt.Sprintf("%d starts after the kill", ex.starts())
 	if m == alone {
 		return o
 	}
@@ -210,9 +193,54 @@ func scenarioFailingStarts(t *testing.T, m mode, interactive bool) outcome {
 	return o
 }
 
-// startCount reads the example server's start counter (--fail-file).
-func startCount(path string) int {
-	b, _ := os.ReadFile(path)
+// failingStarts is the example server "ex" run with --fail-starts: it
+// counts its starts in a file, and the first start works (the count is
+// already past the failures). Its killTurn kills it and resets the count,
+// so that the next `fails` starts fail: with more failures than Claude Code
+// ever tries, every restart fails.
+type failingStarts struct {
+	fails  int
+	s      *session
+	file   string
+	killed atomic.Int64 // the pid killTurn killed
+}
+
+// add configures it in s, run through the shim if wrap.
+func (f *failingStarts) add(s *session, wrap bool) {
+	f.s, f.file = s, dataFile(s, "starts")
+	f.works(s.t)
+	s.addExample("ex", wrap, nil, "--fail-starts", fmt.Sprint(f.fails), "--fail-file", f.file)
+}
+
+// works makes the next start work.
+func (f *failingStarts) works(t *testing.T) {
+	t.Helper()
+	if err := os.WriteFile(f.file, []byte(fmt.Sprintf("%d\n", f.fails)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// killTurn is the turn that makes the next starts fail, kills the server,
+// lets settle pass (for Claude Code to notice the death first), and then
+// calls echo with text: the first call after the kill.
+func (f *failingStarts) killTurn(text string, settle time.Duration) Turn {
+	return Turn{
+		Before: func() error {
+			if err := os.WriteFile(f.file, []byte("0\n"), 0o644); err != nil {
+				return err
+			}
+			p, err := f.s.killServer(exampleMatch)
+			f.killed.Store(int64(p.PID))
+			time.Sleep(settle)
+			return err
+		},
+		Tools: []ToolUse{call("ex", "echo", map[string]any{"text": text})},
+	}
+}
+
+// starts reads the server's start counter (--fail-file).
+func (f *failingStarts) starts() int {
+	b, _ := os.ReadFile(f.file)
 	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 	return n
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // tmuxSession is an interactive Claude Code session in a private tmux
@@ -128,7 +130,7 @@ func (ts *tmuxSession) quit() {
 	ts.keys("Escape")
 	ts.typeLine("/exit")
 	pid := ts.s.claudePID()
-	if pid > 0 && !waitGone(pid, 10*time.Second) {
+	if pid > 0 && !testenv.Gone(10*time.Second, pid) {
 		ts.t.Logf("claude did not exit after /exit; it is killed at cleanup\n%s", ts)
 	}
 }

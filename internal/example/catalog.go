@@ -101,6 +101,13 @@ func (s *server) extras(kind string) []string {
 
 func (s *server) tools() []map[string]any {
 	list := toolList()
+	if s.opts.Faults.TestTools {
+		list = append(list, testToolList()...)
+	}
+	if s.after(s.opts.Faults.NewToolAfter) {
+		list = append(list, map[string]any{"name": "newtool", "description": "Returns its name.",
+			"inputSchema": schema(nil), "annotations": annotations("newtool", true, true, false)})
+	}
 	for _, name := range s.extras("tool") {
 		list = append(list, map[string]any{"name": name, "description": "From the catalog file; returns its name.",
 			"inputSchema": schema(nil), "annotations": annotations(name, true, true, false)})

@@ -186,26 +186,27 @@ func (s *server) getPrompt(params json.RawMessage) (any, error) {
 
 // failStart implements --fail-starts: count this start in FailFile and fail
 // the first FailStarts of them, as a server with a broken environment does.
-func failStart(opts Options, stderr io.Writer) error {
-	if opts.FailStarts <= 0 {
-		return nil
-	}
+// n is this start's number (1 without a FailFile).
+func failStart(opts Options, stderr io.Writer) (n int, err error) {
 	if opts.FailFile == "" {
-		return fmt.Errorf("--fail-starts needs --fail-file")
+		if opts.FailStarts > 0 {
+			return 0, fmt.Errorf("--fail-starts needs --fail-file")
+		}
+		return 1, nil
 	}
 	counterMu.Lock()
 	defer counterMu.Unlock()
-	n, err := ReadCounter(opts.FailFile)
+	n, err = ReadCounter(opts.FailFile)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	n++
 	if err := writeFileAtomic(opts.FailFile, []byte(strconv.Itoa(n)+"\n")); err != nil {
-		return err
+		return 0, err
 	}
 	if n <= opts.FailStarts {
 		fmt.Fprintf(stderr, "example-server: simulated start failure %d of %d: cannot open database (connection refused)\n", n, opts.FailStarts)
-		return &ExitError{Code: 1, Reason: fmt.Sprintf("simulated start failure %d of %d", n, opts.FailStarts)}
+		return n, &ExitError{Code: 1, Reason: fmt.Sprintf("simulated start failure %d of %d", n, opts.FailStarts)}
 	}
-	return nil
+	return n, nil
 }

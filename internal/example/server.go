@@ -43,56 +43,6 @@ const (
 	metaSubscriptionID  = "io.modelcontextprotocol/subscriptionId"
 )
 
-// Options configure one run of the server.
-type Options struct {
-	// Era is EraBoth (default), EraHandshake or EraStateless.
-	Era string
-	// Name is the serverInfo name (default "mcp-heal-example").
-	Name string
-	// StateFile holds counter_increment's counter as a decimal integer, so
-	// a test can tell whether a call ran twice. Empty keeps it in memory.
-	StateFile string
-	// CallLog, when set, gets one line per tools/call the server executed:
-	// `<tool> <arguments JSON>`.
-	CallLog string
-	// FailStarts and FailFile: the first FailStarts starts (counted in
-	// FailFile) fail with a message on stderr and exit code 1.
-	FailStarts int
-	FailFile   string
-	// JunkStdout writes a non-JSON line to stdout at start and before every
-	// tools/call result (a server that logs to the wrong stream).
-	JunkStdout bool
-	// StartDelay sleeps before reading stdin (a slow cold start).
-	StartDelay time.Duration
-	// CatalogFile lists extra tools, prompts and resources, one `tool
-	// NAME`, `prompt NAME` or `resource URI` a line. The server re-reads it
-	// every 50 ms and announces each list that changed
-	// (notifications/*/list_changed): a catalog that changes from outside
-	// the session, as tests of list_changed need.
-	CatalogFile string
-	// CrashOnDiscover exits (code 1) when it receives server/discover, like
-	// a server that dies on a method it does not know.
-	CrashOnDiscover bool
-	// HangFile, when set: a tools/call that arrives while this file exists
-	// removes it and hangs the server (as the hang tool does) with that
-	// call outstanding. A test creates the file to make a running server
-	// deaf without calling a tool that is not read-only; removing it makes
-	// the fault happen once, so the server started in its place works.
-	HangFile string
-	// Logger receives the server's own diagnostics; nil discards them.
-	Logger *slog.Logger
-}
-
-// ExitError asks the caller to end the process with Code: the crash tool,
-// --crash-on-discover and simulated start failures return it. Run returns it
-// at once, without waiting for other calls: the point is to die mid-call.
-type ExitError struct {
-	Code   int
-	Reason string
-}
-
-func (e *ExitError) Error() string { return fmt.Sprintf("%s (exit %d)", e.Reason, e.Code) }
-
 // Run serves one client on stdin/stdout until stdin ends, ctx is cancelled
 // or a tool asks the process to exit (*ExitError). stderr gets fault
 // messages a real server would print.
@@ -115,7 +65,14 @@ func Run(ctx context.Context, opts Options, stdin io.Reader, stdout, stderr io.W
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	if err := failStart(opts, stderr); err != nil {
+	if opts.Faults.StartStderr != "" {
+		fmt.Fprintln(stderr, opts.Faults.StartStderr)
+	}
+	n, err := failStart(opts, stderr)
+	if err != nil {
+		return err
+	}
+	if err := startFaults(opts, stderr); err != nil {
 		return err
 	}
 	s := &server{
@@ -128,7 +85,9 @@ func Run(ctx context.Context, opts Options, stdin io.Reader, stdout, stderr io.W
 		listens: map[string]listen{},
 		values:  map[string]string{},
 		started: time.Now(),
+		f:       faultState{start: n, stdout: stdout},
 	}
+	s.event("start %d", os.Getpid())
 	if opts.JunkStdout {
 		s.junk("example-server starting (this line is not JSON-RPC)")
 	}
@@ -173,7 +132,7 @@ func Run(ctx context.Context, opts Options, stdin io.Reader, stdout, stderr io.W
 		case e := <-s.exit:
 			return e
 		case err := <-readErr:
-			if s.isHung() {
+			if s.isHung() || opts.Faults.Stubborn {
 				// A hung server does not notice its client left: it has
 				// to be signalled, like a real stuck process.
 				select {
@@ -218,6 +177,7 @@ type server struct {
 	extra       catalog                       // what CatalogFile lists
 	counter     int                           // when no StateFile
 	initializes int                           // initialize requests answered: a proxy that takes over a session must not send a second
+	f           faultState
 }
 
 type listen struct {
@@ -269,8 +229,9 @@ func (s *server) handleLine(ctx context.Context, line []byte) {
 	case jsonrpc.KindBatch:
 		s.send(jsonrpc.ErrorReply(nil, jsonrpc.CodeInvalidRequest, "batches are not supported", nil))
 	case jsonrpc.KindResponse:
-		// The server never sends requests, so responses are unexpected;
-		// ignore them as the spec allows.
+		// Only the ask tool sends requests; ignore other responses as the
+		// spec allows.
+		s.answered(m.ID, line)
 	case jsonrpc.KindNotification:
 		s.notification(line, m.Method)
 	case jsonrpc.KindRequest:
@@ -294,6 +255,7 @@ func (s *server) handleLine(ctx context.Context, line []byte) {
 func (s *server) notification(line []byte, method string) {
 	switch method {
 	case "notifications/initialized":
+		s.event("initialized")
 		s.mu.Lock()
 		s.initialized = true
 		s.mu.Unlock()
@@ -328,7 +290,8 @@ func (s *server) startRequest(ctx context.Context, req request) {
 	// hold up pings); everything else is answered in arrival order, so
 	// session state (initialize, setLevel, subscribe) is applied before the
 	// next message is read.
-	concurrent := req.Method == "tools/call" || req.Method == "subscriptions/listen"
+	concurrent := req.Method == "tools/call" && !s.opts.Faults.Serial || req.Method == "subscriptions/listen" ||
+		req.Method == "resources/list" && s.opts.Faults.CursorDelay > 0 && hasCursor(req.Params)
 	s.wg.Add(1)
 	run := func() {
 		defer s.wg.Done()

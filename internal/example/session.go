@@ -28,6 +28,7 @@ func stateless(params json.RawMessage) bool {
 }
 
 func (s *server) dispatch(ctx context.Context, req request) (any, error) {
+	s.noteRequest(req)
 	switch req.Method {
 	case "server/discover":
 		if s.opts.Era == EraHandshake {
@@ -60,6 +61,11 @@ func (s *server) dispatch(ctx context.Context, req request) (any, error) {
 	case "tools/call":
 		return s.callTool(ctx, req)
 	case "resources/list":
+		if hasCursor(req.Params) {
+			if err := sleep(ctx, s.opts.Faults.CursorDelay); err != nil {
+				return nil, err
+			}
+		}
 		return map[string]any{"resources": s.resources()}, nil
 	case "resources/templates/list":
 		return map[string]any{"resourceTemplates": resourceTemplates()}, nil
@@ -83,7 +89,7 @@ func (s *server) dispatch(ctx context.Context, req request) (any, error) {
 
 func (s *server) capabilities() map[string]any {
 	return map[string]any{
-		"tools":     map[string]any{"listChanged": true},
+		"tools":     map[string]any{"listChanged": !s.opts.Faults.NoToolsListChanged},
 		"resources": map[string]any{"subscribe": true, "listChanged": true},
 		"prompts":   map[string]any{"listChanged": true},
 		"logging":   map[string]any{},
@@ -117,11 +123,19 @@ func (s *server) initialize(params json.RawMessage) (any, error) {
 	if err := json.Unmarshal(params, &p); err != nil || p.ProtocolVersion == "" {
 		return nil, &rpcError{jsonrpc.CodeInvalidParams, "initialize: missing protocolVersion"}
 	}
+	if f := s.opts.Faults; f.MuteInitAfter > 0 && s.after(f.MuteInitAfter) {
+		s.event("initialize %d muted", os.Getpid())
+		return nil, errNoReply
+	}
+	s.event("initialize %d", os.Getpid())
 	version := handshakeVersions[0]
 	for _, v := range handshakeVersions {
 		if v == p.ProtocolVersion {
 			version = v
 		}
+	}
+	if f := s.opts.Faults; f.Version != "" && (f.VersionAfter == 0 || s.after(f.VersionAfter)) {
+		version = f.Version
 	}
 	s.mu.Lock()
 	s.version = version

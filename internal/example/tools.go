@@ -101,6 +101,7 @@ type toolArgs struct {
 	Value   string   `json:"value"`
 	MS      int64    `json:"ms"`
 	Code    *int     `json:"code"`
+	Bytes   int64    `json:"bytes"`
 }
 
 func textResult(text string) map[string]any {
@@ -141,6 +142,7 @@ func (s *server) callTool(ctx context.Context, req request) (any, error) {
 			return nil, &rpcError{jsonrpc.CodeInvalidParams, "tools/call " + p.Name + ": " + err.Error()}
 		}
 	}
+	s.event("call %s %s", p.Name, a.Key)
 	known := false
 	for _, t := range s.tools() {
 		if t["name"] == p.Name {
@@ -157,6 +159,9 @@ func (s *server) callTool(ctx context.Context, req request) (any, error) {
 	s.log("debug", "tools/call "+p.Name)
 	if s.opts.JunkStdout {
 		s.junk("calling " + p.Name + " (not JSON-RPC)")
+	}
+	if r, err, ok := s.testTool(ctx, req.ID, p.Name, a); ok {
+		return r, err
 	}
 	switch p.Name {
 	case ToolEcho:

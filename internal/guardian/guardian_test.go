@@ -37,15 +37,6 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func alive(pid int) bool { return testenv.Alive(pid) }
-
-func ppid(_ *testing.T, pid int) int { return testenv.ParentPID(pid) }
-
-func waitGone(t *testing.T, what string, pids ...int) {
-	t.Helper()
-	testenv.WaitGone(t, what, 15*time.Second, pids...)
-}
-
 func readPids(t *testing.T, path string, n int) []int {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
@@ -90,15 +81,15 @@ func TestShimKilledLeavesNothing(t *testing.T) {
 		t.Fatalf("initialize through the shim: %q %v", line, err)
 	}
 	pids := readPids(t, pidfile, 2) // sleep, then the server (the shell exec'ed it)
-	g := ppid(t, pids[1])
+	g := testenv.ParentPID(pids[1])
 	if g == shim.Process.Pid {
 		t.Errorf("the server is the shim's own child: no guardian")
-	} else if ppid(t, g) != shim.Process.Pid {
+	} else if testenv.ParentPID(g) != shim.Process.Pid {
 		t.Errorf("the server's parent %d is not a child of the shim %d", g, shim.Process.Pid)
 	}
 	shim.Process.Signal(syscall.SIGKILL)
 	shim.Wait()
-	waitGone(t, "after SIGKILL of the shim", pids[0], pids[1], g)
+	testenv.WaitGone(t, "after SIGKILL of the shim", 15*time.Second, pids[0], pids[1], g)
 }
 
 func guardedConfig(t *testing.T, script string, env ...string) proc.Config {
@@ -118,7 +109,7 @@ func TestGuardianKilled(t *testing.T) {
 	}
 	defer p.Close()
 	pids := readPids(t, pidfile, 2)
-	g := ppid(t, pids[1])
+	g := testenv.ParentPID(pids[1])
 	syscall.Kill(g, syscall.SIGKILL)
 	select {
 	case <-p.Done():
@@ -128,7 +119,7 @@ func TestGuardianKilled(t *testing.T) {
 	if r := p.Exit().Reason; !strings.Contains(r, "guardian died") {
 		t.Errorf("exit reason %q does not say the guardian died", r)
 	}
-	waitGone(t, "after SIGKILL of the guardian", pids[0], pids[1], g)
+	testenv.WaitGone(t, "after SIGKILL of the guardian", 15*time.Second, pids[0], pids[1], g)
 }
 
 // TestDaemonizingServer: a server that starts a process in a session of
@@ -157,7 +148,7 @@ func TestDaemonizingServer(t *testing.T) {
 	if ex := p.Exit(); ex.Strays != 1 || ex.Cause != state.CauseExit {
 		t.Errorf("exit %+v: want cause %q and 1 stray", ex.Exit, state.CauseExit)
 	}
-	waitGone(t, "the daemon", daemon)
+	testenv.WaitGone(t, "the daemon", 15*time.Second, daemon)
 }
 
 // TestStopLadderAndData: under a guardian the data path is the server's
@@ -181,7 +172,7 @@ func TestStopLadderAndData(t *testing.T) {
 		t.Fatal("no echo")
 	}
 	pids := readPids(t, pidfile, 1)
-	g := ppid(t, pids[0])
+	g := testenv.ParentPID(pids[0])
 	start := time.Now()
 	p.Close()
 	if ex := p.Exit(); ex.Signal != "killed" {
@@ -190,7 +181,7 @@ func TestStopLadderAndData(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("ladder took %v", d)
 	}
-	waitGone(t, "after Close", pids[0], g)
+	testenv.WaitGone(t, "after Close", 15*time.Second, pids[0], g)
 }
 
 // TestStartErrors: a server that cannot start is reported as exec would,

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"syscall"
 	"testing"
 	"time"
@@ -68,12 +67,6 @@ func timeExec(tb testing.TB, env []string, stdin []byte, name string, args ...st
 	return wall, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 }
 
-func median(d []time.Duration) time.Duration {
-	s := append([]time.Duration(nil), d...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[len(s)/2]
-}
-
 // timings are medians of whole-process runs: wall time, fork to exit, and
 // CPU time (user + system), which a loaded machine disturbs less.
 type timings struct {
@@ -104,7 +97,7 @@ func measure(tb testing.TB, n int) timings {
 			wall[j], cpu[j] = append(wall[j], w), append(cpu[j], c)
 		}
 	}
-	return timings{median(wall[0]), median(wall[1]), median(wall[2]), median(cpu[0]), median(cpu[1]), median(cpu[2]), median(wall[3]), median(cpu[3])}
+	return timings{testenv.Median(wall[0]), testenv.Median(wall[1]), testenv.Median(wall[2]), testenv.Median(cpu[0]), testenv.Median(cpu[1]), testenv.Median(cpu[2]), testenv.Median(wall[3]), testenv.Median(cpu[3])}
 }
 
 // BenchmarkPreToolUseVsTrue measures the PreToolUse healthy path as Claude

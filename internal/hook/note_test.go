@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/testenv/fakeshim"
 )
 
 // TestPreToolUseRestartNote: a shim whose results since a restart all had
@@ -18,9 +19,9 @@ func TestPreToolUseRestartNote(t *testing.T) {
 	const note = `mcp-heal: MCP server "everything" was restarted: ...; whatever the old one held in memory is gone`
 	w := newWorld(t)
 	w.useState(t)
-	pid, _ := fakeShim(t)
+	pid, _ := fakeshim.Start(t)
 	rec := state.Record{Server: "everything", Session: preSession, ClaudePID: os.Getpid(), ShimPID: pid, Mode: state.ModeStdio, State: state.Running, Restarts: 1, Note: note, NoteKey: "restart-note-1"}
-	writeRecord(t, rec)
+	fakeshim.WriteRecord(t, rec)
 	if r := decode(t, w.hook(t, "PreToolUse", payload)); r.HookSpecificOutput.AdditionalContext != note || r.HookSpecificOutput.PermissionDecision != "" {
 		t.Fatalf("first call after the note was published: got %+v, want the note as context", r)
 	}
@@ -30,7 +31,7 @@ func TestPreToolUseRestartNote(t *testing.T) {
 
 	// A later restart's note the shim gave itself (claimed first).
 	rec.NoteKey = "restart-note-2"
-	writeRecord(t, rec)
+	fakeshim.WriteRecord(t, rec)
 	if won, err := state.ClaimTold(rec.NoteKey); err != nil || !won {
 		t.Fatalf("the shim's claim: %v %v", won, err)
 	}

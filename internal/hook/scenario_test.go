@@ -20,6 +20,7 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/procinfo"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
+	"github.com/mcp-heal/mcp-heal/internal/testenv/fakeshim"
 )
 
 // useState points this process's state package at w's state dir, so the
@@ -43,23 +44,6 @@ func start(t *testing.T, name string, args ...string) *exec.Cmd {
 		<-done
 	})
 	return cmd
-}
-
-// fakeShim is a real process standing in for a shim; it counts SIGHUPs.
-func fakeShim(t *testing.T) (int, *testenv.SignalCounter) {
-	t.Helper()
-	sc := testenv.StartSignalCounter(t)
-	return sc.PID, sc
-}
-
-func writeRecord(t *testing.T, r state.Record) {
-	t.Helper()
-	if p, err := procinfo.Get(r.ShimPID); err == nil {
-		r.ShimStart, r.ShimExe = p.StartKey, p.Exe
-	}
-	if err := state.Write(&r); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func sharedPayload(t *testing.T, name string) map[string]any {
@@ -128,8 +112,8 @@ func TestPreToolUseShimStates(t *testing.T) {
 		t.Run(st, func(t *testing.T) {
 			w := newWorld(t)
 			w.useState(t)
-			pid, _ := fakeShim(t)
-			writeRecord(t, state.Record{Server: "everything", Session: preSession, ClaudePID: os.Getpid(), ShimPID: pid, Mode: state.ModeStdio, State: st, Restarts: 5,
+			pid, _ := fakeshim.Start(t)
+			fakeshim.WriteRecord(t, state.Record{Server: "everything", Session: preSession, ClaudePID: os.Getpid(), ShimPID: pid, Mode: state.ModeStdio, State: st, Restarts: 5,
 				LastExit: &state.Exit{Code: &code, Reason: "exited with code 1", At: time.Now()}, StderrTail: []string{"Error: cannot open /data/db.sqlite"}})
 			r := decode(t, w.hook(t, "PreToolUse", payload))
 			if st != state.Failed {
@@ -151,8 +135,8 @@ func TestPreToolUseShimStates(t *testing.T) {
 	t.Run("failed shim of another session", func(t *testing.T) {
 		w := newWorld(t)
 		w.useState(t)
-		pid, _ := fakeShim(t)
-		writeRecord(t, state.Record{Server: "everything", Session: "another-session", ClaudePID: os.Getpid(), ShimPID: pid, Mode: state.ModeStdio, State: state.Failed})
+		pid, _ := fakeshim.Start(t)
+		fakeshim.WriteRecord(t, state.Record{Server: "everything", Session: "another-session", ClaudePID: os.Getpid(), ShimPID: pid, Mode: state.ModeStdio, State: state.Failed})
 		if out := w.hook(t, "PreToolUse", payload); len(out) != 0 {
 			t.Fatalf("got %s, want no output", out)
 		}
@@ -162,7 +146,7 @@ func TestPreToolUseShimStates(t *testing.T) {
 		w.useState(t)
 		cmd := exec.Command("true")
 		cmd.Run()
-		writeRecord(t, state.Record{Server: "everything", Session: preSession, ShimPID: cmd.Process.Pid, Mode: state.ModeStdio, State: state.Failed})
+		fakeshim.WriteRecord(t, state.Record{Server: "everything", Session: preSession, ShimPID: cmd.Process.Pid, Mode: state.ModeStdio, State: state.Failed})
 		if out := w.hook(t, "PreToolUse", payload); len(out) != 0 {
 			t.Fatalf("got %s, want no output for a dead shim's record", out)
 		}
@@ -175,8 +159,8 @@ func TestIdleTimeoutWrapped(t *testing.T) {
 	w := newWorld(t)
 	w.useState(t)
 	p := sharedPayload(t, "PostToolUseFailure.idle-timeout.json")
-	pid, hups := fakeShim(t)
-	writeRecord(t, state.Record{Server: "tiny", Session: p["session_id"].(string), ShimPID: pid, Mode: state.ModeStdio, State: state.Running})
+	pid, hups := fakeshim.Start(t)
+	fakeshim.WriteRecord(t, state.Record{Server: "tiny", Session: p["session_id"].(string), ShimPID: pid, Mode: state.ModeStdio, State: state.Running})
 	r := decode(t, w.hook(t, "PostToolUseFailure", marshal(p)))
 	if !strings.Contains(r.HookSpecificOutput.AdditionalContext, "mcp-heal restarted it") || !strings.Contains(r.HookSpecificOutput.AdditionalContext, "may or may not have taken effect") {
 		t.Fatalf("got %+v", r)
@@ -185,17 +169,6 @@ func TestIdleTimeoutWrapped(t *testing.T) {
 	if in := lastIncident(t, w); in["action"] != "sighup-shim" || in["class"] != "idle-timeout" {
 		t.Fatalf("incident: got %v", in)
 	}
-}
-
-func waitFor(t *testing.T, cond func() bool, what string) {
-	t.Helper()
-	for i := 0; i < 200; i++ {
-		if cond() {
-			return
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-	t.Fatalf("timed out waiting for %s", what)
 }
 
 // TestFailedShim: the shim answered "marked failed"; the hook probes the
@@ -226,9 +199,9 @@ func TestFailedShim(t *testing.T) {
 			}
 			p := sharedPayload(t, "PostToolUseFailure.stdio-server-died-mid-call.json")
 			p["error"] = `MCP error -32603: MCP server "tiny" is marked failed after 5 restarts: exited with code 1`
-			pid, hups := fakeShim(t)
+			pid, hups := fakeshim.Start(t)
 			code := 1
-			writeRecord(t, state.Record{Server: "tiny", Session: p["session_id"].(string), ShimPID: pid, Mode: state.ModeStdio, State: state.Failed, Restarts: 5,
+			fakeshim.WriteRecord(t, state.Record{Server: "tiny", Session: p["session_id"].(string), ShimPID: pid, Mode: state.ModeStdio, State: state.Failed, Restarts: 5,
 				LastExit: &state.Exit{Code: &code, At: time.Now()}})
 			r := decode(t, w.hook(t, "PostToolUseFailure", marshal(p)))
 			if !strings.Contains(r.HookSpecificOutput.AdditionalContext, tt.want) || !strings.Contains(r.HookSpecificOutput.AdditionalContext, "exited with code 1") {
@@ -257,18 +230,18 @@ func TestHungUnwrappedServerKilled(t *testing.T) {
 	// child runs something else.
 	claude := start(t, "sh", "-c", "sh -c '"+script+"' & sleep 86399 & wait")
 	var wrapper, server, bystander int
-	waitFor(t, func() bool {
+	testenv.WaitFor(t, 5*time.Second, "the fake server to start", func() bool {
 		wrapper, bystander = childRunning(claude.Process.Pid, script), childRunning(claude.Process.Pid, "86399")
 		server = childRunning(wrapper, secs)
 		return wrapper > 0 && server > 0 && bystander > 0
-	}, "the fake server to start")
+	})
 	w.userConfig(t, fmt.Sprintf(`{"tiny":{"command":"sh","args":["-c",%q]}}`, script))
 	w.extra = []string{"CLAUDE_PID=" + strconv.Itoa(claude.Process.Pid)}
 	r := decode(t, w.hook(t, "PostToolUseFailure", marshal(sharedPayload(t, "PostToolUseFailure.idle-timeout.json"))))
 	if !strings.Contains(r.HookSpecificOutput.AdditionalContext, "was hung, so mcp-heal stopped it and Claude Code starts a fresh one on the next call") {
 		t.Fatalf("got %q", r.HookSpecificOutput.AdditionalContext)
 	}
-	waitFor(t, func() bool { return !state.Alive(server) && childRunning(claude.Process.Pid, script) == 0 }, "the hung server and its child to be gone")
+	testenv.WaitFor(t, 5*time.Second, "the hung server and its child to be gone", func() bool { return !state.Alive(server) && childRunning(claude.Process.Pid, script) == 0 })
 	if childRunning(claude.Process.Pid, "86399") != bystander {
 		t.Fatal("the bystander was killed too")
 	}
@@ -405,8 +378,8 @@ func TestSessionStart(t *testing.T) {
 		w.useState(t)
 		wrapped, _, _ := wrap.Wrap([]byte(`{"mcpServers":{"alpha":{"command":"alpha-server"}}}`), []string{"mcpServers"}, nil, bin)
 		os.WriteFile(filepath.Join(w.home, ".claude.json"), wrapped, 0o600)
-		pid, _ := fakeShim(t)
-		writeRecord(t, state.Record{Server: "alpha", Session: "other", ShimPID: pid, Mode: state.ModeStdio, State: state.Failed})
+		pid, _ := fakeshim.Start(t)
+		fakeshim.WriteRecord(t, state.Record{Server: "alpha", Session: "other", ShimPID: pid, Mode: state.ModeStdio, State: state.Failed})
 		r := decode(t, w.hook(t, "SessionStart", payload))
 		if r.SystemMessage != "mcp-heal: MCP servers failing: alpha (run /mcp-heal doctor)." {
 			t.Fatalf("got %q", r.SystemMessage)
@@ -458,11 +431,11 @@ func TestWrappedIncidentCloses(t *testing.T) {
 	w := newWorld(t)
 	w.useState(t)
 	w.userConfig(t, `{}`)
-	pid, _ := fakeShim(t)
+	pid, _ := fakeshim.Start(t)
 	fail := sharedPayload(t, "PostToolUseFailure.stdio-server-died-mid-call.json")
 	fail["tool_name"], fail["mcp_server"] = "mcp__tiny__echo", map[string]any{"name": "tiny", "source": "dynamic"}
 	fail["error"] = `MCP error -32603: the MCP server process "tiny" exited during this call and mcp-heal restarted it; the call was not retried and may or may not have taken effect`
-	writeRecord(t, state.Record{Server: "tiny", Session: fmt.Sprint(fail["session_id"]), ShimPID: pid, Mode: state.ModeStdio, State: state.Running})
+	fakeshim.WriteRecord(t, state.Record{Server: "tiny", Session: fmt.Sprint(fail["session_id"]), ShimPID: pid, Mode: state.ModeStdio, State: state.Running})
 	w.hook(t, "PostToolUseFailure", marshal(fail))
 	if in := lastIncident(t, w); in["class"] != string(health.ShimRestarted) {
 		t.Fatalf("recorded %v, want %s", in, health.ShimRestarted)

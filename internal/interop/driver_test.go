@@ -18,6 +18,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // The client driver: the test binary, run by the conformance suite's
@@ -174,7 +175,7 @@ func clientDriver(argv []string) int {
 	defer cancel()
 	d := newDriverConn(out, in)
 	err = drive(ctx, d, scenario, version)
-	stopOnEOF(cmd, in, 10*time.Second)
+	testenv.CloseAndWait(cmd, in, 10*time.Second)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "client driver:", scenario, err)
 		return 1

@@ -263,22 +263,6 @@ func (p *stdioProc) pid() int { return p.cmd.Process.Pid }
 // exit checks the result in a cleanup of its own, which runs before the
 // one startStdio registered.
 func (p *stdioProc) stop() bool {
-	p.once.Do(func() { p.onTime = stopOnEOF(p.cmd, p.in, 10*time.Second) })
+	p.once.Do(func() { p.onTime = testenv.CloseAndWait(p.cmd, p.in, 10*time.Second) })
 	return p.onTime
-}
-
-// stopOnEOF closes in, the process's stdin, and waits up to d for it to
-// exit; then it kills it. It reports whether the process exited in time.
-func stopOnEOF(cmd *exec.Cmd, in io.Closer, d time.Duration) bool {
-	in.Close()
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-		return true
-	case <-time.After(d):
-		cmd.Process.Kill()
-		<-done
-		return false
-	}
 }

@@ -18,25 +18,7 @@ func FuzzReader(f *testing.F) {
 	f.Add(bytes.Repeat([]byte("x"), 200<<10), 7)
 	f.Add([]byte("\n\n\r\n"), 1)
 	f.Fuzz(func(t *testing.T, in []byte, chunk int) {
-		var r io.Reader = bytes.NewReader(in)
-		if chunk%2 == 1 {
-			r = iotest.HalfReader(r)
-		}
-		if chunk%3 == 0 {
-			r = iotest.OneByteReader(r)
-		}
-		var want [][]byte
-		rest := in
-		for len(rest) > 0 {
-			i := bytes.IndexByte(rest, '\n')
-			var line []byte
-			if i < 0 {
-				line, rest = rest, nil
-			} else {
-				line, rest = rest[:i], rest[i+1:]
-			}
-			want = append(want, bytes.TrimSuffix(line, []byte{'\r'}))
-		}
+		r, want := cutReader(in, chunk)
 		jr := NewReader(r)
 		for i := 0; ; i++ {
 			got, err := jr.Next()
@@ -54,6 +36,32 @@ func FuzzReader(f *testing.F) {
 			}
 		}
 	})
+}
+
+// cutReader reads in cut into reads as chunk picks (half reads, one byte
+// at a time, or whole), with the lines a Reader must return: in split at
+// each newline, a trailing "\r" removed.
+func cutReader(in []byte, chunk int) (io.Reader, [][]byte) {
+	var r io.Reader = bytes.NewReader(in)
+	if chunk%2 == 1 {
+		r = iotest.HalfReader(r)
+	}
+	if chunk%3 == 0 {
+		r = iotest.OneByteReader(r)
+	}
+	var want [][]byte
+	rest := in
+	for len(rest) > 0 {
+		i := bytes.IndexByte(rest, '\n')
+		var line []byte
+		if i < 0 {
+			line, rest = rest, nil
+		} else {
+			line, rest = rest[:i], rest[i+1:]
+		}
+		want = append(want, bytes.TrimSuffix(line, []byte{'\r'}))
+	}
+	return r, want
 }
 
 // FuzzPeek checks Peek never panics and agrees with encoding/json about

@@ -107,25 +107,7 @@ func FuzzReaderMax(f *testing.F) {
 		if max <= 0 || max > 1<<20 {
 			return
 		}
-		var r io.Reader = bytes.NewReader(in)
-		if chunk%2 == 1 {
-			r = iotest.HalfReader(r)
-		}
-		if chunk%3 == 0 {
-			r = iotest.OneByteReader(r)
-		}
-		var want [][]byte
-		rest := in
-		for len(rest) > 0 {
-			i := bytes.IndexByte(rest, '\n')
-			var line []byte
-			if i < 0 {
-				line, rest = rest, nil
-			} else {
-				line, rest = rest[:i], rest[i+1:]
-			}
-			want = append(want, bytes.TrimSuffix(line, []byte{'\r'}))
-		}
+		r, want := cutReader(in, chunk)
 		jr := NewReaderMax(r, max)
 		for i := 0; ; i++ {
 			got, err := jr.Next()

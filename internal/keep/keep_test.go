@@ -157,15 +157,6 @@ func (c *client) kill() {
 	c.cmd.Wait()
 }
 
-func alive(pid int) bool { return testenv.Alive(pid) }
-
-func waitGone(t *testing.T, what string, within time.Duration, pids ...int) {
-	t.Helper()
-	testenv.WaitGone(t, what, within, pids...)
-}
-
-func ppid(pid int) int { return testenv.ParentPID(pid) }
-
 // keptRecord waits for the detached guardian's state record.
 func (e *env) keptRecord(t *testing.T) map[string]any {
 	t.Helper()
@@ -209,13 +200,13 @@ func TestReattach(t *testing.T) {
 	}
 	infoA := a.info()
 	pid := int(infoA.Get("pid").Int())
-	g := ppid(pid)
+	g := testenv.ParentPID(pid)
 	a.kill()
 	rec := e.keptRecord(t)
 	if int(rec["child_pid"].(float64)) != pid || rec["expires"] == nil || rec["detached_since"] == nil {
 		t.Errorf("detached record: %v", rec)
 	}
-	if !alive(pid) {
+	if !testenv.Alive(pid) {
 		t.Fatal("the kept server died with its shim")
 	}
 	if out := e.run(t, "status"); !strings.Contains(out, "kept, detached: server pid "+strconv.Itoa(pid)) {
@@ -241,7 +232,7 @@ func TestReattach(t *testing.T) {
 	b.kill()
 	e.keptRecord(t)
 	e.stop(t)
-	waitGone(t, "after mcp-heal stop", 10*time.Second, pid, g)
+	testenv.WaitGone(t, "after mcp-heal stop", 10*time.Second, pid, g)
 }
 
 // TestWindowExpires: nobody re-attaches within the window: the server and
@@ -252,13 +243,13 @@ func TestWindowExpires(t *testing.T) {
 	a := e.shim(t, "1s")
 	a.handshake()
 	pid := int(a.info().Get("pid").Int())
-	g := ppid(pid)
+	g := testenv.ParentPID(pid)
 	a.kill()
 	time.Sleep(300 * time.Millisecond)
-	if !alive(pid) {
+	if !testenv.Alive(pid) {
 		t.Fatal("the kept server died with its shim")
 	}
-	waitGone(t, "after the window", 10*time.Second, pid, g)
+	testenv.WaitGone(t, "after the window", 10*time.Second, pid, g)
 	socks, _ := filepath.Glob(filepath.Join(e.runtime, "mcp-heal", "*.sock"))
 	if len(socks) != 0 {
 		t.Errorf("sockets left: %v", socks)
@@ -294,10 +285,10 @@ func TestSecondClientGetsItsOwn(t *testing.T) {
 		t.Errorf("a after stop: %q", got)
 	}
 	pa2 := a.info().Get("pid").Int()
-	g := ppid(int(pa2))
+	g := testenv.ParentPID(int(pa2))
 	a.kill()
 	b.kill()
-	waitGone(t, "after stop and the end of both sessions", 10*time.Second, int(pa), int(pb), int(pa2), g)
+	testenv.WaitGone(t, "after stop and the end of both sessions", 10*time.Second, int(pa), int(pb), int(pa2), g)
 }
 
 func (e *env) run(t *testing.T, args ...string) string {
@@ -316,7 +307,7 @@ func TestConfigChangeNotKept(t *testing.T) {
 	a := e.shim(t, "1m")
 	a.handshake()
 	old := int(a.info().Get("pid").Int())
-	oldG := ppid(old)
+	oldG := testenv.ParentPID(old)
 	a.kill()
 	e.keptRecord(t)
 	b := e.shim(t, "1m", "--name", "changed")
@@ -324,7 +315,7 @@ func TestConfigChangeNotKept(t *testing.T) {
 	if got := int(b.info().Get("pid").Int()); got == old {
 		t.Fatalf("re-attached to the server of the old configuration")
 	}
-	waitGone(t, "the kept server of the old configuration", 10*time.Second, old, oldG)
+	testenv.WaitGone(t, "the kept server of the old configuration", 10*time.Second, old, oldG)
 	testenv.UseStateDir(t, e.state)
 	if why := keep.Explain("kept"); !strings.Contains(why, "configuration changed") {
 		t.Errorf("Explain: %q", why)
@@ -410,7 +401,7 @@ func TestVersionChangeRestarts(t *testing.T) {
 	if info.Get("pid").Int() == pid || info.Get("initializes").Int() != 1 {
 		t.Errorf("after a version change: %s, want a fresh server (old pid %d)", info.Raw, pid)
 	}
-	waitGone(t, "the server of the old version", 10*time.Second, int(pid))
+	testenv.WaitGone(t, "the server of the old version", 10*time.Second, int(pid))
 	e.stop(t)
 }
 
@@ -449,7 +440,7 @@ func TestSIGTERMAndEOFKeep(t *testing.T) {
 		t.Errorf("counter after stdin EOF: %q, want 3", got)
 	}
 	e.stop(t)
-	waitGone(t, "after stop", 10*time.Second, int(pid))
+	testenv.WaitGone(t, "after stop", 10*time.Second, int(pid))
 }
 
 // TestKeptServerCrashRespawns: a kept server that crashes mid-session is
@@ -461,14 +452,14 @@ func TestKeptServerCrashRespawns(t *testing.T) {
 	a := e.shim(t, "1m")
 	a.handshake()
 	pid := a.info().Get("pid").Int()
-	g := ppid(int(pid))
+	g := testenv.ParentPID(int(pid))
 	r, _ := a.call("tools/call", `{"name":"crash","arguments":{}}`)
 	if !r.Get("error").Exists() && !r.Get("result.isError").Bool() {
 		t.Errorf("crash call: %s", r.Raw)
 	}
 	pid2 := a.info().Get("pid").Int()
-	if pid2 == pid || ppid(int(pid2)) != g {
-		t.Fatalf("after a crash: pid %d (parent %d), want a new server under guardian %d", pid2, ppid(int(pid2)), g)
+	if pid2 == pid || testenv.ParentPID(int(pid2)) != g {
+		t.Fatalf("after a crash: pid %d (parent %d), want a new server under guardian %d", pid2, testenv.ParentPID(int(pid2)), g)
 	}
 	a.kill()
 	b := e.shim(t, "1m")

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 const (
@@ -205,7 +207,7 @@ func TestAttachWhileServerAnnounces(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("mcp-heal stop did not return in 15 s")
 	}
-	waitGone(t, "after stop", 10*time.Second, pid)
+	testenv.WaitGone(t, "after stop", 10*time.Second, pid)
 }
 
 // attachedPID waits for the record of the shim shimPID to say it is

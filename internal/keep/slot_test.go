@@ -5,6 +5,8 @@ package keep_test
 import (
 	"testing"
 	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // TestOtherSlotsCoexist: a kept server is replaced only by a changed entry
@@ -45,7 +47,7 @@ func TestOtherSlotsCoexist(t *testing.T) {
 				t.Fatalf("the %s session attached to the first one's kept server", name)
 			}
 			b.kill()
-			if !alive(kept) {
+			if !testenv.Alive(kept) {
 				t.Fatalf("the %s session stopped the first one's kept server", name)
 			}
 
@@ -68,7 +70,7 @@ func TestOtherSlotsCoexist(t *testing.T) {
 				}
 			}
 			e.stop(t)
-			waitGone(t, "after mcp-heal stop", 10*time.Second, kept, theirs)
+			testenv.WaitGone(t, "after mcp-heal stop", 10*time.Second, kept, theirs)
 		})
 	}
 }

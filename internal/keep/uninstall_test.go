@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // runIn runs the mcp-heal binary in e's state and runtime dirs, with home as
@@ -44,10 +46,10 @@ func TestUnwrapStopsKeptServers(t *testing.T) {
 	a := e.shim(t, "1m")
 	a.handshake()
 	server := int(a.info().Get("pid").Int())
-	guardian := ppid(server)
+	guardian := testenv.ParentPID(server)
 	a.kill()
 	e.keptRecord(t)
-	if !alive(server) {
+	if !testenv.Alive(server) {
 		t.Fatal("the kept server did not outlive its shim")
 	}
 
@@ -55,19 +57,19 @@ func TestUnwrapStopsKeptServers(t *testing.T) {
 	if !strings.Contains(out, fmt.Sprintf("kept: stopped its kept server (pid %d)", server)) {
 		t.Errorf("unwrap --all output lacks the kept server it stopped:\n%s", out)
 	}
-	waitGone(t, "the kept server after unwrap --all", 10*time.Second, server, guardian)
+	testenv.WaitGone(t, "the kept server after unwrap --all", 10*time.Second, server, guardian)
 
 	// stop --all: every kept server, whatever its name.
 	b := e.shim(t, "1m")
 	b.handshake()
 	server = int(b.info().Get("pid").Int())
-	guardian = ppid(server)
+	guardian = testenv.ParentPID(server)
 	b.kill()
 	e.keptRecord(t)
 	if out := e.runIn(t, home, "stop", "--all"); !strings.Contains(out, fmt.Sprintf("stopped a kept server (pid %d)", server)) {
 		t.Errorf("stop --all: %q", out)
 	}
-	waitGone(t, "the kept server after stop --all", 10*time.Second, server, guardian)
+	testenv.WaitGone(t, "the kept server after stop --all", 10*time.Second, server, guardian)
 	if out := e.runIn(t, home, "stop", "--all"); !strings.Contains(out, "no kept server is running") {
 		t.Errorf("stop --all with none left: %q", out)
 	}

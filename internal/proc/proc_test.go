@@ -192,7 +192,7 @@ func TestClosedStdoutEndsTheChild(t *testing.T) {
 	if !strings.HasPrefix(ex.Reason, ClosedStdout) || ex.Signal != "killed" || !ex.Killed {
 		t.Errorf("got %+v, want killed as %q", ex, ClosedStdout)
 	}
-	if alive(p.PID()) {
+	if testenv.Alive(p.PID()) {
 		t.Errorf("pid %d still runs", p.PID())
 	}
 
@@ -205,5 +205,3 @@ func TestClosedStdoutEndsTheChild(t *testing.T) {
 		t.Errorf("a server exiting soon after closing stdout: got %+v", ex)
 	}
 }
-
-func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+	"time"
 )
 
 func TestStatusKB(t *testing.T) {
@@ -36,5 +37,18 @@ func TestParentPIDAndAlive(t *testing.T) {
 	}
 	if Alive(gone.Process.Pid) || ParentPID(gone.Process.Pid) != 0 {
 		t.Errorf("exited process: alive %v, parent %d; want false, 0", Alive(gone.Process.Pid), ParentPID(gone.Process.Pid))
+	}
+}
+
+func TestGone(t *testing.T) {
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if !Gone(time.Second, gone.Process.Pid) {
+		t.Error("an exited process is not gone")
+	}
+	if Gone(50*time.Millisecond, os.Getpid()) {
+		t.Error("this process is gone")
 	}
 }

@@ -43,13 +43,11 @@ func StatusKB(pid int, field string) (int, error) {
 	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
 }
 
-// WaitGone waits up to within until none of pids is alive; it reports the
-// survivors as errors (what names them) and SIGKILLs them, so that a
-// failing test leaves nothing behind either.
-func WaitGone(tb testing.TB, what string, within time.Duration, pids ...int) {
-	tb.Helper()
+// Gone waits up to within until none of pids is alive, and reports
+// whether that happened: for helpers that return an error of their own.
+func Gone(within time.Duration, pids ...int) bool {
 	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
+	for {
 		left := 0
 		for _, p := range pids {
 			if Alive(p) {
@@ -57,9 +55,22 @@ func WaitGone(tb testing.TB, what string, within time.Duration, pids ...int) {
 			}
 		}
 		if left == 0 {
-			return
+			return true
 		}
-		time.Sleep(50 * time.Millisecond)
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// WaitGone waits up to within until none of pids is alive; it reports the
+// survivors as errors (what names them) and SIGKILLs them, so that a
+// failing test leaves nothing behind either.
+func WaitGone(tb testing.TB, what string, within time.Duration, pids ...int) {
+	tb.Helper()
+	if Gone(within, pids...) {
+		return
 	}
 	for _, p := range pids {
 		if Alive(p) {

@@ -1,6 +1,9 @@
 // Package testenv installs and locates the real things the tests run
 // against: pinned npm packages (MCP servers, the TypeScript SDK, the
-// conformance suite, Claude Code itself), Go tools, and the mcp-heal binary.
+// conformance suite, Claude Code itself), Go tools, and the mcp-heal binary;
+// and it is the one kit of helpers the tests of several packages share
+// (waiting for an event or a process's end, medians, the Go settings a child
+// needs), so that no package writes its own copy.
 //
 // Everything is installed by the test run itself into a cache outside the
 // work tree ($MCP_HEAL_TEST_CACHE, default ~/.cache/mcp-heal-test), under a

@@ -60,48 +60,37 @@ func closeIndent(raw string) string {
 type field struct{ Key, Val string } // key is raw JSON (quoted)
 
 func (st style) object(fields []field, inner, close string) string {
-	if len(fields) == 0 {
-		return "{}"
+	return st.list('{', '}', len(fields), func(i int) string { return fields[i].Key + st.sep + fields[i].Val }, inner, close)
+}
+
+// strings renders an array of strings whose opening bracket sits on a line
+// indented by indent.
+func (st style) strings(vals []string, indent string) string {
+	return st.list('[', ']', len(vals), func(i int) string { return claudecfg.JSONString(vals[i]) }, indent+st.unit, indent)
+}
+
+// list renders n items (item(i) each) between open and close, comma
+// separated; pretty, each on a line of its own indented by inner, and
+// close on one indented by outer. An empty list stays on one line.
+func (st style) list(open, close byte, n int, item func(int) string, inner, outer string) string {
+	if n == 0 {
+		return string([]byte{open, close})
 	}
 	var b strings.Builder
-	b.WriteByte('{')
-	for i, f := range fields {
+	b.WriteByte(open)
+	for i := range n {
 		if i > 0 {
 			b.WriteByte(',')
 		}
 		if st.pretty {
 			b.WriteString(st.nl + inner)
 		}
-		b.WriteString(f.Key + st.sep + f.Val)
+		b.WriteString(item(i))
 	}
 	if st.pretty {
-		b.WriteString(st.nl + close)
+		b.WriteString(st.nl + outer)
 	}
-	b.WriteByte('}')
-	return b.String()
-}
-
-// strings renders an array of strings whose opening bracket sits on a line
-// indented by indent.
-func (st style) strings(vals []string, indent string) string {
-	if len(vals) == 0 {
-		return "[]"
-	}
-	var b strings.Builder
-	b.WriteByte('[')
-	for i, v := range vals {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		if st.pretty {
-			b.WriteString(st.nl + indent + st.unit)
-		}
-		b.WriteString(claudecfg.JSONString(v))
-	}
-	if st.pretty {
-		b.WriteString(st.nl + indent)
-	}
-	b.WriteByte(']')
+	b.WriteByte(close)
 	return b.String()
 }
 
