@@ -1,10 +1,11 @@
 package doctor
 
 import (
-	"errors"
 	"syscall"
+
+	"github.com/mcp-heal/mcp-heal/internal/state"
 )
 
-// kill does nothing on Windows, where the shim does not run yet (it only
-// builds there).
-func kill(pid int, sig syscall.Signal) error { return errors.ErrUnsupported }
+// kill nudges a shim to restart its server (SIGHUP: the shim's heal event,
+// state.NudgeShim); Windows has no other signal to send.
+func kill(pid int, sig syscall.Signal) error { return state.NudgeShim(pid, sig) }

@@ -1,10 +1,12 @@
 package hook
 
 import (
-	"errors"
 	"syscall"
+
+	"github.com/mcp-heal/mcp-heal/internal/state"
 )
 
-// kill does nothing on Windows, where the shim does not run yet (it only
-// builds there).
-func kill(pid int, sig syscall.Signal) error { return errors.ErrUnsupported }
+// kill nudges a shim to restart its server (SIGHUP: the shim's heal event,
+// state.NudgeShim); other signals are ErrUnsupported, so a hook does not
+// stop an unwrapped server's tree on Windows.
+func kill(pid int, sig syscall.Signal) error { return state.NudgeShim(pid, sig) }

@@ -351,7 +351,8 @@ func (p *Process) Kill(reason string) {
 func (p *Process) Signal(sig syscall.Signal) error { return p.ch.signal(sig) }
 
 // Close stops the child with the ladder: close its stdin and wait StopStep,
-// SIGTERM its group and wait StopStep, then SIGKILL its group; it returns
+// SIGTERM its group and wait StopStep, then SIGKILL its group (Windows:
+// close stdin, wait StopStep, terminate its job object); it returns
 // once the child is reaped. Safe to call more than once.
 func (p *Process) Close() error {
 	p.closeOnce.Do(func() {
@@ -359,8 +360,8 @@ func (p *Process) Close() error {
 		step := p.cfg.StopStep
 		if !p.waitDone(step) {
 			p.log.Debug("child ignored stdin close; sending SIGTERM", "pid", p.pid)
-			_ = p.ch.signal(syscall.SIGTERM)
-			if !p.waitDone(step) {
+			// Windows has no SIGTERM (ErrUnsupported): straight to the kill.
+			if err := p.ch.signal(syscall.SIGTERM); errors.Is(err, errors.ErrUnsupported) || !p.waitDone(step) {
 				p.log.Debug("child ignored SIGTERM; sending SIGKILL", "pid", p.pid)
 				_ = p.ch.signal(syscall.SIGKILL)
 				<-p.done

@@ -12,8 +12,9 @@
 // the process was known to be ours.
 //
 // Linux reads /proc; macOS asks the kernel through sysctl (kern.proc.pid,
-// kern.procargs2), so neither needs cgo. Elsewhere every call returns
-// ErrUnsupported.
+// kern.procargs2), so neither needs cgo; Windows opens the process
+// (OpenProcess, GetProcessTimes) and lists them with a Toolhelp snapshot.
+// Elsewhere every call returns ErrUnsupported.
 package procinfo
 
 import (
@@ -134,8 +135,11 @@ func sameExe(got, want string) bool {
 // among pid and its descendants, or 0 when none is. A server stopped this
 // way answers nothing until it is continued: its calls hang. Linux reads
 // the tree from /proc; macOS looks at pid alone (listing children there
-// means listing every process).
+// means listing every process). Windows has no such stop: always 0.
 func StoppedIn(pid int) (int, error) {
+	if !jobControl {
+		return 0, nil
+	}
 	seen := map[int]bool{}
 	todo := []int{pid}
 	for len(todo) > 0 && len(seen) < 4096 {

@@ -1,11 +1,11 @@
-//go:build !linux && !darwin
+//go:build !linux && !darwin && !windows
 
 package procinfo
 
 import "time"
 
-// Get returns ErrUnsupported: mcp-heal inspects processes on Linux and
-// macOS only.
+// Get returns ErrUnsupported: mcp-heal inspects processes on Linux, macOS
+// and Windows only.
 func Get(pid int) (*Info, error) { return nil, ErrUnsupported }
 
 // List returns ErrUnsupported.

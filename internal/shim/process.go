@@ -115,10 +115,16 @@ func TuneRuntime(getenv func(string) string, remote bool) {
 }
 
 // RunWithSignals is Run for the shim process: SIGHUP restarts the server
-// on purpose; SIGINT and SIGTERM stop it and return.
+// on purpose (on Windows, which has no SIGHUP, the heal event that
+// state.NudgeShim sets); SIGINT and SIGTERM stop it and return.
 func (s *Shim) RunWithSignals(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if stop, err := state.ListenHeal(func() { s.Restart("heal") }); err != nil {
+		s.log.Warn("heal and the hooks cannot restart this shim's server", "err", err)
+	} else {
+		defer stop()
+	}
 	sigs := make(chan os.Signal, 4)
 	// SIGPIPE is caught so that a client gone away makes writes fail
 	// instead of killing the shim before it stops its child.

@@ -1,18 +1,8 @@
 package state
 
-import "os"
+import "github.com/mcp-heal/mcp-heal/internal/procinfo"
 
-// Alive reports whether a process with pid exists. Windows only builds
-// (the shim does not run there yet): FindProcess opens the process, which
-// fails for a pid that names none.
-func Alive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	p, err := os.FindProcess(pid)
-	if err != nil {
-		return false
-	}
-	p.Release()
-	return true
-}
+// Alive reports whether a process with pid exists and has not exited
+// (Windows lets a process that exited be opened while anyone holds a
+// handle to it: procinfo tells it from a live one by its exit code).
+func Alive(pid int) bool { return procinfo.Alive(pid) }

@@ -300,8 +300,9 @@ func VerifyShim(r *Record) error {
 	return nil
 }
 
-// SignalShim sends sig to r's shim with send (syscall.Kill, or a test's
-// stand-in) after VerifyShim. A record that fails the check because its
+// SignalShim sends sig to r's shim with send (NudgeShim: kill(2), or on
+// Windows the shim's heal event for SIGHUP; or a test's stand-in) after
+// VerifyShim. A record that fails the check because its
 // shim is gone or its pid was reused is deleted.
 func SignalShim(r *Record, sig syscall.Signal, send func(int, syscall.Signal) error) error {
 	if err := VerifyShim(r); err != nil {
