@@ -44,7 +44,7 @@ func init() {
 		signal.Ignore(syscall.SIGTERM)
 		fmt.Println(`{"ready":true}`)
 		io.Copy(io.Discard, os.Stdin)
-		select {}
+		sleepForever()
 	case "exit":
 		fmt.Fprintln(os.Stderr, "exit role: leaving")
 		code, _ := strconv.ParseUint(os.Getenv("PROC_TEST_CODE"), 0, 32)
@@ -66,12 +66,20 @@ func init() {
 		}
 		line := <-p.Recv()
 		fmt.Printf("%s %d\n", line, os.Getpid())
-		select {}
+		sleepForever()
 	default:
 		fmt.Fprintln(os.Stderr, "unknown PROC_TEST_ROLE", role)
 		os.Exit(5)
 	}
 	os.Exit(0)
+}
+
+// sleepForever never returns: not select{}, which the runtime calls a
+// deadlock when no other goroutine can wake it.
+func sleepForever() {
+	for {
+		time.Sleep(time.Hour)
+	}
 }
 
 func roleEcho() {
