@@ -1,8 +1,8 @@
-// Package proc runs one MCP server child process: in its own process group
-// (under a guardian, internal/guardian, when Config.Guardian is set), with
-// pipes for the JSON-RPC lines, its stderr passed through (and a
-// redacted tail kept), its exit status decoded, and the stop ladder the MCP
-// stdio transport describes (close stdin, SIGTERM, SIGKILL).
+// Package proc runs one MCP server child process in its own process group
+// (under internal/guardian when Config.Guardian is set; on Windows in a job
+// object), with pipes for the JSON-RPC lines, its stderr passed through (a
+// redacted tail kept), its exit status decoded, and the stop ladder of the
+// MCP stdio transport (close stdin, SIGTERM, SIGKILL).
 //
 // A Process is an upstream.Conn, and Dialer an upstream.Dialer, so the shim
 // treats a child like any other upstream.

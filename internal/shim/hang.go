@@ -100,7 +100,8 @@ func (s *Shim) notePong(calls, open []*entry) {
 // row: it would answer neither the call nor a ping until someone continued
 // it. A stop seen once may be a moment's (job control, a profiler), and an
 // idle server stopped on purpose harms nobody until a call needs it. Called
-// by the janitor alone, which owns stoppedAt.
+// by the janitor alone, which owns stoppedAt. Windows has no such stop
+// (procinfo.StoppedIn reports none): the ping probe covers it there.
 func (s *Shim) checkStopped() {
 	s.mu.Lock()
 	var c upstream.Conn

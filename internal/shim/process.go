@@ -127,7 +127,8 @@ func (s *Shim) RunWithSignals(ctx context.Context) error {
 	}
 	sigs := make(chan os.Signal, 4)
 	// SIGPIPE is caught so that a client gone away makes writes fail
-	// instead of killing the shim before it stops its child.
+	// instead of killing the shim before it stops its child. On Windows
+	// only SIGINT (Ctrl+C) and SIGTERM (its console closed) arrive.
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
 	defer signal.Stop(sigs)
 	go func() {

@@ -131,6 +131,8 @@ func (s *Shim) provedHealthy(gen uint64, ex upstream.Exit) bool {
 
 // externalSignal reports whether ex is a death by a signal that ends a
 // process from outside, not one that the connection's own side sent.
+// Windows has no such signal: a TerminateProcess from outside (taskkill /F,
+// Task Manager) is an exit code the server could have chosen itself.
 func externalSignal(ex upstream.Exit) bool {
 	if ex.Killed {
 		return false
