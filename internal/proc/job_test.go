@@ -283,3 +283,53 @@ func TestJobShimDeathTakesTheTree(t *testing.T) {
 	cmd.Wait()
 	waitGone(t, fmt.Sprintf("shim %d killed", shimPID), pids.Child, pids.Grandchild)
 }
+
+// A server started through a .cmd wrapper (npx is npx.cmd on Windows: a
+// cmd.exe running node) relays, and a kill takes cmd.exe, the program it
+// runs and that program's child: the job holds what cmd.exe starts.
+func TestJobCmdWrapper(t *testing.T) {
+	if runtime.GOOS != "windows" {
+		t.Skip("a .cmd wrapper is Windows'")
+	}
+	dir, err := os.MkdirTemp("", "jobcmd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Not t.TempDir: its clean-up fails the test under Wine, whose
+	// os.RemoveAll fails with Go 1.26; removal is best effort.
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	wrapper := dir + `\server.cmd`
+	if err := os.WriteFile(wrapper, []byte("@echo off\r\n\""+selfExe()+"\" %*\r\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := role("tree")
+	cfg.Path = wrapper
+	p, err := Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids treePIDs
+	select {
+	case line := <-p.Recv():
+		if err := json.Unmarshal(line, &pids); err != nil || pids.Grandchild == 0 {
+			t.Fatalf("tree line %q: %v", line, err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no tree line through the wrapper")
+	}
+	if err := p.Send([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case line := <-p.Recv():
+		if string(line) != `{"jsonrpc":"2.0","id":1,"method":"ping"}` {
+			t.Fatalf("echo through the wrapper: %q", line)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no echo through the wrapper")
+	}
+	p.Kill("test")
+	waitExit(t, p)
+	p.Close()
+	waitGone(t, "after Kill", p.PID(), pids.Child, pids.Grandchild)
+}
