@@ -155,9 +155,12 @@ type jobChild struct {
 	proc windows.Handle
 	// killed is set when we terminate the child before it exited: its
 	// exit code is then ours (1), and it is reported as killed.
-	killed   atomic.Bool
-	exited   atomic.Bool
-	release1 sync.Once
+	killed atomic.Bool
+	exited atomic.Bool
+	// mu guards job and proc against release: a Kill that comes after it
+	// must not terminate whatever object reuses the closed handle's value
+	// (the next server's job).
+	mu sync.Mutex
 }
 
 func (c *jobChild) wait() status {
@@ -191,26 +194,32 @@ func (c *jobChild) signal(sig syscall.Signal) error {
 }
 
 func (c *jobChild) terminate() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.job != 0 {
 		return windows.TerminateJobObject(c.job, 1)
 	}
 	if c.proc != 0 {
 		return windows.TerminateProcess(c.proc, 1)
 	}
+	// Released, or no handle was opened: Kill is a no-op once the
+	// process was waited for.
 	return c.cmd.Process.Kill()
 }
 
 // release closes the job (killing whatever is still in it) and the
 // process handle. Only after wait returned.
 func (c *jobChild) release() {
-	c.release1.Do(func() {
-		if c.job != 0 {
-			windows.CloseHandle(c.job)
-		}
-		if c.proc != 0 {
-			windows.CloseHandle(c.proc)
-		}
-	})
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.job != 0 {
+		windows.CloseHandle(c.job)
+		c.job = 0
+	}
+	if c.proc != 0 {
+		windows.CloseHandle(c.proc)
+		c.proc = 0
+	}
 }
 
 // ntstatus names the exception codes a crashed Windows process exits with
