@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/procinfo"
 	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // These tests run on unix and, cross-compiled, on Windows (under Wine in
@@ -123,22 +125,9 @@ func waitExit(t *testing.T, p *Process) {
 // waitGone waits (20 s at most) until none of pids is a live process.
 func waitGone(t *testing.T, what string, pids ...int) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		var alive []int
-		for _, pid := range pids {
-			if procinfo.Alive(pid) {
-				alive = append(alive, pid)
-			}
-		}
-		if len(alive) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v still running", what, alive)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testenv.WaitFor(t, 20*time.Second, fmt.Sprintf("%s: %v to end", what, pids), func() bool {
+		return !slices.ContainsFunc(pids, procinfo.Alive)
+	})
 }
 
 type treePIDs struct{ Child, Grandchild int }

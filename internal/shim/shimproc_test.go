@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/proc"
 	"github.com/mcp-heal/mcp-heal/internal/procinfo"
 	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // TestShimProcess runs the shim as a process of its own, its server as
@@ -222,14 +222,11 @@ func TestShimProcess(t *testing.T) {
 	// Healed: the record names this shim, and heal's nudge (SIGHUP on
 	// unix, the heal event on Windows) restarts its server.
 	var rec *state.Record
-	deadline := time.Now().Add(20 * time.Second)
-	for rec == nil || rec.ShimStart == "" {
-		if time.Now().After(deadline) {
-			t.Fatalf("no state record of shim %d: %v", cmd.Process.Pid, err)
-		}
-		rec, err = state.Read(cmd.Process.Pid)
-		time.Sleep(20 * time.Millisecond)
-	}
+	testenv.WaitFor(t, 20*time.Second, "the shim's state record with its identity", func() bool {
+		r, err := state.Read(cmd.Process.Pid)
+		rec = r
+		return err == nil && r.ShimStart != ""
+	})
 	if err := state.SignalShim(rec, syscall.SIGHUP, state.NudgeShim); err != nil {
 		t.Fatalf("heal nudge: %v", err)
 	}
@@ -260,11 +257,5 @@ func isErrorResult(m map[string]any) bool {
 // waitGoneProc waits (20 s at most) until pid is no live process.
 func waitGoneProc(t *testing.T, what string, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for procinfo.Alive(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s (pid %s) still runs", what, strconv.Itoa(pid))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testenv.WaitFor(t, 20*time.Second, fmt.Sprintf("%s (pid %d) to end", what, pid), func() bool { return !procinfo.Alive(pid) })
 }
