@@ -132,6 +132,21 @@ func waitGone(t *testing.T, what string, pids ...int) {
 
 type treePIDs struct{ Child, Grandchild int }
 
+// readTree reads the tree role's first line.
+func readTree(t *testing.T, p *Process) treePIDs {
+	t.Helper()
+	var pids treePIDs
+	select {
+	case line := <-p.Recv():
+		if err := json.Unmarshal(line, &pids); err != nil || pids.Grandchild == 0 {
+			t.Fatalf("tree line %q: %v", line, err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no tree line")
+	}
+	return pids
+}
+
 // Lines go both ways whole, a 2 MiB one included, and a server that exits
 // at its stdin's end is an exit with code 0.
 func TestJobRelay(t *testing.T) {
@@ -216,15 +231,7 @@ func TestJobKillTakesTheTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var pids treePIDs
-	select {
-	case line := <-p.Recv():
-		if err := json.Unmarshal(line, &pids); err != nil || pids.Grandchild == 0 {
-			t.Fatalf("tree line %q: %v", line, err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("no tree line")
-	}
+	pids := readTree(t, p)
 	p.Kill("test")
 	waitExit(t, p)
 	p.Close()
@@ -299,15 +306,7 @@ func TestJobCmdWrapper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var pids treePIDs
-	select {
-	case line := <-p.Recv():
-		if err := json.Unmarshal(line, &pids); err != nil || pids.Grandchild == 0 {
-			t.Fatalf("tree line %q: %v", line, err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("no tree line through the wrapper")
-	}
+	pids := readTree(t, p)
 	if err := p.Send([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)); err != nil {
 		t.Fatal(err)
 	}
