@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"runtime"
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/bridge"
@@ -89,7 +90,7 @@ func runShim(ctx context.Context, env *Env, args []string) error {
 		}
 	} else {
 		pc := proc.Config{Path: cmdArgs[0], Args: cmdArgs[1:], Stderr: env.Stderr, Log: log, Guardian: guardian.SelfCommand(), MaxMessage: int(ro.MaxMessage)}
-		dialer = keep.LocalDialer(pc, *name, *keepFor, *keepEnv, log)
+		dialer = stdioDialer(runtime.GOOS, pc, *name, *keepFor, *keepEnv, log)
 	}
 
 	o := shim.Options{
@@ -117,4 +118,25 @@ func runShim(ctx context.Context, env *Env, args []string) error {
 	defer closeLogs()
 	shim.TuneRuntime(env.Getenv, ro.URL != "")
 	return shim.New(o).RunWithSignals(ctx)
+}
+
+// stdioDialer is the upstream of `mcp-heal shim -- CMD` on goos: the kept
+// server (internal/keep) with --keep, else the server's own process
+// (internal/proc), which is also what a server that cannot be kept gets:
+// it runs unkept, with one warning on the log, rather than not at all. On
+// Windows the keeper does not exist (it needs unix sockets and descriptor
+// passing; issue 20 leaves it unix-only), so --keep says so there.
+func stdioDialer(goos string, pc proc.Config, name string, window time.Duration, envNames []string, log *slog.Logger) upstream.Dialer {
+	switch {
+	case window <= 0:
+	case goos == "windows":
+		log.Warn("--keep is not supported on Windows: the server runs unkept")
+	default:
+		kd, err := keep.NewDialer(pc, name, window, envNames, log)
+		if err == nil {
+			return kd
+		}
+		log.Warn("cannot keep the server: it runs unkept", "err", err)
+	}
+	return &proc.Dialer{Config: pc}
 }

@@ -72,6 +72,18 @@ func (c *ctrl) send(m msg, files ...*os.File) error {
 	return err
 }
 
+// sendLine writes one message made elsewhere (a JSON object, one line,
+// no descriptors).
+func (c *ctrl) sendLine(b []byte) error {
+	if bytes.IndexByte(b, '\n') >= 0 {
+		return errors.New("control socket: a message must be one line")
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_, err := c.c.Write(append(b[:len(b):len(b)], '\n'))
+	return err
+}
+
 // recv reads the next message and the descriptors that came with it (its
 // FDs). An error when the peer is gone.
 func (c *ctrl) recv() (msg, []int, error) {
@@ -80,6 +92,9 @@ func (c *ctrl) recv() (msg, []int, error) {
 			line := c.buf[:i]
 			var m msg
 			err := json.Unmarshal(line, &m)
+			if err == nil && m.Op == "note" {
+				m.raw = append([]byte(nil), line...)
+			}
 			c.buf = append(c.buf[:0], c.buf[i+1:]...)
 			if err != nil {
 				return msg{}, nil, fmt.Errorf("control socket: bad message: %w", err)

@@ -28,4 +28,10 @@
 // outside its group has daemonized (e.g. setsid and exit): they are killed
 // and the exit says so, so the shim reports it and backs off instead of
 // leaking one daemon per respawn.
+//
+// A kept guardian (ServeKept, `shim --keep`) outlives its shims and serves
+// the next one over a unix socket. It still only moves descriptors and
+// bytes: what the MCP session is (the handshake to answer, open requests,
+// lists that changed) is internal/keep's, which passes it callbacks
+// (KeepHooks); this package never parses JSON-RPC and never imports keep.
 package guardian

@@ -7,8 +7,6 @@ import (
 	"os"
 	"sync"
 	"time"
-
-	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 )
 
 // maxDrainLine bounds what is kept of one line while draining: a longer
@@ -94,18 +92,4 @@ func drainLines(f *os.File, onLine func([]byte)) []byte {
 			return append([]byte(nil), buf...)
 		}
 	}
-}
-
-const (
-	kindRequest      = jsonrpc.KindRequest
-	kindNotification = jsonrpc.KindNotification
-)
-
-// peek says what a line is: its kind, raw id and method.
-func peek(line []byte) (jsonrpc.Kind, []byte, string) {
-	m, err := jsonrpc.Peek(line)
-	if err != nil {
-		return jsonrpc.KindInvalid, nil, ""
-	}
-	return m.Kind, append([]byte(nil), m.ID...), m.Method
 }

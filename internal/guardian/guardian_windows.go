@@ -63,7 +63,7 @@ func (*Child) Signal(syscall.Signal) error { return ErrUnsupported }
 type Attached struct {
 	Guardian *Guardian
 	Epoch    int
-	Session  Session
+	Session  json.RawMessage
 	Child    *Child
 	Prefix   []byte
 }
@@ -75,7 +75,7 @@ func Attach(string, string) (*Attached, error) { return nil, ErrUnsupported }
 func StopKept(string) error { return ErrUnsupported }
 
 // Note is not supported on Windows.
-func (*Guardian) Note(*Session, json.RawMessage, bool) error { return ErrUnsupported }
+func (*Guardian) Note([]byte) error { return ErrUnsupported }
 
 // StartKept is not supported on Windows.
 func StartKept([]string, *net.UnixListener, *os.File) error { return ErrUnsupported }
@@ -85,6 +85,3 @@ func ListenerFromFD(uintptr) (*net.UnixListener, error) { return nil, ErrUnsuppo
 
 // ServeKept is not supported on Windows.
 func ServeKept(*net.UnixListener, KeepOptions) error { return ErrUnsupported }
-
-// NoteListen is not supported on Windows.
-func (*Guardian) NoteListen(json.RawMessage, bool) error { return ErrUnsupported }

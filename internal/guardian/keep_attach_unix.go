@@ -2,14 +2,14 @@
 
 package guardian
 
-// A kept guardian's clients: a shim attaches (it gets the session and the
-// server's stdio), detaches (the keep window starts), and what the server
-// writes while nobody is attached is drained.
+// A kept guardian's clients: a shim attaches (it gets the keeper's session
+// and the server's stdio), detaches (the keep window starts), and what the
+// server writes while nobody is attached is drained (and shown to the
+// keeper).
 
 import (
 	"fmt"
 	"os"
-	"slices"
 	"time"
 )
 
@@ -35,13 +35,11 @@ func (g *guard) attach(c *ctrl) {
 	}
 	k.epoch++
 	g.c = c
-	sess := k.sess
-	k.changedMu.Lock()
-	sess.ListChanged, k.changed = k.changed, nil
-	k.changedMu.Unlock()
-	// A shim from before ListChanged reads only this.
-	sess.CatalogChanged = slices.Contains(sess.ListChanged, "notifications/tools/list_changed")
-	rep := msg{Ev: "attached", Epoch: k.epoch, Session: &sess}
+	rep := msg{Ev: "attached", Epoch: k.epoch}
+	undo := func() {}
+	if k.opts.Hooks.Attach != nil {
+		rep.Session, undo = k.opts.Hooks.Attach()
+	}
 	var files []*os.File
 	if k.srv != nil {
 		rep.ID, rep.PID, rep.Started, rep.Prefix = k.srvID, k.srv.pid, k.srv.started.UnixNano(), prefix
@@ -52,14 +50,8 @@ func (g *guard) attach(c *ctrl) {
 	g.mu.Unlock()
 	if err := c.send(rep, files...); err != nil {
 		g.log.Debug("attach", "err", err)
-		// The shim never heard them: keep them for the next one.
-		k.changedMu.Lock()
-		for _, m := range sess.ListChanged {
-			if !slices.Contains(k.changed, m) {
-				k.changed = append(k.changed, m)
-			}
-		}
-		k.changedMu.Unlock()
+		// The shim never heard it: keep it for the next one.
+		undo()
 	}
 	go func() {
 		for {
@@ -74,9 +66,9 @@ func (g *guard) attach(c *ctrl) {
 	}()
 }
 
-// detach: the shim went away. Its open server->client requests are
-// answered with an error (nobody will), the server's output is drained, and
-// the window starts.
+// detach: the shim went away. The server hears what the keeper says it
+// must (its open requests answered with an error: nobody will), its output
+// is drained, and the window starts.
 func (g *guard) detach(c *ctrl) {
 	k := g.kept
 	g.mu.Lock()
@@ -96,18 +88,17 @@ func (g *guard) detach(c *ctrl) {
 		// The shim died in the middle of a write: end the line it
 		// started, so that what is written next is read as a line of
 		// its own (the server reads one line it cannot parse).
-		k.srv.write("")
+		k.srv.write(nil)
 		g.log.Debug("ended a line the shim left unfinished")
 	}
 	k.midWrite = 0
-	for _, id := range k.srvReqs {
-		k.srv.reply(id)
+	if k.opts.Hooks.Detach != nil {
+		// What the server must hear now that its client is gone (answers
+		// to its requests nobody will answer, cancellations).
+		for _, line := range k.opts.Hooks.Detach() {
+			k.srv.write(line)
+		}
 	}
-	clear(k.srvReqs)
-	for _, id := range k.listens {
-		k.srv.write(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%s,"reason":"the client went away"}}`, id))
-	}
-	clear(k.listens)
 	k.drain = startDrain(k.srv, g.drained)
 	g.startWindow()
 }
@@ -128,20 +119,13 @@ func (g *guard) startWindow() {
 	g.changed()
 }
 
-// drained handles a line the server wrote while nobody was attached. It
-// must not take g.mu (see keptState.changed).
+// drained hands a line the server wrote while nobody was attached to the
+// keeper, and writes back what it answers. It must not take g.mu: attach
+// and keptExited stop the drainer (and wait for it) holding g.mu.
 func (g *guard) drained(srv *server, line []byte) {
-	switch kind, id, method := peek(line); {
-	case kind == kindRequest:
-		srv.reply(id) // nobody can answer it
-	case kind == kindNotification && IsListChanged(method):
-		// A catalog changed: the next client must hear it (it may have
-		// cached the list), once whatever the server repeated.
-		k := g.kept
-		k.changedMu.Lock()
-		if !slices.Contains(k.changed, method) {
-			k.changed = append(k.changed, method)
+	if h := g.kept.opts.Hooks.Drained; h != nil {
+		if reply := h(line); reply != nil {
+			srv.write(reply)
 		}
-		k.changedMu.Unlock()
 	}
 }

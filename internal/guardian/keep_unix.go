@@ -16,15 +16,12 @@ import (
 
 // keptState is a kept guardian's own state, guarded by guard.mu.
 type keptState struct {
-	opts    KeepOptions
-	ln      *net.UnixListener
-	srv     *server // the live server, nil when none
-	srvID   int     // its run id, as the attached shim knows it
-	epoch   int
-	sess    Session
-	srvReqs map[string][]byte // server->client requests open at the client, by raw id
-	listens map[string][]byte // subscriptions/listen streams the client holds open, by upstream id
-	drain   *drainer
+	opts  KeepOptions
+	ln    *net.UnixListener
+	srv   *server // the live server, nil when none
+	srvID int     // its run id, as the attached shim knows it
+	epoch int
+	drain *drainer
 	// midWrite: the attached shim said it was writing to the server's
 	// stdin (a write a pipe does not make atomic) and has not said it is
 	// done; the run id it was writing to.
@@ -36,12 +33,6 @@ type keptState struct {
 	stoppers sync.WaitGroup // stop requests still to be answered
 	once     sync.Once
 	lastWhy  string
-
-	// changed: the list_changed methods the server sent while nobody was
-	// attached. Its own lock, never held with g.mu by the drainer: attach
-	// and keptExited stop the drainer (and wait for it) holding g.mu.
-	changedMu sync.Mutex
-	changed   []string
 }
 
 // ServeKept is a kept guardian: it serves shims that connect to ln (one
@@ -57,7 +48,7 @@ func ServeKept(ln *net.UnixListener, opts KeepOptions) error {
 	if err := becomeSubreaper(); err != nil {
 		log.Debug("no sub-reaper", "err", err)
 	}
-	k := &keptState{opts: opts, ln: ln, srvReqs: map[string][]byte{}, listens: map[string][]byte{}, exit: make(chan struct{}), finished: make(chan struct{})}
+	k := &keptState{opts: opts, ln: ln, exit: make(chan struct{}), finished: make(chan struct{})}
 	g := &guard{log: log, servers: map[int]*server{}, kept: k}
 	term := make(chan os.Signal, 1)
 	signal.Notify(term, syscall.SIGTERM)
@@ -158,9 +149,9 @@ func (g *guard) keptStart(m msg) {
 	old := k.srv
 	g.servers[m.ID] = srv
 	k.srv, k.srvID = srv, m.ID
-	k.sess = Session{}
-	clear(k.srvReqs)
-	clear(k.listens)
+	if k.opts.Hooks.Started != nil {
+		k.opts.Hooks.Started()
+	}
 	g.wg.Add(1)
 	g.changed()
 	g.mu.Unlock()
@@ -213,43 +204,21 @@ func (g *guard) keptExited(srv *server, st Status) {
 	g.changed()
 }
 
-// keptOp records what the attached shim says about the session.
+// keptOp records what the attached shim says: that it is writing a line
+// to the server's stdin, or (for the keeper) about the session.
 func (g *guard) keptOp(m msg) {
 	k := g.kept
-	if m.Op == "writing" {
+	switch m.Op {
+	case "writing":
 		g.mu.Lock()
 		k.midWrite = 0
 		if m.Open {
 			k.midWrite = m.ID
 		}
 		g.mu.Unlock()
-		return
-	}
-	if m.Op != "note" {
-		return
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if m.Session != nil {
-		if m.Session.Init != nil {
-			k.sess.Init, k.sess.Version = m.Session.Init, m.Session.Version
-		}
-		if m.Session.Subs != nil {
-			k.sess.Subs = m.Session.Subs
-		}
-	}
-	if len(m.Listen) > 0 {
-		if m.Open {
-			k.listens[string(m.Listen)] = m.Listen
-		} else {
-			delete(k.listens, string(m.Listen))
-		}
-	}
-	if len(m.ReqID) > 0 {
-		if m.Open {
-			k.srvReqs[string(m.ReqID)] = m.ReqID
-		} else {
-			delete(k.srvReqs, string(m.ReqID))
+	case "note":
+		if k.opts.Hooks.Note != nil {
+			k.opts.Hooks.Note(m.raw)
 		}
 	}
 }

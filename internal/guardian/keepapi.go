@@ -1,6 +1,7 @@
 package guardian
 
 import (
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"time"
@@ -20,6 +21,36 @@ type KeepOptions struct {
 	// OnChange, when set, is called (from any goroutine, serialised) when
 	// the kept server's state changes, to keep its state record.
 	OnChange func(KeptInfo)
+	// Hooks is the session keeper (internal/keep): what the bytes mean.
+	Hooks KeepHooks
+}
+
+// KeepHooks are the session keeper's callbacks into a kept guardian. The
+// guardian moves descriptors and bytes: it hands the server's stdio to
+// each shim that attaches, drains the server's output while none is, and
+// ends a line a dying shim left unfinished. What the MCP session is, and
+// what the server must be told when its client goes away, is the keeper's
+// (internal/keep), so the guardian never parses JSON-RPC. A hook may be
+// called with the guardian's lock held and must not call back into it;
+// any hook may be nil.
+type KeepHooks struct {
+	// Started: the shim started a (new) server; the old one's session is
+	// void.
+	Started func()
+	// Note: the attached shim told the keeper about the session (a
+	// control message with op "note"); line is that message.
+	Note func(line []byte)
+	// Attach returns the session to hand to the shim now attaching (any
+	// JSON value, passed as is) and undo, called when it never reached
+	// the shim.
+	Attach func() (session json.RawMessage, undo func())
+	// Detach: the attached shim went away; the lines returned are written
+	// to the server (each without its newline).
+	Detach func() [][]byte
+	// Drained: the server wrote line while no shim was attached; what is
+	// returned (nil: nothing) is written back to the server. Called from
+	// the drain goroutine, never with the guardian's lock held.
+	Drained func(line []byte) []byte
 }
 
 // KeptInfo is what a kept guardian says about itself.

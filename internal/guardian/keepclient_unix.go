@@ -72,7 +72,9 @@ func dialKept(path string) (*ctrl, error) {
 type Attached struct {
 	Guardian *Guardian
 	Epoch    int
-	Session  Session
+	// Session is the keeper's session (KeepHooks.Attach), as the
+	// guardian handed it over.
+	Session json.RawMessage
 	// Child is the running server (nil: none runs; Run starts one).
 	Child *Child
 	// Prefix is what the guardian read of the server's stdout after the
@@ -110,10 +112,7 @@ func Attach(path, identity string) (*Attached, error) {
 		return nil, fmt.Errorf("attach: %s %s", m.Ev, m.Err)
 	}
 	g := &Guardian{c: c, kept: true, pending: map[int]chan startReply{}, runs: map[int]*Child{}, dead: make(chan struct{}), nextID: m.ID}
-	a := &Attached{Guardian: g, Epoch: m.Epoch, Prefix: m.Prefix}
-	if m.Session != nil {
-		a.Session = *m.Session
-	}
+	a := &Attached{Guardian: g, Epoch: m.Epoch, Prefix: m.Prefix, Session: m.Session}
 	if m.PID > 0 && len(fds) == 3 {
 		ch := &Child{PID: m.PID, Started: time.Unix(0, m.Started), g: g, id: m.ID, done: make(chan struct{})}
 		if m.Spec != nil {
@@ -129,18 +128,10 @@ func Attach(path, identity string) (*Attached, error) {
 	return a, nil
 }
 
-// Note tells a kept guardian about the session: the InitializeResult and
-// subscriptions (sess), or a server->client request now open or answered
-// (reqID).
-func (g *Guardian) Note(sess *Session, reqID json.RawMessage, open bool) error {
-	return g.c.send(msg{Op: "note", Session: sess, ReqID: reqID, Open: open})
-}
-
-// NoteListen tells a kept guardian about a subscriptions/listen stream
-// (its id as sent upstream) now open or closed: one left open by a shim
-// that died is cancelled.
-func (g *Guardian) NoteListen(id json.RawMessage, open bool) error {
-	return g.c.send(msg{Op: "note", Listen: id, Open: open})
+// Note sends the keeper's note about the session to a kept guardian
+// (KeepHooks.Note): a JSON object with "op":"note", on one line.
+func (g *Guardian) Note(note []byte) error {
+	return g.c.sendLine(note)
 }
 
 // StopKept asks the kept guardian at path to stop its server and exit.

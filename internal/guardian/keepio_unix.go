@@ -2,10 +2,7 @@
 
 package guardian
 
-import (
-	"fmt"
-	"time"
-)
+import "time"
 
 // changed reports the state. Called with g.mu held.
 func (g *guard) changed() {
@@ -31,19 +28,13 @@ func (s *server) closeFiles() {
 	}
 }
 
-// reply answers a server->client request nobody will answer, so the
-// server does not wait for it forever.
-func (s *server) reply(id []byte) {
-	s.write(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":"the client went away (mcp-heal kept the server running)"}}`, id))
-}
-
 // write sends one line to the server's stdin, giving up after a second
 // (a server that does not read is not waited for).
-func (s *server) write(line string) {
+func (s *server) write(line []byte) {
 	if len(s.files) == 0 {
 		return
 	}
 	_ = s.files[0].SetWriteDeadline(time.Now().Add(time.Second))
-	_, _ = s.files[0].Write([]byte(line + "\n"))
+	_, _ = s.files[0].Write(append(line[:len(line):len(line)], '\n'))
 	_ = s.files[0].SetWriteDeadline(time.Time{})
 }

@@ -78,15 +78,16 @@ type msg struct {
 	// FDs is how many descriptors came with this message.
 	FDs int `json:"fds,omitempty"`
 
-	// Kept guardians (keep_unix.go): attach, note, stop requests; attached,
-	// busy, stopped events.
-	Identity string          `json:"identity,omitempty"`
-	Epoch    int             `json:"epoch,omitempty"`
-	Session  *Session        `json:"session,omitempty"`
-	Prefix   []byte          `json:"prefix,omitempty"` // stdout bytes read while detached, before the next line
-	ReqID    json.RawMessage `json:"req_id,omitempty"`
-	Listen   json.RawMessage `json:"listen,omitempty"`
-	Open     bool            `json:"open,omitempty"`
+	// Kept guardians (keep_unix.go): attach, writing, stop requests;
+	// attached, busy, stopped events. What the shim tells of the MCP
+	// session (op "note") is the keeper's (KeepHooks.Note), read as raw.
+	Identity string `json:"identity,omitempty"`
+	Epoch    int    `json:"epoch,omitempty"`
+	// Session is the keeper's session for the attaching shim, handed
+	// over as it gave it (KeepHooks.Attach).
+	Session json.RawMessage `json:"session,omitempty"`
+	Prefix  []byte          `json:"prefix,omitempty"` // stdout bytes read while detached, before the next line
+	Open    bool            `json:"open,omitempty"`
 
 	Ev      string  `json:"ev,omitempty"` // started (with 3 fds), exit, error
 	PID     int     `json:"pid,omitempty"`
@@ -94,36 +95,9 @@ type msg struct {
 	Status  *Status `json:"status,omitempty"`
 	Err     string  `json:"err,omitempty"`
 	Errno   int     `json:"errno,omitempty"`
-}
 
-// Session is what a kept guardian remembers of the last client's session,
-// for the next shim to take over without the server seeing a second
-// initialize.
-type Session struct {
-	// Init is the InitializeResult the server gave (the "result" member);
-	// Version its protocolVersion. Empty in the stateless era.
-	Init    json.RawMessage `json:"init,omitempty"`
-	Version string          `json:"version,omitempty"`
-	// Subs are the resources the last client subscribed to.
-	Subs []string `json:"subs,omitempty"`
-	// ListChanged are the notifications/{tools,prompts,resources}/list_changed
-	// the server sent while no client was attached, each once, for the next
-	// client to hear.
-	ListChanged []string `json:"list_changed,omitempty"`
-	// CatalogChanged is ListChanged as guardians before it said it (tools
-	// only): a kept guardian outlives an update of the binary.
-	CatalogChanged bool `json:"catalog_changed,omitempty"`
-}
-
-// IsListChanged reports whether method says that one of the server's lists
-// changed (notifications/{tools,prompts,resources}/list_changed, server
-// features, 2025-11-25).
-func IsListChanged(method string) bool {
-	switch method {
-	case "notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed":
-		return true
-	}
-	return false
+	// raw is the line as received (for KeepHooks.Note).
+	raw []byte
 }
 
 func encode(m msg) []byte {

@@ -30,7 +30,7 @@ type conn struct {
 	inject chan []byte // replies made here, delivered in order with the server's
 
 	mu          sync.Mutex
-	resume      *guardian.Session // set until the new client's initialize is answered
+	resume      *Session // set until the new client's initialize is answered
 	swallowInit bool
 	initIDs     map[string]bool // upstream ids of initialize requests in flight
 	subs        map[string]bool
@@ -45,7 +45,7 @@ var _ upstream.Conn = (*conn)(nil)
 
 // newConn wraps p. resume is the session of the client that was attached
 // before (nil for a server started for this shim).
-func newConn(p *proc.Process, g *guardian.Guardian, epoch int, resume *guardian.Session, log *slog.Logger) *conn {
+func newConn(p *proc.Process, g *guardian.Guardian, epoch int, resume *Session, log *slog.Logger) *conn {
 	c := &conn{
 		p: p, g: g, log: log, tag: "k" + strconv.Itoa(epoch) + ":",
 		recv: make(chan []byte, 64), inject: make(chan []byte, 16),
@@ -127,7 +127,7 @@ func (c *conn) outbound(msg []byte) ([]byte, bool) {
 		case "subscriptions/listen":
 			// A stream the server keeps open: if this shim dies, the
 			// guardian cancels it (nobody else knows its id).
-			_ = c.g.NoteListen(c.upID(m.ID), true)
+			_ = tell(c.g, note{Listen: c.upID(m.ID), Open: true})
 		}
 		return jsonrpc.ReplaceID(msg, c.upID(m.ID)), true
 	case jsonrpc.KindNotification:
@@ -144,7 +144,7 @@ func (c *conn) outbound(msg []byte) ([]byte, bool) {
 		case "notifications/cancelled":
 			if r := gjson.GetBytes(msg, "params.requestId"); r.Exists() {
 				up := c.upID([]byte(r.Raw))
-				_ = c.g.NoteListen(up, false)
+				_ = tell(c.g, note{Listen: up})
 				if out, err := sjson.SetRawBytes(msg, "params.requestId", up); err == nil {
 					return out, true
 				}
@@ -152,7 +152,7 @@ func (c *conn) outbound(msg []byte) ([]byte, bool) {
 		}
 	case jsonrpc.KindResponse:
 		// The client answered a server->client request: no longer open.
-		_ = c.g.Note(nil, append(json.RawMessage(nil), m.ID...), false)
+		_ = tell(c.g, note{ReqID: m.ID})
 	}
 	return msg, true
 }
@@ -190,12 +190,12 @@ func (c *conn) takeOver(msg []byte, m jsonrpc.Msg) bool {
 		_ = c.p.Send([]byte(req))
 	}
 	if len(old) > 0 {
-		_ = c.g.Note(&guardian.Session{Subs: []string{}}, nil, false)
+		_ = tell(c.g, note{Session: &Session{Subs: []string{}}})
 	}
 	return true
 }
 
-// toolsChanged is what a guardian's Session.CatalogChanged stands for.
+// toolsChanged is what Session.CatalogChanged stands for.
 const toolsChanged = "notifications/tools/list_changed"
 
 // announceLater reports whether a list_changed from the server is kept
@@ -258,7 +258,7 @@ func (c *conn) noteSub(method, uri string) {
 		list = append(list, u)
 	}
 	c.mu.Unlock()
-	_ = c.g.Note(&guardian.Session{Subs: list}, nil, false)
+	_ = tell(c.g, note{Session: &Session{Subs: list}})
 }
 
 // upID is the id a request of this client carries upstream: the raw id
@@ -314,16 +314,15 @@ func (c *conn) inbound(line []byte) ([]byte, bool) {
 		c.mu.Unlock()
 		if isInit && !m.IsError {
 			res := gjson.GetBytes(line, "result")
-			sess := &guardian.Session{Init: json.RawMessage(res.Raw), Version: res.Get("protocolVersion").String()}
-			_ = c.g.Note(sess, nil, false)
+			_ = tell(c.g, note{Session: &Session{Init: json.RawMessage(res.Raw), Version: res.Get("protocolVersion").String()}})
 		}
 		return jsonrpc.ReplaceID(line, []byte(raw)), true
 	case jsonrpc.KindRequest:
 		// Open until the client answers; if the shim dies first, the
 		// guardian answers it.
-		_ = c.g.Note(nil, append(json.RawMessage(nil), m.ID...), true)
+		_ = tell(c.g, note{ReqID: m.ID, Open: true})
 	case jsonrpc.KindNotification:
-		if guardian.IsListChanged(m.Method) && !gjson.GetBytes(line, subIDPath).Exists() && c.announceLater(m.Method) {
+		if IsListChanged(m.Method) && !gjson.GetBytes(line, subIDPath).Exists() && c.announceLater(m.Method) {
 			return nil, false
 		}
 		// A subscriptions/listen stream (2026-07-28) names its request in

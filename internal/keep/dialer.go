@@ -2,6 +2,7 @@ package keep
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -97,7 +98,15 @@ func (d *Dialer) Dial(ctx context.Context) (upstream.Conn, error) {
 		if a.Child != nil {
 			d.event("keep-attached", "pid", a.Child.PID, "since", a.Child.Started.UTC())
 			p := proc.Adopt(d.Proc, a.Child, a.Prefix)
-			s := a.Session
+			var s Session
+			if len(a.Session) > 0 {
+				if err := json.Unmarshal(a.Session, &s); err != nil {
+					// The guardian wrote it from what we noted: the
+					// server then sees this client's initialize.
+					d.Log.Warn("the kept server's session is unreadable: the new client starts a session of its own", "err", err)
+					s = Session{}
+				}
+			}
 			return newConn(p, d.g, d.epoch, &s, d.Log), nil
 		}
 	}

@@ -1,7 +1,7 @@
-// Package keep is the shim's side of kept servers (`mcp-heal shim --keep
-// DURATION`): a server that outlives its client for a window, so that a
-// reconnect, a restart of Claude Code or a shim killed by Claude Code finds
-// the same warm server (its logged-in browser, open connections, caches).
+// Package keep is kept servers (`mcp-heal shim --keep DURATION`): a
+// server that outlives its client for a window, so that a reconnect, a
+// restart of Claude Code or a shim killed by Claude Code finds the same
+// warm server (its logged-in browser, open connections, caches).
 //
 // The server runs under a kept guardian (internal/guardian) that does not
 // die with the shim. Shims find it through a unix socket named after the
@@ -9,6 +9,11 @@
 // working directory) in a 0700 directory; both ends check that the peer
 // runs as the same uid. A shim attaches (one at a time), gets the server's
 // stdio descriptors, and then talks to the server directly.
+//
+// The guardian moves descriptors and bytes; this package owns the MCP
+// session on both sides of it: the shim's translation (conn.go) and the
+// kept guardian process's memory of the session (session.go: the
+// callbacks Serve gives the guardian).
 //
 // Taking over a session that another client began: the new client's
 // initialize is answered from the InitializeResult the server gave the

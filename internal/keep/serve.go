@@ -26,7 +26,7 @@ func Serve(name, identity, slot string, window time.Duration, log *slog.Logger) 
 		defer lifecycle.Close()
 	}
 	return guardian.ServeKept(ln, guardian.KeepOptions{
-		Keep: window, Identity: identity, Log: log,
+		Keep: window, Identity: identity, Log: log, Hooks: newKeeper().hooks(),
 		OnChange: func(info guardian.KeptInfo) {
 			if info.Stopped {
 				_ = state.Remove(os.Getpid())
