@@ -5,7 +5,6 @@ package guardian
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -24,7 +23,7 @@ type Guardian struct {
 	cmd *exec.Cmd
 
 	// kept: a kept guardian, which must hear of the writes to its
-	// server's stdin a pipe does not make atomic (StdinWriter).
+	// server's stdin a pipe does not make atomic (MarkWrite).
 	kept bool
 
 	mu       sync.Mutex
@@ -241,54 +240,18 @@ type Child struct {
 	status Status
 }
 
-// atomicPipeWrite is the size up to which a write to a pipe is atomic
-// (PIPE_BUF: 512 bytes by POSIX, and on macOS; 4096 on Linux): a writer
-// killed during it wrote all of it or nothing.
-const atomicPipeWrite = 512
-
-// StdinWriter is what to write the server's messages to: Stdin, or, for
-// the server of a kept guardian, Stdin telling the guardian whenever a
-// line is left unfinished in the pipe. A shim killed then leaves the start
-// of a line in the server's stdin; the guardian, told so, ends that line
+// MarkWrite is how a kept guardian hears of a write to its server's stdin
+// that may leave a line unfinished in the pipe (mark(true) before it,
+// mark(false) once the line ends): a shim killed then leaves the start of
+// a line in the server's stdin, and the guardian, told so, ends that line
 // before anyone writes again, instead of the next client's first message
-// being read glued to it.
-func (c *Child) StdinWriter() io.Writer {
+// being read glued to it. The writer that decides when is proc's (it owns
+// the writes); nil for a guardian that is not kept, which needs no marks.
+func (c *Child) MarkWrite() func(open bool) {
 	if !c.g.kept {
-		return c.Stdin
+		return nil
 	}
-	return &lineWriter{w: c.Stdin, mark: func(open bool) { _ = c.g.c.send(msg{Op: "writing", ID: c.id, Open: open}) }}
-}
-
-// lineWriter writes to w and calls mark(true) before any write that may
-// leave a line unfinished in the pipe (one that does not end a line, or
-// that a pipe does not write atomically), and mark(false) once what was
-// written ends with a newline. Its writes come from a bufio.Writer, whose
-// chunks need not follow lines: a full buffer is written mid-message, and
-// a message larger than the buffer goes out without its newline. The
-// guardian reads the marks even after this process died (they are sent
-// before the bytes), so it never misses an unfinished line; a mark it
-// misses the end of costs one empty line.
-type lineWriter struct {
-	w    io.Writer
-	mark func(open bool)
-	open bool // a line is unfinished in the pipe, as far as the guardian knows
-}
-
-func (l *lineWriter) Write(p []byte) (int, error) {
-	if len(p) == 0 {
-		return 0, nil
-	}
-	ends := p[len(p)-1] == '\n'
-	if !l.open && !(ends && len(p) <= atomicPipeWrite) {
-		l.mark(true)
-		l.open = true
-	}
-	n, err := l.w.Write(p)
-	if l.open && ends && n == len(p) {
-		l.mark(false)
-		l.open = false
-	}
-	return n, err
+	return func(open bool) { _ = c.g.c.send(msg{Op: "writing", ID: c.id, Open: open}) }
 }
 
 // Done is closed when the server's leader has exited and its tree is gone.

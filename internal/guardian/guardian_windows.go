@@ -2,7 +2,6 @@ package guardian
 
 import (
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -50,8 +49,8 @@ func Sweep(string, int, time.Time) []int { return nil }
 // Done is never closed.
 func (*Child) Done() <-chan struct{} { return nil }
 
-// StdinWriter is Stdin.
-func (c *Child) StdinWriter() io.Writer { return c.Stdin }
+// MarkWrite is nil: there are no kept servers.
+func (*Child) MarkWrite() func(open bool) { return nil }
 
 // Status is empty.
 func (*Child) Status() Status { return Status{} }

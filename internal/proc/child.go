@@ -36,10 +36,9 @@ type spawned struct {
 	pid                   int
 	started               time.Time
 	stdin, stdout, stderr *os.File
-	// in is where messages to the server are written: stdin, or stdin
-	// telling a kept guardian about non-atomic writes
-	// (guardian.Child.StdinWriter); nil means stdin.
-	in io.Writer
+	// mark, when set, is told of the writes to stdin that may leave a
+	// line unfinished (a kept server's guardian: guardian.Child.MarkWrite).
+	mark func(open bool)
 	// prefix is read before stdout: the start of a line a kept server's
 	// guardian read while nobody was attached.
 	prefix []byte
@@ -70,8 +69,8 @@ type status struct {
 
 // writer is where messages to the server are written.
 func (sp spawned) writer() io.Writer {
-	if sp.in != nil {
-		return sp.in
+	if sp.mark != nil {
+		return &lineWriter{w: sp.stdin, mark: sp.mark}
 	}
 	return sp.stdin
 }

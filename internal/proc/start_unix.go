@@ -46,7 +46,7 @@ func runGuarded(cfg Config, path string, log *slog.Logger, g *guardian.Guardian)
 	var se *guardian.StartError
 	switch {
 	case err == nil:
-		return spawned{ch: guarded{c: c}, pid: c.PID, started: c.Started, stdin: c.Stdin, in: c.StdinWriter(), stdout: c.Stdout, stderr: c.Stderr}, nil
+		return spawned{ch: guarded{c: c}, pid: c.PID, started: c.Started, stdin: c.Stdin, mark: c.MarkWrite(), stdout: c.Stdout, stderr: c.Stderr}, nil
 	case errors.As(err, &se):
 		return spawned{}, fmt.Errorf("start %q: %w", cfg.Path, se.Err)
 	}
@@ -167,5 +167,5 @@ func StartUnder(cfg Config, g *guardian.Guardian) (*Process, error) { return sta
 // server a shim attached to. prefix is read before its stdout.
 func Adopt(cfg Config, c *guardian.Child, prefix []byte) *Process {
 	cfg = withDefaults(cfg)
-	return newProcess(cfg, cfg.Log, spawned{ch: guarded{c: c}, pid: c.PID, started: c.Started, stdin: c.Stdin, in: c.StdinWriter(), stdout: c.Stdout, stderr: c.Stderr, prefix: prefix})
+	return newProcess(cfg, cfg.Log, spawned{ch: guarded{c: c}, pid: c.PID, started: c.Started, stdin: c.Stdin, mark: c.MarkWrite(), stdout: c.Stdout, stderr: c.Stderr, prefix: prefix})
 }

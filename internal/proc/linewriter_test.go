@@ -1,6 +1,4 @@
-//go:build unix
-
-package guardian
+package proc
 
 import (
 	"bytes"
@@ -8,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestLineWriterMarks: the guardian hears of every moment a line is left
+// TestLineWriterMarks: a kept server's guardian hears of every moment a line is left
 // unfinished in the pipe, however the buffered writer cuts the messages:
 // a full buffer written mid-message, a message larger than the buffer
 // written without its newline, then the newline alone. Whole short lines
