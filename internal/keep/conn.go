@@ -322,7 +322,7 @@ func (c *conn) inbound(line []byte) ([]byte, bool) {
 		// guardian answers it.
 		_ = tell(c.g, note{ReqID: m.ID, Open: true})
 	case jsonrpc.KindNotification:
-		if IsListChanged(m.Method) && !gjson.GetBytes(line, subIDPath).Exists() && c.announceLater(m.Method) {
+		if isListChanged(m.Method) && !gjson.GetBytes(line, subIDPath).Exists() && c.announceLater(m.Method) {
 			return nil, false
 		}
 		// A subscriptions/listen stream (2026-07-28) names its request in

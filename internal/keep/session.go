@@ -59,10 +59,10 @@ func tell(g *guardian.Guardian, n note) error {
 	return g.Note(b)
 }
 
-// IsListChanged reports whether method says that one of the server's lists
+// isListChanged reports whether method says that one of the server's lists
 // changed (notifications/{tools,prompts,resources}/list_changed, server
 // features, 2025-11-25).
-func IsListChanged(method string) bool {
+func isListChanged(method string) bool {
 	switch method {
 	case "notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed":
 		return true
@@ -195,7 +195,7 @@ func (k *keeper) drained(line []byte) []byte {
 	switch {
 	case m.Kind == jsonrpc.KindRequest:
 		return jsonrpc.ErrorReply(m.ID, jsonrpc.CodeInternalError, goneMessage, nil)
-	case m.Kind == jsonrpc.KindNotification && IsListChanged(m.Method):
+	case m.Kind == jsonrpc.KindNotification && isListChanged(m.Method):
 		k.mu.Lock()
 		defer k.mu.Unlock()
 		if !slices.Contains(k.changed, m.Method) {
