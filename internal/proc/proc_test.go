@@ -101,16 +101,24 @@ func TestStopLadder(t *testing.T) {
 		min    time.Duration
 		signal string
 	}{
-		{"stdin close", "cat >/dev/null", 0, ""},
-		{"SIGTERM", "trap 'exit 0' TERM; while :; do sleep 0.05; done", 300 * time.Millisecond, ""},
-		{"SIGKILL", "trap '' TERM; exec 0</dev/null; while :; do sleep 0.05; done", 600 * time.Millisecond, "killed"},
+		{"stdin close", "echo ready >&2; cat >/dev/null", 0, ""},
+		// The shell waits in the wait builtin, which a trapped signal
+		// interrupts at once (a foreground sleep would delay the trap
+		// past the step on a loaded machine).
+		{"SIGTERM", "trap 'exit 0' TERM; exec 0</dev/null; sleep 60 & echo ready >&2; wait", 300 * time.Millisecond, ""},
+		{"SIGKILL", "trap '' TERM; exec 0</dev/null; echo ready >&2; while :; do sleep 0.05; done", 600 * time.Millisecond, "killed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := Start(sh(tt.script, nil))
+			var stderr lockedBuffer
+			p, err := Start(sh(tt.script, &stderr))
 			if err != nil {
 				t.Fatal(err)
 			}
+			// Its trap is set before the ladder starts: a shell still
+			// starting on a loaded machine would die of the default
+			// action instead.
+			testenv.WaitFor(t, 10*time.Second, "the script to be ready", func() bool { return strings.Contains(stderr.String(), "ready") })
 			start := time.Now()
 			p.Close()
 			d := time.Since(start)
