@@ -41,6 +41,11 @@ func swapIn(tmp *os.File, target string, old []byte) error {
 	name := tmp.Name()
 	err := Exchange(name, target)
 	if errors.Is(err, errNoExchange) {
+		// Windows refuses to rename a file that is open (Go opens files
+		// without FILE_SHARE_DELETE): "Sharing violation", and no commit
+		// ever landed. No identity is compared on this path, so tmp need
+		// not stay open.
+		tmp.Close()
 		return checkedRename(name, target, old)
 	}
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -203,9 +204,19 @@ var (
 )
 
 // Binary builds ./cmd/mcp-heal once per test process and returns its path.
+// Under Wine, where there is no Go toolchain, it is the mcp-heal.exe that
+// the Windows test run (internal/wintest) built for it, named by
+// $MCP_HEAL_TEST_BINARY.
 func Binary(tb testing.TB) string {
 	tb.Helper()
 	buildOnce.Do(func() {
+		if UnderWine() {
+			buildPath = os.Getenv("MCP_HEAL_TEST_BINARY")
+			if buildPath == "" {
+				buildErr = "under Wine, MCP_HEAL_TEST_BINARY must name mcp-heal.exe (internal/wintest sets it)"
+			}
+			return
+		}
 		root, err := moduleRoot()
 		if err != nil {
 			buildErr = err.Error()
@@ -217,6 +228,9 @@ func Binary(tb testing.TB) string {
 			return
 		}
 		buildPath = filepath.Join(dir, "mcp-heal")
+		if runtime.GOOS == "windows" {
+			buildPath += ".exe"
+		}
 		cmd := exec.Command("go", "build", "-o", buildPath, "./cmd/mcp-heal")
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -239,12 +253,23 @@ func ModuleRoot(tb testing.TB) string {
 	return r
 }
 
+// moduleRoot walks up from the working directory (a test runs in its
+// package's directory) to go.mod: no Go toolchain needed, as under Wine.
 func moduleRoot() (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
+	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
-	return filepath.Dir(strings.TrimSpace(string(out))), nil
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory")
+		}
+		dir = parent
+	}
 }
 
 // HookPayloadDir returns the folder of hook stdin payloads recorded from
