@@ -24,7 +24,7 @@ type healCLI struct {
 
 func newHealCLI(t *testing.T, servers string) *healCLI {
 	t.Helper()
-	base := t.TempDir()
+	base := testenv.TempDir(t)
 	home, proj := filepath.Join(base, "home"), filepath.Join(base, "proj")
 	os.MkdirAll(home, 0o755)
 	os.MkdirAll(proj, 0o755)

@@ -19,12 +19,12 @@ import (
 // and says why it has no log.
 func TestShimRefusesSymlinkedLog(t *testing.T) {
 	bin := testenv.Binary(t)
-	stateDir := t.TempDir()
+	stateDir := testenv.TempDir(t)
 	logs := filepath.Join(stateDir, "mcp-heal", "logs")
 	if err := os.MkdirAll(logs, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	target := filepath.Join(t.TempDir(), "precious.txt")
+	target := filepath.Join(testenv.TempDir(t), "precious.txt")
 	if err := os.WriteFile(target, []byte("precious\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -9,11 +9,12 @@ import (
 	"testing"
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg/cfgtest"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 func TestCommitFailureLeavesFileUntouched(t *testing.T) {
 	cfgtest.StateHome(t)
-	dir := t.TempDir()
+	dir := testenv.TempDir(t)
 	path := filepath.Join(dir, ".mcp.json")
 	old := []byte(`{"mcpServers":{"a":{"command":"x"}}}`)
 	os.WriteFile(path, old, 0o644)
@@ -41,7 +42,7 @@ func TestCommitFailureLeavesFileUntouched(t *testing.T) {
 
 func TestCommitRefusesConcurrentChange(t *testing.T) {
 	cfgtest.StateHome(t)
-	path := filepath.Join(t.TempDir(), "c.json")
+	path := filepath.Join(testenv.TempDir(t), "c.json")
 	os.WriteFile(path, []byte(`{"a":2}`), 0o600)
 	if _, err := Commit(path, []byte(`{"a":1}`), []byte(`{"a":3}`)); !errors.Is(err, ErrChanged) {
 		t.Fatalf("got %v, want ErrChanged", err)
@@ -53,7 +54,7 @@ func TestCommitRefusesConcurrentChange(t *testing.T) {
 
 func TestBackupsArePruned(t *testing.T) {
 	cfgtest.StateHome(t)
-	path := filepath.Join(t.TempDir(), "c.json")
+	path := filepath.Join(testenv.TempDir(t), "c.json")
 	cur := []byte(`{"n":0}`)
 	os.WriteFile(path, cur, 0o600)
 	for i := 1; i <= KeepBackups+5; i++ {

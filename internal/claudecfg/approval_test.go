@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg/cfgtest"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // TestUnapprovedShadowsNothing: a project server the user has not approved
@@ -23,7 +24,7 @@ func TestUnapprovedShadowsNothing(t *testing.T) {
 		"approved":  {`{"hasTrustDialogAccepted": true, "enabledMcpjsonServers": ["my.github"]}`, "", Approved},
 	} {
 		t.Run(name, func(t *testing.T) {
-			base := t.TempDir()
+			base := testenv.TempDir(t)
 			home, repo := filepath.Join(base, "home"), filepath.Join(base, "clone")
 			cfgtest.Write(t, filepath.Join(repo, ".git", "HEAD"), "ref: refs/heads/main\n")
 			repo, _ = filepath.EvalSymlinks(repo)

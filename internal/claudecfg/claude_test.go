@@ -95,7 +95,7 @@ func (c *claudeEnv) list() map[string][2]string {
 // env, not argv); `mcp-heal unwrap --all` gives back the exact entries.
 func TestWrapWithRealClaude(t *testing.T) {
 	c := &claudeEnv{t: t, claude: testenv.NPMBin(t, "claude", testenv.ClaudeCode), heal: testenv.Binary(t)}
-	base := t.TempDir()
+	base := testenv.TempDir(t)
 	c.home, c.proj = filepath.Join(base, "home"), filepath.Join(base, "prøject")
 	os.MkdirAll(c.home, 0o700)
 	os.MkdirAll(filepath.Join(c.proj, ".claude"), 0o755)

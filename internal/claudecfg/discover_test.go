@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg/cfgtest"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // fixture lays out a home and a git project (with a sub-directory and a
 // .mcp.json above the repository) the way Claude Code 2.1.328 writes them.
 func fixture(t *testing.T) (home, repo string) {
 	t.Helper()
-	base := t.TempDir()
+	base := testenv.TempDir(t)
 	home, repo = filepath.Join(base, "home"), filepath.Join(base, "work", "repö")
 	os.MkdirAll(filepath.Join(repo, ".git"), 0o755)
 	cfgtest.Write(t, filepath.Join(home, ".claude.json"), `{
@@ -72,7 +73,7 @@ func TestDiscover(t *testing.T) {
 	sub := filepath.Join(repo, "src")
 	os.MkdirAll(sub, 0o755)
 	// Through a symlink to a sub-directory, as a user's shell might be.
-	link := filepath.Join(t.TempDir(), "link")
+	link := filepath.Join(testenv.TempDir(t), "link")
 	os.Symlink(sub, link)
 	servers, err := Discover(Options{Home: home, ProjectDir: link})
 	if err != nil {
@@ -148,7 +149,7 @@ func TestDiscoverProjectServersPendingUntilTrusted(t *testing.T) {
 }
 
 func TestDiscoverEmptyHome(t *testing.T) {
-	servers, err := Discover(Options{Home: t.TempDir(), ProjectDir: t.TempDir()})
+	servers, err := Discover(Options{Home: testenv.TempDir(t), ProjectDir: testenv.TempDir(t)})
 	if err != nil || len(servers) != 0 {
 		t.Fatalf("got %v %v", servers, err)
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // TestCatalogFile: editing the catalog file changes the lists and makes
@@ -14,7 +16,7 @@ import (
 // a stateless listen stream that asked for it; an unchanged file
 // announces nothing.
 func TestCatalogFile(t *testing.T) {
-	f := filepath.Join(t.TempDir(), "catalog")
+	f := filepath.Join(testenv.TempDir(t), "catalog")
 	if err := os.WriteFile(f, []byte("tool first\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}

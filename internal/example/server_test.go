@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // running is one in-process server with a client on its streams.
@@ -151,7 +152,7 @@ func TestRequestBeforeInitializeIsRejected(t *testing.T) {
 }
 
 func TestTools(t *testing.T) {
-	dir := t.TempDir()
+	dir := testenv.TempDir(t)
 	state := filepath.Join(dir, "counter")
 	log := filepath.Join(dir, "calls")
 	r := start(t, Options{Era: EraHandshake, StateFile: state, CallLog: log})
@@ -289,7 +290,7 @@ func TestHang(t *testing.T) {
 // hangs the server with that (read-only) call outstanding; without the
 // file, calls are answered as usual.
 func TestHangFile(t *testing.T) {
-	f := filepath.Join(t.TempDir(), "hang")
+	f := filepath.Join(testenv.TempDir(t), "hang")
 	r := start(t, Options{Era: EraHandshake, HangFile: f})
 	mustInit(t, r.c, "handshake")
 	if _, err := r.c.CallTool(ctxT(t), ToolEcho, map[string]any{"text": "a"}); err != nil {
@@ -314,7 +315,7 @@ func TestHangFile(t *testing.T) {
 }
 
 func TestFailStarts(t *testing.T) {
-	f := filepath.Join(t.TempDir(), "starts")
+	f := filepath.Join(testenv.TempDir(t), "starts")
 	opts := Options{Era: EraHandshake, FailStarts: 2, FailFile: f}
 	for i := 1; i <= 2; i++ {
 		var stderr strings.Builder

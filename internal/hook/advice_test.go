@@ -65,7 +65,7 @@ func TestAdviceDecisions(t *testing.T) {
 			want{health.ActNone, "check whether it did before retrying it", false, false}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			testenv.UseStateDir(t, t.TempDir())
+			testenv.UseStateDir(t, testenv.TempDir(t))
 			if tt.shim != nil {
 				if err := state.Write(tt.shim); err != nil {
 					t.Fatal(err)
@@ -73,9 +73,11 @@ func TestAdviceDecisions(t *testing.T) {
 			}
 			var probed, signalled bool
 			h := &Handler{
-				Getenv: func(k string) string { return map[string]string{"HOME": t.TempDir(), "CLAUDE_PROJECT_DIR": "/p"}[k] },
-				Now:    time.Now,
-				Log:    slog.New(slog.DiscardHandler),
+				Getenv: func(k string) string {
+					return map[string]string{"HOME": testenv.TempDir(t), "CLAUDE_PROJECT_DIR": "/p"}[k]
+				},
+				Now: time.Now,
+				Log: slog.New(slog.DiscardHandler),
 				Discover: func(claudecfg.Options) ([]claudecfg.Server, error) {
 					return []claudecfg.Server{{Name: "srv", Scope: claudecfg.ScopeUser, Transport: "stdio", Command: "/no/such", Wrapped: tt.shim != nil}}, nil
 				},

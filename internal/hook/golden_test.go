@@ -26,7 +26,7 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	home := t.TempDir()
+	home := testenv.TempDir(t)
 	w := &world{home: home, project: filepath.Join(home, "project"), state: filepath.Join(home, "state")}
 	if err := os.MkdirAll(w.project, 0o755); err != nil {
 		t.Fatal(err)

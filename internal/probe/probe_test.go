@@ -85,7 +85,7 @@ func TestStderrRedacted(t *testing.T) {
 }
 
 func notExecutable(t *testing.T) string {
-	p := filepath.Join(t.TempDir(), "server.sh")
+	p := filepath.Join(testenv.TempDir(t), "server.sh")
 	if err := os.WriteFile(p, []byte("#!/bin/sh\nexit 0\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func notExecutable(t *testing.T) string {
 }
 
 func notProgram(t *testing.T) string {
-	p := filepath.Join(t.TempDir(), "server.txt")
+	p := filepath.Join(testenv.TempDir(t), "server.txt")
 	if err := os.WriteFile(p, []byte("not a program\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -258,10 +258,10 @@ func TestHTTPThroughBridge(t *testing.T) {
 // TestUnapprovedNeverRun: a project server the user has not approved is
 // refused by the probe itself, whoever picked it: its command never runs.
 func TestUnapprovedNeverRun(t *testing.T) {
-	mark := filepath.Join(t.TempDir(), "ran")
+	mark := filepath.Join(testenv.TempDir(t), "ran")
 	for _, approval := range []string{claudecfg.Pending, claudecfg.Rejected} {
 		s := claudecfg.Server{Name: "github", Scope: claudecfg.ScopeProject, Transport: "stdio", Command: "sh", Args: []string{"-c", "echo ran > " + mark}, Approval: approval}
-		r := probe.Run(context.Background(), probe.FromServer(s, t.TempDir()), 5*time.Second)
+		r := probe.Run(context.Background(), probe.FromServer(s, testenv.TempDir(t)), 5*time.Second)
 		if r.OK || r.Problem == nil || r.Problem.Kind != probe.NotApproved || !strings.Contains(r.Problem.Summary, "not approved: not run") {
 			t.Errorf("%s: %+v %+v", approval, r, r.Problem)
 		}

@@ -119,7 +119,7 @@ func TestBinariesArePlatforms(t *testing.T) {
 // source).
 func TestReleaseIsReproducible(t *testing.T) {
 	dir := release(t)
-	again := filepath.Join(t.TempDir(), "again")
+	again := filepath.Join(testenv.TempDir(t), "again")
 	tg := Target{"darwin", "arm64"}
 	if err := Build(Options{Root: testenv.ModuleRoot(t), Out: again, Targets: []Target{tg}}); err != nil {
 		t.Fatal(err)

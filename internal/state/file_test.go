@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // TestMain lets the test binary stand in for a hook that appends one
@@ -54,7 +56,7 @@ func TestConcurrentIncidentsNearCap(t *testing.T) {
 			if err := os.WriteFile(IncidentsPath(), b, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			goFile := filepath.Join(t.TempDir(), "go")
+			goFile := filepath.Join(testenv.TempDir(t), "go")
 			var cmds []*exec.Cmd
 			for i := range 16 {
 				cmd := exec.Command(os.Args[0])
@@ -103,7 +105,7 @@ func TestSymlinksRefused(t *testing.T) {
 	if err := EnsureDir(AttentionDir()); err != nil {
 		t.Fatal(err)
 	}
-	target := filepath.Join(t.TempDir(), "precious")
+	target := filepath.Join(testenv.TempDir(t), "precious")
 	if err := os.WriteFile(target, []byte("precious\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +138,7 @@ func TestSymlinksRefused(t *testing.T) {
 	// A state subdirectory that is a link is refused too (chmod would
 	// follow it).
 	os.RemoveAll(LogsDir())
-	elsewhere := t.TempDir()
+	elsewhere := testenv.TempDir(t)
 	os.Chmod(elsewhere, 0o755)
 	if err := os.Symlink(elsewhere, LogsDir()); err != nil {
 		t.Fatal(err)

@@ -14,7 +14,7 @@ import (
 
 func useTempState(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
+	dir := testenv.TempDir(t)
 	testenv.UseStateDir(t, dir)
 	return dir
 }

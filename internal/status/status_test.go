@@ -16,8 +16,8 @@ import (
 // user's own is shown as pending, not as the user's server: the user's
 // shims and incidents are the user's entry's.
 func TestUnapprovedStatus(t *testing.T) {
-	testenv.UseStateDir(t, t.TempDir())
-	base := t.TempDir()
+	testenv.UseStateDir(t, testenv.TempDir(t))
+	base := testenv.TempDir(t)
 	home, repo := filepath.Join(base, "home"), filepath.Join(base, "clone")
 	os.MkdirAll(filepath.Join(repo, ".git"), 0o700)
 	os.MkdirAll(home, 0o700)

@@ -12,7 +12,7 @@ import (
 // temporary directory.
 func StateHome(t *testing.T) string {
 	t.Helper()
-	d := t.TempDir()
+	d := testenv.TempDir(t)
 	testenv.UseStateDir(t, d)
 	return d
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg/cfgtest"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // TestRejectedAfterWrap: the user approved a project server, wrap protected
@@ -16,7 +17,7 @@ import (
 // and its Drift says to unwrap it.
 func TestRejectedAfterWrap(t *testing.T) {
 	cfgtest.StateHome(t) // Commit keeps a backup there
-	base := t.TempDir()
+	base := testenv.TempDir(t)
 	home, repo := filepath.Join(base, "home"), filepath.Join(base, "clone")
 	cfgtest.Write(t, filepath.Join(repo, ".git", "HEAD"), "ref: refs/heads/main\n")
 	repo, _ = filepath.EvalSymlinks(repo)

@@ -28,7 +28,7 @@ import (
 func TestWrapWhileClaudeCodeWrites(t *testing.T) {
 	testenv.NeedsFull(t, "the real Claude Code")
 	claude, heal := testenv.NPMBin(t, "claude", testenv.ClaudeCode), testenv.Binary(t)
-	base := t.TempDir()
+	base := testenv.TempDir(t)
 	home, proj := filepath.Join(base, "home"), filepath.Join(base, "proj")
 	os.MkdirAll(home, 0o700)
 	os.MkdirAll(proj, 0o755)

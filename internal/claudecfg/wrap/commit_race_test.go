@@ -19,6 +19,7 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/cfgfile"
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg/cfgtest"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // TestMain lets the test binary stand in for another program that rewrites
@@ -98,7 +99,7 @@ func TestCommitConcurrentWriter(t *testing.T) {
 	if testing.Short() {
 		d = 2 * time.Second
 	}
-	path := filepath.Join(t.TempDir(), ".claude.json")
+	path := filepath.Join(testenv.TempDir(t), ".claude.json")
 	orig, projects := cfgtest.GenConfig(7, 3, "  ")
 	orig, _ = sjson.SetBytes(orig, "n", 0)
 	if err := os.WriteFile(path, orig, 0o600); err != nil {
@@ -139,7 +140,7 @@ func TestCommitConcurrentWriter(t *testing.T) {
 		}
 		return wrapAll(t, cur, ps, testShim), nil
 	}
-	o := claudecfg.Options{Home: filepath.Dir(path), ProjectDir: t.TempDir()}
+	o := claudecfg.Options{Home: filepath.Dir(path), ProjectDir: testenv.TempDir(t)}
 	commits, changed := map[int]int{}, map[int]int{}
 	var werr error
 loop:

@@ -8,12 +8,13 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/cfgfile"
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg/cfgtest"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 func TestCommitSymlinkedPrivateConfig(t *testing.T) {
 	cfgtest.StateHome(t)
-	home := t.TempDir()
-	dotfiles := filepath.Join(t.TempDir(), "dotfiles")
+	home := testenv.TempDir(t)
+	dotfiles := filepath.Join(testenv.TempDir(t), "dotfiles")
 	os.Mkdir(dotfiles, 0o700)
 	real := filepath.Join(dotfiles, "claude.json")
 	orig, projects := cfgtest.GenConfig(4, 300, "  ")

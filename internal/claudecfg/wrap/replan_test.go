@@ -14,6 +14,7 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/cfgfile"
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg/cfgtest"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // replanHome is a HOME whose ~/.claude.json has user servers a, b and c
@@ -21,7 +22,7 @@ import (
 func replanHome(t *testing.T) (claudecfg.Options, string) {
 	t.Helper()
 	cfgtest.StateHome(t)
-	home, proj := t.TempDir(), t.TempDir()
+	home, proj := testenv.TempDir(t), testenv.TempDir(t)
 	path := filepath.Join(home, ".claude.json")
 	cfg := `{
   "n": 0,
@@ -202,7 +203,7 @@ func TestPlanCommitGivesUp(t *testing.T) {
 // meanwhile by another program, is a conflict (Commit plans again), and
 // the other program's file stays.
 func TestWriteNewRefusesExisting(t *testing.T) {
-	path := filepath.Join(t.TempDir(), ".claude.json")
+	path := filepath.Join(testenv.TempDir(t), ".claude.json")
 	os.WriteFile(path, []byte(`{"theirs":true}`), 0o600)
 	if err := writeNew(path, []byte(`{}`)); !errors.Is(err, cfgfile.ErrChanged) {
 		t.Fatalf("got %v, want ErrChanged", err)
