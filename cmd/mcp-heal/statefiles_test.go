@@ -28,9 +28,7 @@ func TestShimRefusesSymlinkedLog(t *testing.T) {
 	if err := os.WriteFile(target, []byte("precious\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(target, filepath.Join(logs, "sym.log")); err != nil {
-		t.Fatal(err)
-	}
+	testenv.Symlink(t, target, filepath.Join(logs, "sym.log"))
 	cmd := exec.Command(bin, "shim", "--name", "sym", "--", bin, "example-server")
 	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+stateDir)
 	stdin, stderr := startInitialized(t, cmd)

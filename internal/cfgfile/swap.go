@@ -49,6 +49,7 @@ func swapIn(tmp *os.File, target string, old []byte) error {
 		return checkedRename(name, target, old)
 	}
 	if err != nil {
+		tmp.Close() // Windows deletes no open file
 		os.Remove(name)
 		return err
 	}

@@ -30,7 +30,7 @@ func TestUnapprovedShadowsNothing(t *testing.T) {
 			repo, _ = filepath.EvalSymlinks(repo)
 			projects := "{}"
 			if tc.project != "" {
-				projects = `{"` + repo + `": ` + tc.project + `}`
+				projects = `{"` + cfgtest.JSON(repo) + `": ` + tc.project + `}`
 			}
 			cfgtest.Write(t, filepath.Join(home, ".claude.json"), `{"mcpServers": {"my.github": {"command": "users-own"}}, "projects": `+projects+`}`)
 			cfgtest.Write(t, filepath.Join(repo, ".mcp.json"), `{"mcpServers": {"my.github": {"command": "the-repositorys"}}}`)

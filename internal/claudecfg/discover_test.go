@@ -26,7 +26,7 @@ func fixture(t *testing.T) (home, repo string) {
   },
   "projects": {
     "/somewhere/else": {"mcpServers": {"elsewhere": {"command": "nope"}}},
-    "`+repo+`": {
+    "`+cfgtest.JSON(repo)+`": {
       "mcpServers": {
         "shared": {"command": "local-shared"},
         "wrapped": {"command": "/x/mcp-heal", "args": ["shim", "--name", "wrapped", "--", "real", "-v"], "mcpHeal": {"original": {"command": "real", "args": ["-v"]}}}
@@ -45,10 +45,10 @@ func fixture(t *testing.T) (home, repo string) {
 	pl := filepath.Join(home, ".claude", "plugins")
 	cache := filepath.Join(pl, "cache", "mk")
 	cfgtest.Write(t, filepath.Join(pl, "installed_plugins.json"), `{"version": 2, "plugins": {
-  "pa@mk": [{"scope": "user", "installPath": "`+cache+`/pa/1.0.0", "version": "1.0.0"}],
-  "pb@mk": [{"scope": "project", "installPath": "`+cache+`/pb/2.0.0", "projectPath": "`+repo+`"}],
-  "pc@mk": [{"scope": "user", "installPath": "`+cache+`/pc/1.0.0"}],
-  "pd@mk": [{"scope": "local", "installPath": "`+cache+`/pd/1.0.0", "projectPath": "/other"}]
+  "pa@mk": [{"scope": "user", "installPath": "`+cfgtest.JSON(cache)+`/pa/1.0.0", "version": "1.0.0"}],
+  "pb@mk": [{"scope": "project", "installPath": "`+cfgtest.JSON(cache)+`/pb/2.0.0", "projectPath": "`+cfgtest.JSON(repo)+`"}],
+  "pc@mk": [{"scope": "user", "installPath": "`+cfgtest.JSON(cache)+`/pc/1.0.0"}],
+  "pd@mk": [{"scope": "local", "installPath": "`+cfgtest.JSON(cache)+`/pd/1.0.0", "projectPath": "/other"}]
 }}`)
 	cfgtest.Write(t, filepath.Join(cache, "pa", "1.0.0", ".claude-plugin", "plugin.json"), `{"name": "pa"}`)
 	cfgtest.Write(t, filepath.Join(cache, "pa", "1.0.0", ".mcp.json"), `{"mcpServers": {"srva": {"command": "${CLAUDE_PLUGIN_ROOT}/bin/srv", "args": ["${CLAUDE_PLUGIN_ROOT}/cfg"]}, "dup": {"command": "local-shared"}}}`)
@@ -74,7 +74,10 @@ func TestDiscover(t *testing.T) {
 	os.MkdirAll(sub, 0o755)
 	// Through a symlink to a sub-directory, as a user's shell might be.
 	link := filepath.Join(testenv.TempDir(t), "link")
-	os.Symlink(sub, link)
+	if why := testenv.TrySymlink(t, sub, link); why != "" {
+		t.Logf("the project dir given directly, not through a link: %s", why)
+		link = sub
+	}
 	servers, err := Discover(Options{Home: home, ProjectDir: link})
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +136,7 @@ func TestDiscoverReportsBrokenFileAndKeepsTheRest(t *testing.T) {
 
 func TestDiscoverProjectServersPendingUntilTrusted(t *testing.T) {
 	home, repo := fixture(t)
-	cfgtest.Write(t, filepath.Join(home, ".claude.json"), `{"projects": {"`+repo+`": {"hasTrustDialogAccepted": false}}}`)
+	cfgtest.Write(t, filepath.Join(home, ".claude.json"), `{"projects": {"`+cfgtest.JSON(repo)+`": {"hasTrustDialogAccepted": false}}}`)
 	cfgtest.Write(t, filepath.Join(repo, ".claude", "settings.local.json"), `{"enableAllProjectMcpServers": true, "disabledMcpjsonServers": ["nope"]}`)
 	servers, _ := Discover(Options{Home: home, ProjectDir: repo})
 	got := map[string]string{}

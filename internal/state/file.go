@@ -17,9 +17,9 @@ var ErrSymlink = errors.New("is a symbolic link, which mcp-heal does not follow 
 
 // OpenFile is the one way mcp-heal opens a file in its state dir, to read
 // or to write: path with flag (os.O_* values), created 0600 if flag says
-// so. It refuses a symbolic link (O_NOFOLLOW) and anything but a regular
-// file, and tightens the mode of the file it opened to 0600 through the
-// descriptor, never through the path.
+// so. It refuses a symbolic link (O_NOFOLLOW; on Windows, see openState)
+// and anything but a regular file, and tightens the mode of the file it
+// opened to 0600 through the descriptor, never through the path.
 //
 // The open itself never blocks: a FIFO planted in the state dir would
 // hold an O_RDONLY open until a writer came (a hook past Claude Code's
@@ -29,7 +29,7 @@ var ErrSymlink = errors.New("is a symbolic link, which mcp-heal does not follow 
 // A reader of a file someone else may have written bounds what it reads:
 // ReadFile for a whole file, io.LimitReader over the *os.File otherwise.
 func OpenFile(path string, flag int) (*os.File, error) {
-	f, err := regfile.Open(path, flag|oNoFollow, 0o600)
+	f, err := openState(path, flag)
 	if err != nil {
 		if isLoop(err) {
 			return nil, fmt.Errorf("%s %w", path, ErrSymlink)

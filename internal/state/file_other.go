@@ -1,11 +1,15 @@
-//go:build !unix
+//go:build !unix && !windows
 
 package state
 
-// oNoFollow: Windows has no O_NOFOLLOW; the shim and hooks do not run
-// there yet.
-const oNoFollow = 0
+import (
+	"os"
 
-// lockPath does not lock where flock(2) does not exist: the shim and hooks
-// do not run there yet (issue: Windows support).
+	"github.com/mcp-heal/mcp-heal/internal/regfile"
+)
+
+// openState: no O_NOFOLLOW here; mcp-heal is built for unix and Windows.
+func openState(path string, flag int) (*os.File, error) { return regfile.Open(path, flag, 0o600) }
+
+// lockPath does not lock where neither flock(2) nor LockFileEx exists.
 func lockPath(string) (func(), error) { return func() {}, nil }

@@ -5,9 +5,15 @@ package state
 import (
 	"os"
 	"syscall"
+
+	"github.com/mcp-heal/mcp-heal/internal/regfile"
 )
 
-const oNoFollow = syscall.O_NOFOLLOW
+// openState opens path with O_NOFOLLOW, which refuses a symbolic link at
+// the open itself.
+func openState(path string, flag int) (*os.File, error) {
+	return regfile.Open(path, flag|syscall.O_NOFOLLOW, 0o600)
+}
 
 // lockPath takes an exclusive flock(2) on the lock file path (created 0600,
 // never followed if a link) and returns its release. The lock file itself

@@ -2,6 +2,7 @@ package state
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -137,6 +138,12 @@ func (l *LogFile) rotate() error {
 	if st, err := os.Lstat(l.path); err == nil && st.Size() <= l.max/2 {
 		return l.reopen()
 	}
+	// Windows renames no file that is open, this writer's own included:
+	// close it first (reopen below makes the new one).
+	if l.f != nil {
+		l.f.Close()
+		l.f = nil
+	}
 	if l.keep <= 0 {
 		_ = os.Remove(l.path)
 	}
@@ -147,7 +154,8 @@ func (l *LogFile) rotate() error {
 		}
 		// rename(2) moves a link, never its target: nothing is followed.
 		if err := os.Rename(from, l.path+"."+strconv.Itoa(i)); err != nil && !os.IsNotExist(err) {
-			return err
+			// Still open the log, so that the next line can be written.
+			return errors.Join(err, l.reopen())
 		}
 	}
 	return l.reopen()

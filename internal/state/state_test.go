@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -11,6 +12,29 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
+
+// child runs the test binary as a process that exits at once ("exit") or
+// lives until killed ("live"), and returns it started.
+func child(t *testing.T, kind string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "MCP_HEAL_TEST_CHILD="+kind)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd
+}
+
+// modes says whether file modes mean anything here: Windows has none (Go
+// reports 0666 or 0444 from the read-only attribute; the profile
+// directory's ACL guards the state dir), so the mode checks are unix-only.
+func modes(t *testing.T) bool {
+	if runtime.GOOS == "windows" {
+		t.Log("file modes not checked: Windows has none")
+		return false
+	}
+	return true
+}
 
 func useTempState(t *testing.T) string {
 	t.Helper()
@@ -41,7 +65,7 @@ func TestWriteReadListModes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Mode().Perm() != 0o600 {
+	if modes(t) && st.Mode().Perm() != 0o600 {
 		t.Errorf("record mode %v, want 0600", st.Mode().Perm())
 	}
 	for _, d := range []string{Dir(), ShimsDir()} {
@@ -49,7 +73,7 @@ func TestWriteReadListModes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.Mode().Perm() != 0o700 {
+		if modes(t) && st.Mode().Perm() != 0o700 {
 			t.Errorf("%s mode %v, want 0700", d, st.Mode().Perm())
 		}
 	}
@@ -69,8 +93,8 @@ func TestWriteReadListModes(t *testing.T) {
 // List must leave it out and delete it.
 func TestStaleRecordsDropped(t *testing.T) {
 	useTempState(t)
-	cmd := exec.Command("true")
-	if err := cmd.Run(); err != nil {
+	cmd := child(t, "exit")
+	if err := cmd.Wait(); err != nil {
 		t.Fatal(err)
 	}
 	dead := cmd.Process.Pid
@@ -94,10 +118,7 @@ func TestFind(t *testing.T) {
 	// Three live processes stand in for three shims.
 	var pids []int
 	for i := 0; i < 3; i++ {
-		cmd := exec.Command("sleep", "30")
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		cmd := child(t, "live")
 		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 		pids = append(pids, cmd.Process.Pid)
 	}
@@ -152,7 +173,7 @@ func TestIncidents(t *testing.T) {
 		t.Errorf("got %+v", in)
 	}
 	st, _ := os.Stat(IncidentsPath())
-	if st.Mode().Perm() != 0o600 {
+	if modes(t) && st.Mode().Perm() != 0o600 {
 		t.Errorf("incident log mode %v", st.Mode().Perm())
 	}
 }
@@ -204,7 +225,7 @@ func TestAttentionMarkers(t *testing.T) {
 	if err != nil {
 		t.Fatalf("failed record: no marker: %v", err)
 	}
-	if st.Mode().Perm() != 0o600 {
+	if modes(t) && st.Mode().Perm() != 0o600 {
 		t.Errorf("marker mode %v, want 0600", st.Mode().Perm())
 	}
 	r.State = Running
@@ -223,8 +244,8 @@ func TestAttentionMarkers(t *testing.T) {
 		t.Fatalf("after Remove: marker still there (%v)", err)
 	}
 	// A failed shim that died without cleaning up.
-	cmd := exec.Command("true")
-	cmd.Run()
+	cmd := child(t, "exit")
+	cmd.Wait()
 	dead := cmd.Process.Pid
 	Write(&Record{Server: "gone", ShimPID: dead, State: Failed})
 	List()
@@ -244,10 +265,7 @@ func TestAttentionMarkers(t *testing.T) {
 // A record written by the live shim itself carries its identity and stays.
 func TestListPrunesReusedPid(t *testing.T) {
 	useTempState(t)
-	stranger := exec.Command("sleep", "1000")
-	if err := stranger.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stranger := child(t, "live")
 	t.Cleanup(func() { stranger.Process.Kill(); stranger.Wait() })
 	self, _ := os.Executable()
 	if err := Write(&Record{Server: "gone", ShimPID: stranger.Process.Pid, ShimStart: "12345", ShimExe: self, Mode: ModeStdio, State: Running}); err != nil {

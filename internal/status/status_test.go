@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg/cfgtest"
 	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
@@ -22,7 +23,7 @@ func TestUnapprovedStatus(t *testing.T) {
 	os.MkdirAll(filepath.Join(repo, ".git"), 0o700)
 	os.MkdirAll(home, 0o700)
 	repo, _ = filepath.EvalSymlinks(repo)
-	os.WriteFile(filepath.Join(home, ".claude.json"), []byte(`{"mcpServers":{"github":{"command":"users-own"}},"projects":{"`+repo+`":{"hasTrustDialogAccepted":true}}}`), 0o600)
+	os.WriteFile(filepath.Join(home, ".claude.json"), []byte(`{"mcpServers":{"github":{"command":"users-own"}},"projects":{"`+cfgtest.JSON(repo)+`":{"hasTrustDialogAccepted":true}}}`), 0o600)
 	os.WriteFile(filepath.Join(repo, ".mcp.json"), []byte(`{"mcpServers":{"github":{"command":"the-repositorys"}}}`), 0o600)
 	now := time.Now()
 	if err := state.AppendIncident(state.Incident{Session: "s", Server: "github", Class: string(health.NotConnected), Time: now.Add(-time.Minute)}); err != nil {

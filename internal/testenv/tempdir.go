@@ -4,9 +4,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TempDir is t.TempDir for tests that the Windows test run executes under
@@ -34,7 +36,17 @@ func TempDir(tb testing.TB) string {
 		tb.Fatalf("testenv: TempDir: %v", err)
 	}
 	tb.Cleanup(func() {
-		if err := removeTree(dir); err != nil {
+		// A file another process still holds open (a child on its way
+		// out) is only marked for deletion, and its directory is not
+		// empty until the handle closes: try again for a while, as
+		// t.TempDir does on Windows.
+		var err error
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			if err = removeTree(dir); err == nil || time.Now().After(deadline) {
+				break
+			}
+		}
+		if err != nil {
 			tb.Errorf("testenv: TempDir cleanup: %v", err)
 		}
 	})
@@ -63,4 +75,36 @@ func removeTree(dir string) error {
 		}
 	}
 	return nil
+}
+
+// Symlink makes newname a symbolic link to oldname, or skips tb where
+// none can be made (see TrySymlink).
+func Symlink(tb testing.TB, oldname, newname string) {
+	tb.Helper()
+	if why := TrySymlink(tb, oldname, newname); why != "" {
+		tb.Skip("needs a symbolic link: " + why)
+	}
+}
+
+// TrySymlink makes newname a symbolic link to oldname and returns "", or
+// returns why none can be made here: Windows without the privilege (or
+// developer mode), and Wine 8.0, whose CreateSymbolicLink reports success
+// and makes nothing (real Windows and unix make it). Anywhere else a
+// failure fails tb.
+func TrySymlink(tb testing.TB, oldname, newname string) string {
+	tb.Helper()
+	err := os.Symlink(oldname, newname)
+	if err != nil {
+		if runtime.GOOS == "windows" && !UnderWine() {
+			return "Windows makes one only with the privilege or in developer mode: " + err.Error()
+		}
+		tb.Fatal(err)
+	}
+	if st, err := os.Lstat(newname); err != nil || st.Mode()&fs.ModeSymlink == 0 {
+		if UnderWine() {
+			return "Wine 8.0 makes none (CreateSymbolicLink reports success and makes nothing); real Windows and unix run this"
+		}
+		tb.Fatalf("os.Symlink %s made no link (%v)", newname, err)
+	}
+	return ""
 }

@@ -36,6 +36,7 @@ var notOnWindows = map[string]string{
 	"internal/wintest":  "this runner: it runs Wine, on Linux",
 	"internal/interop":  "drives npm servers, Node.js and Claude Code, which testenv installs as Linux programs",
 	"internal/guardian": "the keeper's guardian is unix-only (issue 20 item 4: --keep says so on Windows)",
+	"internal/doctor":   "its tests run sh and sleep as servers and heal them with unix signals",
 }
 
 // workers is how many packages build and run at once: the machine has two

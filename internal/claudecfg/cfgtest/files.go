@@ -1,6 +1,7 @@
 package cfgtest
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -40,4 +41,11 @@ func Write(t *testing.T, path, data string) {
 	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// JSON is s as the inside of a JSON string. A Windows path needs it: its
+// backslashes are escapes in JSON (C:\users reads as a bad \u escape).
+func JSON(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b[1 : len(b)-1])
 }

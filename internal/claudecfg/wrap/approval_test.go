@@ -24,7 +24,7 @@ func TestRejectedAfterWrap(t *testing.T) {
 	mcp := filepath.Join(repo, ".mcp.json")
 	cfgtest.Write(t, mcp, `{"mcpServers": {"github": {"command": "the-repositorys"}}}`)
 	global := filepath.Join(home, ".claude.json")
-	cfgtest.Write(t, global, `{"mcpServers": {"github": {"command": "users-own"}}, "projects": {"`+repo+`": {"hasTrustDialogAccepted": true, "enabledMcpjsonServers": ["github"]}}}`)
+	cfgtest.Write(t, global, `{"mcpServers": {"github": {"command": "users-own"}}, "projects": {"`+cfgtest.JSON(repo)+`": {"hasTrustDialogAccepted": true, "enabledMcpjsonServers": ["github"]}}}`)
 	o := claudecfg.Options{Home: home, ProjectDir: repo}
 	plan, err := NewPlan(o, Request{Names: []string{"github"}, Scope: claudecfg.ScopeProject, Shim: "/opt/mcp-heal"})
 	if err != nil {

@@ -22,9 +22,7 @@ func TestCommitSymlinkedPrivateConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	link := filepath.Join(home, ".claude.json")
-	if err := os.Symlink(real, link); err != nil {
-		t.Fatal(err)
-	}
+	testenv.Symlink(t, real, link)
 	wrapped := wrapAll(t, orig, paths(projects), testShim)
 	backup, err := cfgfile.Commit(link, orig, wrapped)
 	if err != nil {
