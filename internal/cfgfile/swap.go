@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 )
@@ -114,17 +115,31 @@ func sameFile(a, b *os.File) bool {
 }
 
 // checkedRename is the compare-and-swap where no atomic exchange exists:
-// compare again, then rename at once.
+// compare again, then rename at once. Windows refuses the rename while
+// another program has the file open without sharing it for deletion (Go
+// programs, indexers, virus scanners; Node, so Claude Code, shares it):
+// compare and rename again for up to busyWait, so a write landing
+// meanwhile is still seen.
 func checkedRename(name, target string, old []byte) error {
-	cur, err := claudecfg.ReadConfig(target)
-	if err == nil && !bytes.Equal(cur, old) {
-		err = ErrChanged
-	}
-	if err == nil {
-		err = rename(name, target)
+	var err error
+	for deadline := time.Now().Add(busyWait); ; time.Sleep(10 * time.Millisecond) {
+		var cur []byte
+		cur, err = claudecfg.ReadConfig(target)
+		if err == nil && !bytes.Equal(cur, old) {
+			err = ErrChanged
+		}
+		if err == nil {
+			err = rename(name, target)
+		}
+		if !busy(err) || time.Now().After(deadline) {
+			break
+		}
 	}
 	if err != nil {
 		os.Remove(name)
 	}
 	return err
 }
+
+// busyWait bounds how long checkedRename retries a rename Windows refused.
+const busyWait = 2 * time.Second

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -78,13 +79,26 @@ func writer(path string, d time.Duration) error {
 		if err := os.WriteFile(tmp, next, 0o600); err != nil {
 			return err
 		}
-		if err := os.Rename(tmp, path); err != nil {
+		if err := renameRetry(tmp, path); err != nil {
 			return err
 		}
 		res.Writes++
 	}
 	b, _ := json.Marshal(res)
 	_, err := os.Stdout.Write(b)
+	return err
+}
+
+// renameRetry is os.Rename retried for a second while it fails, as Claude
+// Code's write-file-atomic (through graceful-fs) retries on Windows, where
+// a rename fails while another process has the file open (this test's
+// reader, Commit reading it).
+func renameRetry(from, to string) error {
+	err := os.Rename(from, to)
+	for end := time.Now().Add(time.Second); err != nil && runtime.GOOS == "windows" && time.Now().Before(end); {
+		time.Sleep(5 * time.Millisecond)
+		err = os.Rename(from, to)
+	}
 	return err
 }
 
