@@ -108,7 +108,7 @@ func describeErr(err error) string {
 		err = ue.Err
 	}
 	switch {
-	case errors.Is(err, syscall.ECONNREFUSED):
+	case ConnRefused(err):
 		return "connection refused"
 	case errors.Is(err, syscall.ECONNRESET):
 		return "connection reset by peer"
@@ -127,7 +127,7 @@ func describeErr(err error) string {
 // notSent reports whether err happened before any byte of the request
 // could reach a server: a refused or failed dial.
 func notSent(err error) bool {
-	if errors.Is(err, syscall.ECONNREFUSED) {
+	if ConnRefused(err) {
 		return true
 	}
 	var op *net.OpError

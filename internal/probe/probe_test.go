@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -35,18 +36,21 @@ func TestStdio(t *testing.T) {
 		{"good server", probe.Target{Command: bin, Args: []string{"example-server"}}, 0, true, "", "handshake", ""},
 		{"stateless-era server", probe.Target{Command: bin, Args: []string{"example-server", "--era", "stateless"}}, 0, true, "", "stateless", ""},
 		{"command not found", probe.Target{Command: "mcp-heal-no-such-command"}, 0, false, probe.NotFound, "command not found: mcp-heal-no-such-command", "install mcp-heal-no-such-command"},
-		{"exits 3 with stderr", probe.Target{Command: "sh", Args: []string{"-c", "echo starting >&2; echo 'fatal: cannot open database' >&2; exit 3"}}, 0, false, probe.Exited, "exited with code 3 before answering initialize: fatal: cannot open database", "run the command by hand"},
-		{"missing env var", probe.Target{Command: "sh", Args: []string{"-c", "echo 'Error: GITHUB_TOKEN is not set' >&2; exit 1"}}, 0, false, probe.MissingEnv, "exited with code 1", "GITHUB_TOKEN is not set"},
-		{"config uses an unset variable", probe.Target{Command: "sh", Args: []string{"-c", "exit 1"}, Env: map[string]string{"TOKEN": "${MCP_HEAL_TEST_UNSET_VAR}"}}, 0, false, probe.MissingEnv, "exited with code 1", "${MCP_HEAL_TEST_UNSET_VAR}"},
-		{"junk on stdout", probe.Target{Command: "sh", Args: []string{"-c", "echo 'Server listening on stdio'; sleep 30"}}, time.Second, false, probe.NonJSON, `non-JSON to stdout: "Server listening on stdio"`, "stderr"},
+		{"exits 3 with stderr", server("exit3"), 0, false, probe.Exited, "exited with code 3 before answering initialize: fatal: cannot open database", "run the command by hand"},
+		{"missing env var", server("no-token"), 0, false, probe.MissingEnv, "exited with code 1", "GITHUB_TOKEN is not set"},
+		{"config uses an unset variable", server("exit1", "TOKEN", "${MCP_HEAL_TEST_UNSET_VAR}"), 0, false, probe.MissingEnv, "exited with code 1", "${MCP_HEAL_TEST_UNSET_VAR}"},
+		{"junk on stdout", server("junk"), time.Second, false, probe.NonJSON, `non-JSON to stdout: "Server listening on stdio"`, "stderr"},
 		{"junk then works", probe.Target{Command: bin, Args: []string{"example-server", "--junk-stdout"}}, 0, true, "", "handshake", ""},
-		{"hangs", probe.Target{Command: "sleep", Args: []string{"30"}}, 500 * time.Millisecond, false, probe.Timeout, "no answer to initialize within 500ms", "hung"},
+		{"hangs", server("hang"), 500 * time.Millisecond, false, probe.Timeout, "no answer to initialize within 500ms", "hung"},
 		{"killed by a signal", probe.Target{Command: "sh", Args: []string{"-c", "kill -9 $$"}}, 0, false, probe.Exited, "killed by signal killed", ""},
 		{"not executable", probe.Target{Command: notExecutable(t)}, 0, false, probe.NotExecutable, "not executable", "chmod +x"},
 		{"not a program", probe.Target{Command: notProgram(t)}, 0, false, probe.NotExecutable, "not a program", "#! line"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if why := unixOnly[tt.name]; why != "" && runtime.GOOS == "windows" {
+				t.Skip(why)
+			}
 			start := time.Now()
 			r := probe.Run(context.Background(), tt.target, tt.timeout)
 			if tt.timeout > 0 && time.Since(start) > tt.timeout+3*time.Second {
@@ -78,10 +82,17 @@ func TestStdio(t *testing.T) {
 // TestStderrRedacted: a probe's stderr tail reaches the model (hooks) and
 // terminals, so secrets in it are removed.
 func TestStderrRedacted(t *testing.T) {
-	r := probe.Run(context.Background(), probe.Target{Command: "sh", Args: []string{"-c", "echo 'auth failed for api_key=sk-live1234567890abcdef' >&2; exit 1"}}, 0)
+	r := probe.Run(context.Background(), server("secret"), 0)
 	if r.OK || len(r.Problem.Stderr) != 1 || strings.Contains(r.Problem.Stderr[0], "sk-live") || strings.Contains(r.Problem.Summary, "sk-live") {
 		t.Fatalf("secret not redacted: %+v", r.Problem)
 	}
+}
+
+// unixOnly: the TestStdio cases that cannot exist on Windows, and why.
+var unixOnly = map[string]string{
+	"killed by a signal": "Windows has no signals: a process ends with an exit code",
+	"not executable":     "Windows has no execute bit (and runs no #! script)",
+	"not a program":      "Windows has no execute bit: a file runs by its extension",
 }
 
 func notExecutable(t *testing.T) string {

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/bridge"
@@ -92,7 +91,7 @@ func httpFailure(u *url.URL, err error, timeout time.Duration) Result {
 		return fail(HTTPStatus, "the server answered "+err.Error(), "check the server's logs")
 	case errors.As(err, &re):
 		return fail(RPCError, "the server answered initialize with an error: "+re.Message, "check the server's configuration")
-	case errors.Is(err, syscall.ECONNREFUSED):
+	case bridge.ConnRefused(err):
 		return fail(Refused, fmt.Sprintf("connection refused: nothing listens on %s", host), "start the server, or fix the host and port in the URL")
 	case errors.As(err, &dns):
 		return fail(Network, fmt.Sprintf("cannot resolve %s", dns.Name), "check the host name in the URL and the network")
