@@ -33,7 +33,7 @@ func FuzzHandle(f *testing.F) {
 	f.Add([]byte(`{"tool_calls":[{"tool_name":"mcp____","tool_response":"<tool_use_error>Error: No such tool available: x. Its MCP server '' has disconnected"}]}`))
 	f.Add([]byte(``))
 	f.Add([]byte(`{"error":"\u0000Connection closed"}`))
-	testenv.UseStateDir(f, f.TempDir())
+	testenv.UseStateDir(f, testenv.TempDir(f))
 
 	signals := 0
 	h := &hook.Handler{
