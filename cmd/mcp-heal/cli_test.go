@@ -133,7 +133,9 @@ func (w *stampWriter) Write(p []byte) (int, error) {
 // ends, not after the slowest server.
 func TestDoctorStreams(t *testing.T) {
 	bin := testenv.Binary(t)
-	c := newHealCLI(t, fmt.Sprintf(`{"fast":{"command":%q,"args":["example-server"]},"slow":{"command":"sleep","args":["30"]}}`, bin))
+	// The slow server is the example server starting for 30 s (not sleep,
+	// which Windows lacks).
+	c := newHealCLI(t, fmt.Sprintf(`{"fast":{"command":%q,"args":["example-server"]},"slow":{"command":%q,"args":["example-server","--start-delay","30s"]}}`, bin, bin))
 	w := &stampWriter{first: map[string]time.Time{}, keys: []string{"fast  (", "slow  ("}}
 	var errb bytes.Buffer
 	env := &Env{Stdin: strings.NewReader(""), Stdout: w, Stderr: &errb, Getenv: func(k string) string { return c.vars[k] }}

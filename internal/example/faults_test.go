@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 func readEvents(t *testing.T, path string) []string {
@@ -20,7 +22,7 @@ func readEvents(t *testing.T, path string) []string {
 
 // The event log has a line per thing the shim's tests count, in order.
 func TestFaultsEventLog(t *testing.T) {
-	events := filepath.Join(t.TempDir(), "events")
+	events := filepath.Join(testenv.TempDir(t), "events")
 	r := start(t, Options{Era: EraBoth, Faults: Faults{EventLog: events}})
 	r.c.Call(ctxT(t), "server/discover", nil)
 	mustInit(t, r.c, "stateless")
@@ -39,7 +41,7 @@ func TestFaultsEventLog(t *testing.T) {
 // StartStderr comes first, and FailWhile fails every start while its file
 // exists.
 func TestFaultsFailWhile(t *testing.T) {
-	dir := t.TempDir()
+	dir := testenv.TempDir(t)
 	opts := Options{Faults: Faults{StartStderr: "fatal: api_key=hunter2", FailWhile: filepath.Join(dir, "fail")}}
 	os.WriteFile(opts.Faults.FailWhile, nil, 0o600)
 	var stderr strings.Builder
@@ -57,7 +59,7 @@ func TestFaultsFailWhile(t *testing.T) {
 // The start count in FailFile turns on the later-start faults: a new tool,
 // another protocol version, a mute initialize.
 func TestFaultsAfterStart(t *testing.T) {
-	f := filepath.Join(t.TempDir(), "starts")
+	f := filepath.Join(testenv.TempDir(t), "starts")
 	opts := Options{Era: EraHandshake, FailFile: f, Faults: Faults{NewToolAfter: 1, Version: "2025-06-18", VersionAfter: 1, MuteInitAfter: 2}}
 	hasNew := func(r *running) bool {
 		resp, err := r.c.Call(ctxT(t), "tools/list", nil)
@@ -81,7 +83,7 @@ func TestFaultsAfterStart(t *testing.T) {
 }
 
 func TestFaultsTestTools(t *testing.T) {
-	gate := filepath.Join(t.TempDir(), "gate")
+	gate := filepath.Join(testenv.TempDir(t), "gate")
 	r := start(t, Options{Era: EraHandshake, Faults: Faults{TestTools: true, GateFile: gate, NoToolsListChanged: true, CursorDelay: 200 * time.Millisecond}})
 	if _, err := r.c.Initialize(ctxT(t), "2025-11-25"); err != nil {
 		t.Fatal(err)
