@@ -33,8 +33,16 @@ var ErrTooLarge = errors.New("larger than mcp-heal accepts")
 // writer, so the file is opened O_NONBLOCK and refused by fstat before
 // anything reads it. On a regular file O_NONBLOCK changes nothing (reads
 // and writes of regular files never wait), so it is left set.
+//
+// On Windows the file is opened shared for deletion, so that holding it
+// open never stops another program from replacing it (open_windows.go).
 func Open(path string, flag int, perm fs.FileMode) (*os.File, error) {
-	f, err := os.OpenFile(path, flag|oNonBlock, perm)
+	f, err := openFile(path, flag, perm)
+	return check(path, f, err)
+}
+
+// check returns f, just opened from path, if it is a regular file.
+func check(path string, f *os.File, err error) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}

@@ -56,7 +56,7 @@ func writer(path string, d time.Duration) error {
 		var data []byte
 		for try := 0; ; try++ {
 			var err error
-			if data, err = os.ReadFile(path); err != nil {
+			if data, err = claudecfg.ReadConfig(path); err != nil {
 				return err
 			}
 			if !gjson.ValidBytes(data) {
@@ -88,6 +88,10 @@ func writer(path string, d time.Duration) error {
 	_, err := os.Stdout.Write(b)
 	return err
 }
+
+// Every read here goes through claudecfg.ReadConfig, as mcp-heal's and
+// Node's do: on Windows they share the file for deletion, and a plain
+// os.ReadFile would block every rename over it while it reads.
 
 // renameRetry is os.Rename retried for a second while it fails, as Claude
 // Code's write-file-atomic (through graceful-fs) retries on Windows, where
@@ -141,7 +145,7 @@ func TestCommitConcurrentWriter(t *testing.T) {
 				return
 			default:
 			}
-			if b, err := os.ReadFile(path); err == nil && !gjson.ValidBytes(b) {
+			if b, err := claudecfg.ReadConfig(path); err == nil && !gjson.ValidBytes(b) {
 				torn.Add(1)
 			}
 			time.Sleep(time.Millisecond)
@@ -170,7 +174,7 @@ loop:
 		var err error
 		switch i % 3 {
 		case 0:
-			cur, rerr := os.ReadFile(path)
+			cur, rerr := claudecfg.ReadConfig(path)
 			if rerr != nil {
 				t.Fatal(rerr)
 			}
@@ -179,7 +183,7 @@ loop:
 		case 1:
 			_, err = cfgfile.Update(path, toggle)
 		default:
-			cur, rerr := os.ReadFile(path)
+			cur, rerr := claudecfg.ReadConfig(path)
 			if rerr != nil {
 				t.Fatal(rerr)
 			}
@@ -207,7 +211,7 @@ loop:
 	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
 		t.Fatalf("writer said %q: %v", out.String(), err)
 	}
-	final, _ := os.ReadFile(path)
+	final, _ := claudecfg.ReadConfig(path)
 	t.Logf("Commit %d done, %d refused as changed; Update %d done, %d gave up; Plan.Commit %d done, %d gave up; writer: %d writes, %d lost, %d torn; reader: %d torn",
 		commits[0], changed[0], commits[1], changed[1], commits[2], changed[2], res.Writes, res.Lost, res.Torn, torn.Load())
 	if res.Lost != 0 || res.Torn != 0 || torn.Load() != 0 {

@@ -1,6 +1,0 @@
-//go:build !unix
-
-package regfile
-
-// oNonBlock: Windows has no FIFO in the file system to wait on.
-const oNonBlock = 0
