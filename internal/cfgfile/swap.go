@@ -115,11 +115,10 @@ func sameFile(a, b *os.File) bool {
 }
 
 // checkedRename is the compare-and-swap where no atomic exchange exists:
-// compare again, then rename at once. Windows refuses the rename while
-// another program has the file open without sharing it for deletion (Go
-// programs, indexers, virus scanners; Node, so Claude Code, shares it):
-// compare and rename again for up to busyWait, so a write landing
-// meanwhile is still seen.
+// compare again, then rename at once. Windows refuses a rename over a
+// file that another program has open (Claude Code reading its config, an
+// indexer, a virus scanner): compare and rename again for up to busyWait,
+// so a write landing meanwhile is still seen.
 func checkedRename(name, target string, old []byte) error {
 	var err error
 	for deadline := time.Now().Add(busyWait); ; time.Sleep(10 * time.Millisecond) {

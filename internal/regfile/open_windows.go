@@ -10,10 +10,12 @@ import (
 
 // openFile opens path as os.OpenFile does, but shared for deletion
 // (FILE_SHARE_DELETE, which os.OpenFile never asks for): Windows renames
-// and deletes no file that someone holds open without it, so a hook
-// reading ~/.claude.json would make Claude Code's save fail (or wait), and
-// a shim reading a log would stop its rotation. Windows has no FIFO in its
-// file system to wait on.
+// and deletes no file that someone holds open without it, so a writer or
+// reader holding a log would stop its rotation (renaming it to .1). It
+// does not let another file be renamed over one that is open: that fails
+// however the file is shared (measured under Wine 8.0), so writers of a
+// file others read retry (cfgfile). Windows has no FIFO in its file
+// system to wait on.
 func openFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
 	return OpenShared(path, flag, false)
 }

@@ -12,9 +12,9 @@ import (
 // openState opens path in the state dir without following a link
 // (regfile.OpenNoFollow: a link is refused with ELOOP, which OpenFile
 // reports as ErrSymlink) and shared for deletion: Windows renames and
-// deletes no file that someone holds open without it, so log rotation,
-// the incident log's trim and record replacement would fail while another
-// shim, hook or reader had the file open ("Sharing violation").
+// deletes no file that someone holds open without it, so a log's
+// rotation failed while another writer of it had it open ("Sharing
+// violation").
 func openState(path string, flag int) (*os.File, error) {
 	return regfile.OpenNoFollow(path, flag)
 }

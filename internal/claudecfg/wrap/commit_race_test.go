@@ -89,14 +89,18 @@ func writer(path string, d time.Duration) error {
 	return err
 }
 
-// Every read here goes through claudecfg.ReadConfig, as mcp-heal's and
-// Node's do: on Windows they share the file for deletion, and a plain
-// os.ReadFile would block every rename over it while it reads.
+// Every read here goes through claudecfg.ReadConfig, as mcp-heal's do.
+
+// readEvery paces the test's reader. Windows replaces no file that is
+// open, whoever opened it and however shared: a reader at 1 kHz (the pace
+// on unix, where a rename never waits for readers) keeps the file open
+// nearly all the time under Wine and starves every rename.
+var readEvery = map[bool]time.Duration{false: time.Millisecond, true: 20 * time.Millisecond}[runtime.GOOS == "windows"]
 
 // renameRetry is os.Rename retried for a second while it fails, as Claude
 // Code's write-file-atomic (through graceful-fs) retries on Windows, where
-// a rename fails while another process has the file open (this test's
-// reader, Commit reading it).
+// a rename over a file fails while another process has it open (this
+// test's reader, Commit reading it).
 func renameRetry(from, to string) error {
 	err := os.Rename(from, to)
 	for end := time.Now().Add(time.Second); err != nil && runtime.GOOS == "windows" && time.Now().Before(end); {
@@ -148,7 +152,7 @@ func TestCommitConcurrentWriter(t *testing.T) {
 			if b, err := claudecfg.ReadConfig(path); err == nil && !gjson.ValidBytes(b) {
 				torn.Add(1)
 			}
-			time.Sleep(time.Millisecond)
+			time.Sleep(readEvery)
 		}
 	})
 
