@@ -199,9 +199,9 @@ func runPackage(t *testing.T, w testenv.Wine, root, out, bin string, p pkg) resu
 		output, err = run.CombinedOutput()
 		r.run = time.Since(start)
 		// Now and then at load (once in this branch's runs, at load 15)
-		// wine exits 1 at once,
-		// silent (WINEDEBUG=-all), before the binary ran a line: that is
-		// Wine, not the tests, and a second start runs them.
+		// wine exits 1 at once, silent (WINEDEBUG=-all), before the
+		// binary ran a line: that is Wine, not the tests, and a second
+		// start runs them.
 		if err == nil || len(output) > 0 || attempt == 2 {
 			break
 		}
