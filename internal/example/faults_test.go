@@ -131,3 +131,30 @@ func TestOptionsFromEnv(t *testing.T) {
 		t.Errorf("got %+v %v %v", o, ok, err)
 	}
 }
+
+// A call still running when stdin ends gets no answer: the process is
+// going away, and a made-up "context canceled" error would reach the
+// client through a proxy instead of the call being re-sent.
+func TestNoAnswerAfterStdinEnds(t *testing.T) {
+	events := filepath.Join(t.TempDir(), "events")
+	inR, inW := io.Pipe()
+	var out strings.Builder
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(context.Background(), Options{Era: EraHandshake, Faults: Faults{EventLog: events}}, inR, &lockedWriter{b: &out}, io.Discard)
+	}()
+	io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`+"\n")
+	io.WriteString(inW, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{"ms":5000}}}`+"\n")
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(strings.Join(readEvents(t, events), "\n"), "call slow"); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the call did not reach the server")
+		}
+	}
+	inW.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if strings.Contains(out.String(), `"id":2`) {
+		t.Errorf("the cut-short call was answered:\n%s", out.String())
+	}
+}

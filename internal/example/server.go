@@ -302,9 +302,12 @@ func (s *server) startRequest(ctx context.Context, req request) {
 			cancel()
 		}()
 		result, err := s.dispatch(rctx, req)
-		if rctx.Err() != nil && ctx.Err() == nil && req.Method != "subscriptions/listen" {
+		if rctx.Err() != nil && req.Method != "subscriptions/listen" {
 			// Cancelled by the client: the receiver SHOULD NOT respond
-			// (cancellation utility, all versions).
+			// (cancellation utility, all versions). Cut short because the
+			// session ended (stdin closed): the process is going away, as
+			// a server's does, without a made-up error for the call; a
+			// proxy restarting it re-sends the call if it may.
 			return
 		}
 		var re *rpcError

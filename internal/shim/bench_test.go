@@ -8,13 +8,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/mcp-heal/mcp-heal/internal/example"
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
@@ -82,7 +82,7 @@ func (c *pipeClient) handshake(tb testing.TB) {
 	c.roundTrip(tb, jsonrpc.NewRequest([]byte("1"), "tools/list", nil))
 }
 
-var benchEnv = []string{"FAKE_MCP=server", "GORACE=atexit_sleep_ms=0"}
+var benchEnv = []string{serverEnv(example.Options{Era: example.EraHandshake}), "GORACE=atexit_sleep_ms=0"}
 
 // benchShim starts `mcp-heal shim -- <fake server or cmd>` with its own
 // state dir and returns the client and the state dir.
@@ -103,12 +103,6 @@ func benchShimFlags(b *testing.B, flags []string, cmd ...string) (*pipeClient, s
 
 func echoCall(id int) []byte {
 	return []byte(`{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}`)
-}
-
-func median(d []time.Duration) time.Duration {
-	s := append([]time.Duration(nil), d...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[len(s)/2]
 }
 
 var figures []string
@@ -140,7 +134,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 			}
 		}
 	}
-	md, ms := median(dd), median(ds)
+	md, ms := testenv.Median(dd), testenv.Median(ds)
 	b.ReportMetric(float64(md.Microseconds()), "direct-µs")
 	b.ReportMetric(float64(ms.Microseconds()), "shim-µs")
 	b.ReportMetric(float64(ms)/float64(md), "ratio")
@@ -161,7 +155,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 			}
 		}
 	}
-	md, ms = median(dd), median(ds)
+	md, ms = testenv.Median(dd), testenv.Median(ds)
 	report(b, fmt.Sprintf("| round-trip latency, tools/call working 1 ms (median of 500) | %v | %v | %.2f× |", md.Round(time.Microsecond), ms.Round(time.Microsecond), float64(ms)/float64(md)))
 }
 
@@ -252,7 +246,7 @@ func BenchmarkMessage64MiB(b *testing.B) {
 			}
 			d = append(d, time.Since(start))
 		}
-		return median(d)
+		return testenv.Median(d)
 	}
 	direct := startPipe(b, nil, "cat")
 	shim, _ := benchShimFlags(b, []string{"--max-message", "128MiB"}, "cat")
@@ -334,8 +328,8 @@ func BenchmarkFirstCallAfterKill(b *testing.B) {
 		d.cmd.Wait()
 	}
 	b.Logf("first after respawn: %v; direct first: %v", first, dFirst)
-	mw, mf, mr := median(warm), median(first), median(recover)
-	dw, df := median(dWarm), median(dFirst)
+	mw, mf, mr := testenv.Median(warm), testenv.Median(first), testenv.Median(recover)
+	dw, df := testenv.Median(dWarm), testenv.Median(dFirst)
 	b.ReportMetric(float64(mw.Microseconds()), "warm-µs")
 	b.ReportMetric(float64(mf.Microseconds()), "first-after-kill-µs")
 	report(b, fmt.Sprintf("| first call to a fresh server process vs a warm call (median of 10 / 300): first/warm | %v / %v = %.2f× (server started fresh, no shim) | %v / %v = %.2f× (after kill -9 and respawn) | %.2f× |",

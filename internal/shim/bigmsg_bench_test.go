@@ -172,9 +172,9 @@ func BenchmarkBigAnswer(b *testing.B) {
 				}
 				pass = append(pass, time.Since(start))
 			}
-			d, f, s := median(dAll), median(sFirst), median(sAll)
+			d, f, s := testenv.Median(dAll), testenv.Median(sFirst), testenv.Median(sAll)
 			report(b, fmt.Sprintf("| %d MiB, %s (%.1f MiB) | %v | %v / %v | **%.2f×** | %v | %v |", mib, shape.name, float64(nd)/(1<<20),
-				d.Round(100*time.Microsecond), f.Round(100*time.Microsecond), s.Round(100*time.Microsecond), float64(s)/float64(d), cpu, median(pass).Round(100*time.Microsecond)))
+				d.Round(100*time.Microsecond), f.Round(100*time.Microsecond), s.Round(100*time.Microsecond), float64(s)/float64(d), cpu, testenv.Median(pass).Round(100*time.Microsecond)))
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/mcp-heal/mcp-heal/internal/example"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
@@ -26,7 +27,7 @@ func TestBinarySignals(t *testing.T) {
 	stateHome := t.TempDir()
 	pidfile := filepath.Join(t.TempDir(), "server.pid")
 	cmd := exec.Command(bin, "shim", "--name", "bin-fake", "--", os.Args[0])
-	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0", "FAKE_MCP=wrapper", "FAKE_PIDFILE="+pidfile, "XDG_STATE_HOME="+stateHome, "CLAUDE_CODE_SESSION_ID=s-42", "MCP_HEAL_DEBUG=1")
+	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0", "FAKE_MCP=wrapper", "FAKE_PIDFILE="+pidfile, serverEnv(example.Options{Era: example.EraHandshake}), "XDG_STATE_HOME="+stateHome, "CLAUDE_CODE_SESSION_ID=s-42", "MCP_HEAL_DEBUG=1")
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	var stderr lockedBuffer
@@ -63,7 +64,7 @@ func TestBinarySignals(t *testing.T) {
 	rec := func(cond func(r *state.Record) bool) *state.Record {
 		t.Helper()
 		var r *state.Record
-		waitFor(t, 10*time.Second, "the state record", func() bool {
+		testenv.WaitFor(t, 10*time.Second, "the state record", func() bool {
 			var err error
 			r, err = state.Read(cmd.Process.Pid)
 			return err == nil && cond(r)
@@ -85,7 +86,7 @@ func TestBinarySignals(t *testing.T) {
 	if r := call("2", "ping", "{}"); !r.Get("result").Exists() {
 		t.Errorf("ping after SIGHUP: %s", r.Raw)
 	}
-	waitFor(t, 5*time.Second, "the first server to be gone", func() bool { return !alive(server1) })
+	testenv.WaitFor(t, 5*time.Second, "the first server to be gone", func() bool { return !testenv.Alive(server1) })
 	server2 := readPID(t, pidfile)
 
 	start := time.Now()
@@ -94,8 +95,8 @@ func TestBinarySignals(t *testing.T) {
 		t.Errorf("shim exit after SIGTERM: %v; stderr:\n%s", err, stderr.String())
 	}
 	t.Logf("shim stopped %v after SIGTERM; stderr:\n%s", time.Since(start), stderr.String())
-	if alive(server2) || alive(r.ChildPID) {
-		t.Errorf("orphans after SIGTERM: server alive=%v wrapper alive=%v", alive(server2), alive(r.ChildPID))
+	if testenv.Alive(server2) || testenv.Alive(r.ChildPID) {
+		t.Errorf("orphans after SIGTERM: server alive=%v wrapper alive=%v", testenv.Alive(server2), testenv.Alive(r.ChildPID))
 	}
 	if _, err := state.Read(cmd.Process.Pid); !os.IsNotExist(err) {
 		t.Errorf("state record left behind: %v", err)
@@ -115,7 +116,7 @@ func TestBinaryKilledTakesChild(t *testing.T) {
 	bin := testenv.Binary(t)
 	stateHome := t.TempDir()
 	cmd := exec.Command(bin, "shim", "--name", "orphan", "--", os.Args[0])
-	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0", "FAKE_MCP=server", "FAKE_STUBBORN=1", "XDG_STATE_HOME="+stateHome)
+	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0", serverEnv(example.Options{Era: example.EraHandshake, Faults: example.Faults{Stubborn: true}}), "XDG_STATE_HOME="+stateHome)
 	stdin, _ := cmd.StdinPipe()
 	defer stdin.Close()
 	if err := cmd.Start(); err != nil {
@@ -123,7 +124,7 @@ func TestBinaryKilledTakesChild(t *testing.T) {
 	}
 	testenv.UseStateDir(t, stateHome)
 	var child int
-	waitFor(t, 10*time.Second, "the child in the state record", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "the child in the state record", func() bool {
 		r, err := state.Read(cmd.Process.Pid)
 		if err == nil {
 			child = r.ChildPID
@@ -132,7 +133,7 @@ func TestBinaryKilledTakesChild(t *testing.T) {
 	})
 	cmd.Process.Kill()
 	cmd.Wait()
-	waitFor(t, 5*time.Second, "the child to die with the shim", func() bool { return !alive(child) })
+	testenv.WaitFor(t, 5*time.Second, "the child to die with the shim", func() bool { return !testenv.Alive(child) })
 }
 
 // Issue 9 defect 6 through the real binary: SIGINT (what Claude Code sends
@@ -143,7 +144,8 @@ func TestBinarySIGINTDuringReplay(t *testing.T) {
 	bin := testenv.Binary(t)
 	events := filepath.Join(t.TempDir(), "events")
 	cmd := exec.Command(bin, "shim", "--name", "bin-replay", "--", os.Args[0])
-	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0", "FAKE_MCP=server", "FAKE_MUTE_INIT_AFTER=1", "FAKE_EVENTS="+events, "FAKE_COUNTER="+events+".n", "XDG_STATE_HOME="+t.TempDir())
+	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0", "XDG_STATE_HOME="+t.TempDir(),
+		serverEnv(example.Options{Era: example.EraHandshake, FailFile: events + ".n", Faults: example.Faults{MuteInitAfter: 1, EventLog: events}}))
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
@@ -159,7 +161,7 @@ func TestBinarySIGINTDuringReplay(t *testing.T) {
 		return strings.Count(string(b), s)
 	}
 	cmd.Process.Signal(syscall.SIGHUP)
-	waitFor(t, 10*time.Second, "the replayed initialize to reach the new server", func() bool { return count(" muted") == 1 })
+	testenv.WaitFor(t, 10*time.Second, "the replayed initialize to reach the new server", func() bool { return count(" muted") == 1 })
 	start := time.Now()
 	cmd.Process.Signal(syscall.SIGINT)
 	done := make(chan error, 1)

@@ -49,7 +49,7 @@ func TestCommandCannotStart(t *testing.T) {
 	if m, ok := health.Classify("MCP error -32603: " + msg); !ok || m.Class != health.CannotStart || m.Server != "fake" {
 		t.Errorf("the hooks classify it as %+v", m)
 	}
-	waitFor(t, 5*time.Second, "a cannot-start record", func() bool {
+	testenv.WaitFor(t, 5*time.Second, "a cannot-start record", func() bool {
 		rec, err := state.Read(os.Getpid())
 		return err == nil && rec.State == state.Failed && rec.Failure == string(health.CannotStart) && strings.Contains(rec.LastError, server)
 	})
@@ -65,14 +65,14 @@ func TestCommandCannotStart(t *testing.T) {
 	if err := os.WriteFile(server, []byte(script), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the not-executable error", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "the not-executable error", func() bool {
 		return strings.Contains(h.call("initialize", initParams).Get("error.message").String(), server+" is not executable")
 	})
 	// Fixed: the shim starts it by itself and calls go through.
 	if err := os.Chmod(server, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the server to start", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "the server to start", func() bool {
 		return h.call("initialize", initParams).Get("result.protocolVersion").Exists()
 	})
 	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)

@@ -103,14 +103,8 @@ func TestChaosKept(t *testing.T) {
 	}
 	bin := testenv.Binary(t)
 	dir := t.TempDir()
-	rt, err := os.MkdirTemp("", "kc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(rt)
+	env := keptEnv(t, dir)
 	events := filepath.Join(dir, "events")
-	env := append(os.Environ(), "GORACE=atexit_sleep_ms=0", "FAKE_MCP=server", "FAKE_EVENTS="+events,
-		"XDG_STATE_HOME="+dir, "XDG_RUNTIME_DIR="+rt)
 
 	var mu sync.Mutex
 	cur := startKeptClient(t, env, bin)

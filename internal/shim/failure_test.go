@@ -4,13 +4,16 @@ package shim
 
 import (
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/mcp-heal/mcp-heal/internal/example"
 	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 func (h *harness) phase() string {
@@ -25,7 +28,10 @@ func (h *harness) phase() string {
 func TestCrashLoopFailsThenRecovers(t *testing.T) {
 	h := newHarness(t, hopt{
 		fakeClock: true,
-		env:       []string{"FAKE_FAIL_FILE=$DIR/fail"},
+		server: func(o *example.Options, dir string) {
+			o.Faults.FailWhile = filepath.Join(dir, "fail")
+			o.Faults.StartStderr = "fatal: cannot open database (api_key=hunter2secret)"
+		},
 		opts: func(o *Options) {
 			o.MaxFailures = 3
 			o.BackoffMin = 20 * time.Millisecond
@@ -60,7 +66,7 @@ func TestCrashLoopFailsThenRecovers(t *testing.T) {
 		t.Errorf("a call to a failed server took %v to be answered", d)
 	}
 	msg := r.Get("error.message").String()
-	for _, want := range []string{`MCP server "fake" is failing (crash loop): the server process exited with code 3; its last run lasted `, "cannot open database", "[REDACTED]", "; this call was not sent."} {
+	for _, want := range []string{`MCP server "fake" is failing (crash loop): the server process exited with code 1; its last run lasted `, "cannot open database", "[REDACTED]", "; this call was not sent."} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("failed-state error %q lacks %q", msg, want)
 		}
@@ -68,7 +74,7 @@ func TestCrashLoopFailsThenRecovers(t *testing.T) {
 	if strings.Contains(r.Raw, "hunter2secret") {
 		t.Errorf("secret from stderr leaked: %s", r.Raw)
 	}
-	if r.Get("error.data.reason").String() != "server-failed" || r.Get("error.data.exit.code").Int() != 3 {
+	if r.Get("error.data.reason").String() != "server-failed" || r.Get("error.data.exit.code").Int() != 1 {
 		t.Errorf("data: %s", r.Get("error.data").Raw)
 	}
 	if r := h.call("ping", ""); !r.Get("result").Exists() {
@@ -78,7 +84,7 @@ func TestCrashLoopFailsThenRecovers(t *testing.T) {
 	// The command works again: the shim notices by itself.
 	os.Remove(h.path("fail"))
 	h.advanceUntil("recovered server", func() bool { pid := h.childPID(); return pid != 0 && pid != old })
-	waitFor(t, 10*time.Second, "recovery", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "recovery", func() bool {
 		return h.tool("echo", `{"text":"back"}`).Get("result.content.0.text").String() == "back"
 	})
 	if h.phase() != state.Running {
@@ -95,14 +101,14 @@ func TestHangDetection(t *testing.T) {
 		t.Run(era, func(t *testing.T) {
 			h := newHarness(t, hopt{
 				fakeClock: true,
-				env:       []string{"FAKE_ERA=" + era},
+				server:    func(o *example.Options, _ string) { o.Era = era },
 				opts:      func(o *Options) { o.HangAfter = time.Minute; o.PingTimeout = 10 * time.Second },
 			})
 			h.handshake()
 			old := h.waitUp(0)
 			start := time.Now()
 			_, hang := h.start("tools/call", `{"name":"hang"}`)
-			waitFor(t, 5*time.Second, "the hang call to reach the server", func() bool { return h.countEvents("call hang") == 1 })
+			testenv.WaitFor(t, 5*time.Second, "the hang call to reach the server", func() bool { return h.countEvents("call hang") == 1 })
 			// Sent after the server stopped reading: re-sent to the new one.
 			_, echo := h.start("tools/call", `{"name":"echo","arguments":{"text":"after"}}`)
 			// A minute of silence (the janitor's next tick sees it), then
@@ -134,13 +140,13 @@ func TestHangDetection(t *testing.T) {
 func TestIdlePing(t *testing.T) {
 	for _, era := range []string{"handshake", "stateless"} {
 		t.Run(era, func(t *testing.T) {
-			h := newHarness(t, hopt{env: []string{"FAKE_ERA=" + era}, opts: func(o *Options) { o.PingInterval = 50 * time.Millisecond }})
+			h := newHarness(t, hopt{server: func(o *example.Options, _ string) { o.Era = era }, opts: func(o *Options) { o.PingInterval = 50 * time.Millisecond }})
 			h.handshake()
 			probe := "ping"
 			if era == "stateless" {
 				probe = "discover"
 			}
-			waitFor(t, 5*time.Second, "idle probes", func() bool { return h.countEvents(probe) >= 4 })
+			testenv.WaitFor(t, 5*time.Second, "idle probes", func() bool { return h.countEvents(probe) >= 4 })
 			if era == "stateless" && h.countEvents("ping") != 0 {
 				t.Errorf("a stateless server got %d pings", h.countEvents("ping"))
 			}
@@ -171,7 +177,7 @@ func TestShutdown(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("Run did not return after client EOF")
 		}
-		if alive(pid) {
+		if testenv.Alive(pid) {
 			t.Errorf("child %d still alive", pid)
 		}
 		if n := h.countEvents("start"); n != 1 {
@@ -180,7 +186,7 @@ func TestShutdown(t *testing.T) {
 		h.runDone <- nil
 	})
 	t.Run("stubborn child is SIGKILLed", func(t *testing.T) {
-		h := newHarness(t, hopt{env: []string{"FAKE_STUBBORN=1"}})
+		h := newHarness(t, hopt{server: func(o *example.Options, _ string) { o.Faults.Stubborn = true }})
 		h.handshake()
 		pid := h.waitUp(0)
 		start := time.Now()
@@ -195,7 +201,7 @@ func TestShutdown(t *testing.T) {
 		if d := time.Since(start); d < 600*time.Millisecond || d > 5*time.Second {
 			t.Errorf("stop took %v, want two steps (600ms) then SIGKILL", d)
 		}
-		if alive(pid) {
+		if testenv.Alive(pid) {
 			t.Errorf("child %d still alive", pid)
 		}
 		h.runDone <- nil
@@ -209,7 +215,7 @@ func TestShutdown(t *testing.T) {
 		// kill -9 of the wrapper alone: the server it ran goes too, and a
 		// new wrapper+server answers.
 		h.killChild()
-		waitFor(t, 5*time.Second, "the orphaned server to be killed", func() bool { return !alive(gc) })
+		testenv.WaitFor(t, 5*time.Second, "the orphaned server to be killed", func() bool { return !testenv.Alive(gc) })
 		if r := h.tool("echo", `{"text":"again"}`); r.Get("result.content.0.text").String() != "again" {
 			t.Fatalf("after killing the wrapper: %s", r.Raw)
 		}
@@ -220,8 +226,8 @@ func TestShutdown(t *testing.T) {
 		wrapper := h.waitUp(0)
 		h.in.Close()
 		<-h.runDone
-		if alive(gc2) || alive(wrapper) {
-			t.Errorf("after shutdown: wrapper alive=%v, server alive=%v", alive(wrapper), alive(gc2))
+		if testenv.Alive(gc2) || testenv.Alive(wrapper) {
+			t.Errorf("after shutdown: wrapper alive=%v, server alive=%v", testenv.Alive(wrapper), testenv.Alive(gc2))
 		}
 		h.runDone <- nil
 	})
@@ -230,7 +236,7 @@ func TestShutdown(t *testing.T) {
 func readPID(t *testing.T, path string) int {
 	t.Helper()
 	var pid int
-	waitFor(t, 5*time.Second, "pid file "+path, func() bool {
+	testenv.WaitFor(t, 5*time.Second, "pid file "+path, func() bool {
 		b, _ := os.ReadFile(path)
 		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 		return pid > 0
@@ -244,12 +250,12 @@ func TestRestartOnPurpose(t *testing.T) {
 	h.handshake()
 	old := h.waitUp(0)
 	_, slow := h.start("tools/call", `{"name":"slow","arguments":{"ms":300}}`)
-	waitFor(t, 5*time.Second, "the call to reach the server", func() bool { return h.countEvents("call slow") == 1 })
+	testenv.WaitFor(t, 5*time.Second, "the call to reach the server", func() bool { return h.countEvents("call slow") == 1 })
 	h.s.Restart("SIGHUP")
-	if r := h.wait(slow, "slow"); r.Get("result.content.0.text").String() != "slept" {
+	if r := h.wait(slow, "slow"); r.Get("result.content.0.text").String() != "waited 300 ms" {
 		t.Errorf("in-flight read across the restart: got %s", r.Raw)
 	}
-	if h.waitUp(old) == old || alive(old) {
+	if h.waitUp(old) == old || testenv.Alive(old) {
 		t.Errorf("old child %d still alive or not replaced", old)
 	}
 	if h.phase() != state.Running {
@@ -264,10 +270,10 @@ func TestRestartOnPurpose(t *testing.T) {
 func TestShutdownDuringReplay(t *testing.T) {
 	for _, how := range []string{"client EOF", "SIGINT"} {
 		t.Run(how, func(t *testing.T) {
-			h := newHarness(t, hopt{env: []string{"FAKE_MUTE_INIT_AFTER=1", "FAKE_STUBBORN=1"}})
+			h := newHarness(t, hopt{server: func(o *example.Options, _ string) { o.Faults.MuteInitAfter, o.Faults.Stubborn = 1, true }})
 			h.handshake()
 			old := h.killChild()
-			waitFor(t, 10*time.Second, "the replayed initialize to reach the new server", func() bool {
+			testenv.WaitFor(t, 10*time.Second, "the replayed initialize to reach the new server", func() bool {
 				return h.countEvents("initialize ") == 2
 			})
 			h.s.mu.Lock()
@@ -292,7 +298,7 @@ func TestShutdownDuringReplay(t *testing.T) {
 			if d := time.Since(start); d > 5*time.Second {
 				t.Errorf("stop took %v, want the stop ladder (about 600ms)", d)
 			}
-			if alive(pid) {
+			if testenv.Alive(pid) {
 				t.Errorf("server %d still alive", pid)
 			}
 			h.runDone <- nil

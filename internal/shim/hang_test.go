@@ -6,6 +6,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -13,8 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-heal/mcp-heal/internal/example"
 	"github.com/mcp-heal/mcp-heal/internal/procinfo"
 	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // defaults leaves the hang settings to New, as `wrap` does (it writes no
@@ -32,7 +35,7 @@ func (h *harness) step() time.Duration {
 	if _, ok := h.clk.WaitTimer(20*time.Second, func(d time.Duration) bool { return d == tick }); !ok {
 		h.t.Fatal("the janitor set no next tick")
 	}
-	waitFor(h.t, 20*time.Second, "the probe's time-out timer", func() bool {
+	testenv.WaitFor(h.t, 20*time.Second, "the probe's time-out timer", func() bool {
 		return !h.probing() || slices.Contains(h.clk.Pending(), h.s.o.PingTimeout)
 	})
 	return tick
@@ -61,7 +64,7 @@ func TestHangCaughtWithin15sByDefault(t *testing.T) {
 	h.handshake()
 	old := h.waitUp(0)
 	_, hang := h.start("tools/call", `{"name":"hang"}`)
-	waitFor(t, 5*time.Second, "the hang call to reach the server", func() bool { return h.countEvents("call hang") == 1 })
+	testenv.WaitFor(t, 5*time.Second, "the hang call to reach the server", func() bool { return h.countEvents("call hang") == 1 })
 	var elapsed time.Duration
 	for h.kills() == 0 {
 		if elapsed > 80*time.Second {
@@ -98,7 +101,7 @@ func TestHungServerKilledOnce(t *testing.T) {
 	h.handshake()
 	old := h.waitUp(0)
 	_, hang := h.start("tools/call", `{"name":"hang"}`)
-	waitFor(t, 5*time.Second, "the hang call to reach the server", func() bool { return h.countEvents("call hang") == 1 })
+	testenv.WaitFor(t, 5*time.Second, "the hang call to reach the server", func() bool { return h.countEvents("call hang") == 1 })
 	for !h.probing() {
 		h.step()
 	}
@@ -162,13 +165,13 @@ func TestBusyServerNeverKilled(t *testing.T) {
 	h.handshake()
 	pid := h.waitUp(0)
 	_, call := h.start("tools/call", `{"name":"hang2"}`)
-	waitFor(t, 5*time.Second, "the call to reach the server", func() bool { return h.countEvents("call hang2") == 1 })
+	testenv.WaitFor(t, 5*time.Second, "the call to reach the server", func() bool { return h.countEvents("call hang2") == 1 })
 	pings := h.countEvents("ping")
 	for elapsed := time.Duration(0); elapsed < 3*time.Minute; {
 		elapsed += h.step()
 		// The probe's answer comes by real time: let it before the
 		// clock moves on, so that its time-out is never what fires.
-		waitFor(t, 10*time.Second, "the probe to be answered", func() bool { return !h.probing() })
+		testenv.WaitFor(t, 10*time.Second, "the probe to be answered", func() bool { return !h.probing() })
 	}
 	select {
 	case r := <-call:
@@ -191,12 +194,14 @@ func TestBusyServerNeverKilled(t *testing.T) {
 // such a server's calls SerialHangAfter before it pings: a long call is no
 // longer killed at 15 s, a real hang still is.
 func TestSerialServerLearnt(t *testing.T) {
-	h := newHarness(t, hopt{fakeClock: true, opts: defaults, env: []string{"FAKE_SERIAL=1", "FAKE_GATE=$DIR/gate"}})
+	h := newHarness(t, hopt{fakeClock: true, opts: defaults, server: func(o *example.Options, dir string) {
+		o.Faults.Serial, o.Faults.GateFile = true, filepath.Join(dir, "gate")
+	}})
 	h.handshake()
 	pid := h.waitUp(0)
 	gate := h.path("gate")
 	_, first := h.start("tools/call", `{"name":"gate"}`)
-	waitFor(t, 5*time.Second, "the call to reach the server", func() bool { return h.countEvents("call gate") == 1 })
+	testenv.WaitFor(t, 5*time.Second, "the call to reach the server", func() bool { return h.countEvents("call gate") == 1 })
 	for !h.probing() {
 		h.step()
 	}
@@ -205,13 +210,13 @@ func TestSerialServerLearnt(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.wait(first, "the first gated call")
-	waitFor(t, 10*time.Second, "the late answer to the ping", func() bool { return !h.probing() })
+	testenv.WaitFor(t, 10*time.Second, "the late answer to the ping", func() bool { return !h.probing() })
 	if p := h.pings(); p != pingsSerial {
 		t.Fatalf("ping habit %d, want serial", p)
 	}
 	os.Remove(gate)
 	_, second := h.start("tools/call", `{"name":"gate"}`)
-	waitFor(t, 5*time.Second, "the second call to reach the server", func() bool { return h.countEvents("call gate") == 2 })
+	testenv.WaitFor(t, 5*time.Second, "the second call to reach the server", func() bool { return h.countEvents("call gate") == 2 })
 	var elapsed time.Duration
 	for elapsed < DefaultSerialHangAfter-2*time.Second {
 		elapsed += h.step()
@@ -238,7 +243,11 @@ func TestSerialServerLearnt(t *testing.T) {
 func TestStoppedServerReplacedAtOnce(t *testing.T) {
 	for _, mode := range []string{"server", "wrapper"} {
 		t.Run(mode, func(t *testing.T) {
-			h := newHarness(t, hopt{fakeClock: true, env: []string{"FAKE_MCP=" + mode, "FAKE_PIDFILE=$DIR/pid"}})
+			var env []string
+			if mode == "wrapper" {
+				env = []string{"FAKE_MCP=wrapper", "FAKE_PIDFILE=$DIR/pid"}
+			}
+			h := newHarness(t, hopt{fakeClock: true, env: env})
 			h.handshake()
 			old := h.waitUp(0)
 			target := old
@@ -255,7 +264,7 @@ func TestStoppedServerReplacedAtOnce(t *testing.T) {
 			_, echo := h.start("tools/call", `{"name":"echo","arguments":{"text":"after"}}`)
 			// The fake clock runs ahead of real time: let the stop land
 			// and the call go out before the ticks are fired.
-			waitFor(t, 10*time.Second, "the stop and the call", func() bool {
+			testenv.WaitFor(t, 10*time.Second, "the stop and the call", func() bool {
 				p, _ := procinfo.StoppedIn(old)
 				h.s.mu.Lock()
 				defer h.s.mu.Unlock()
@@ -383,7 +392,7 @@ func TestDyingUnderEveryCallIsACrashLoop(t *testing.T) {
 			old := h.waitUp(0)
 			n := h.countEvents("call hang2")
 			h.start("tools/call", `{"name":"hang2"}`)
-			waitFor(t, 10*time.Second, "the call to reach the server", func() bool { return h.countEvents("call hang2") > n })
+			testenv.WaitFor(t, 10*time.Second, "the call to reach the server", func() bool { return h.countEvents("call hang2") > n })
 			h.killChild()
 			kills++
 			h.advanceUntil("a new server or failed", func() bool {
@@ -407,11 +416,11 @@ func TestClosedStdoutEndsTheRun(t *testing.T) {
 	if r := h.tool("closeout", ""); r.Get("result.content.0.text").String() != "closing" {
 		t.Fatalf("closeout: %s", r.Raw)
 	}
-	waitFor(t, 5*time.Second, "the server to close its stdout", func() bool { return h.countEvents("closed stdout") == 1 })
+	testenv.WaitFor(t, 5*time.Second, "the server to close its stdout", func() bool { return h.countEvents("closed stdout") == 1 })
 	// No clock is advanced: neither a hang probe nor an idle ping is what
 	// notices it.
-	waitFor(t, 20*time.Second, "a new server", func() bool { pid := h.childPID(); return pid != 0 && pid != old })
-	if alive(old) {
+	testenv.WaitFor(t, 20*time.Second, "a new server", func() bool { pid := h.childPID(); return pid != 0 && pid != old })
+	if testenv.Alive(old) {
 		t.Errorf("the server that closed its stdout (pid %d) still runs", old)
 	}
 	h.s.mu.Lock()
@@ -429,10 +438,10 @@ func TestClosedStdoutEndsTheRun(t *testing.T) {
 // it is no call waiting for an answer, so it starts no probes (with the
 // defaults that would be a server/discover every few seconds, forever).
 func TestListenStreamStartsNoProbes(t *testing.T) {
-	h := newHarness(t, hopt{fakeClock: true, opts: defaults, env: []string{"FAKE_ERA=stateless"}})
+	h := newHarness(t, hopt{fakeClock: true, opts: defaults, server: func(o *example.Options, _ string) { o.Era = example.EraStateless }})
 	h.handshake()
-	h.start("subscriptions/listen", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`)
-	waitFor(t, 5*time.Second, "the stream to reach the server", func() bool { return h.countEvents("listen") == 1 })
+	h.start("subscriptions/listen", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"notifications":{"toolsListChanged":true}}`)
+	testenv.WaitFor(t, 5*time.Second, "the stream to reach the server", func() bool { return h.countEvents("listen") == 1 })
 	discovers := h.countEvents("discover")
 	for elapsed := time.Duration(0); elapsed < 2*time.Minute; {
 		elapsed += h.step()

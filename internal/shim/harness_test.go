@@ -18,6 +18,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcp-heal/mcp-heal/internal/clock"
+	"github.com/mcp-heal/mcp-heal/internal/example"
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 	"github.com/mcp-heal/mcp-heal/internal/proc"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
@@ -55,7 +56,8 @@ func (g *gateDialer) Dial(ctx context.Context) (upstream.Conn, error) {
 	return g.Dialer.Dial(ctx)
 }
 
-// harness is a shim in-process in front of the fake server, and a client.
+// harness is a shim in-process in front of the example server (testServer),
+// and a client.
 type harness struct {
 	t       *testing.T
 	s       *Shim
@@ -76,19 +78,20 @@ type harness struct {
 
 	clk      *clock.Fake     // with hopt.fakeClock
 	advanced []time.Duration // the delays advanceUntil fired
+
+	stateless bool // the session is in the stateless era: requests carry the version
 }
 
 type hopt struct {
 	env     []string
+	server  func(o *example.Options, dir string) // changes testServer(dir)
 	opts    func(*Options)
 	dialer  func(upstream.Dialer) upstream.Dialer
-	command []string // default: the fake server
+	command []string // default: the example server
 	// fakeClock drives the supervisor with a clock.Fake (h.clk): backoff,
 	// hang and idle-probe delays pass only when the test advances it.
 	fakeClock bool
 }
-
-func fakeCommand() []string { return []string{os.Args[0]} }
 
 func newHarness(t *testing.T, ho hopt) *harness {
 	t.Helper()
@@ -99,13 +102,17 @@ func newHarness(t *testing.T, ho hopt) *harness {
 		other: make(chan []byte, 10000), runDone: make(chan error, 1),
 	}
 	// GORACE: a -race binary otherwise sleeps 1s at exit.
-	env := append(os.Environ(), "GORACE=atexit_sleep_ms=0", "FAKE_MCP=server", "FAKE_EVENTS="+h.path("events"), "FAKE_COUNTER="+h.path("counter"))
+	srv := testServer(dir)
+	if ho.server != nil {
+		ho.server(&srv, dir)
+	}
+	env := append(os.Environ(), "GORACE=atexit_sleep_ms=0", serverEnv(srv))
 	for _, e := range ho.env {
 		env = append(env, strings.ReplaceAll(e, "$DIR", dir))
 	}
 	cmd := ho.command
 	if cmd == nil {
-		cmd = fakeCommand()
+		cmd = []string{os.Args[0]}
 	}
 	var d upstream.Dialer = &proc.Dialer{Config: proc.Config{Path: cmd[0], Args: cmd[1:], Env: env, Stderr: h.stderr, StopStep: 300 * time.Millisecond,
 		Log: slog.New(slog.NewTextHandler(h.logs, nil))}}
@@ -208,9 +215,13 @@ func (h *harness) send(line string) {
 }
 
 // start sends a request and returns its id and the channel its response
-// arrives on.
+// arrives on. In the stateless era the request carries the protocol
+// version in _meta, as a client of that era sends it.
 func (h *harness) start(method, params string) (string, <-chan []byte) {
 	h.mu.Lock()
+	if h.stateless && method != "server/discover" {
+		params = withVersionMeta(params)
+	}
 	h.nextID++
 	id := fmt.Sprint(h.nextID)
 	ch := make(chan []byte, 1)
@@ -256,6 +267,9 @@ const initParams = `{"protocolVersion":"2025-11-25","capabilities":{"roots":{"li
 func (h *harness) handshake() {
 	h.t.Helper()
 	d := h.call("server/discover", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`)
+	h.mu.Lock()
+	h.stateless = d.Get("result").Exists()
+	h.mu.Unlock()
 	if d.Get("error.code").Int() == jsonrpc.CodeMethodNotFound {
 		r := h.call("initialize", initParams)
 		if !r.Get("result.protocolVersion").Exists() {
@@ -316,20 +330,18 @@ func (h *harness) countEvents(prefix string) int {
 	return n
 }
 
-// waitFor polls cond until true or fails after d.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if cond() {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
+// withVersionMeta adds the stateless era's protocol version to params'
+// _meta.
+func withVersionMeta(params string) string {
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
+	if params == "" || params == "{}" {
+		return "{" + meta + "}"
 	}
-	t.Fatalf("timed out after %v waiting for %s", d, what)
+	if strings.Contains(params, `"_meta"`) {
+		return params
+	}
+	return "{" + meta + "," + strings.TrimPrefix(params, "{")
 }
-
-func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
 
 func (h *harness) sessEra() string {
 	h.s.mu.Lock()

@@ -161,15 +161,7 @@ func startHostile(t *testing.T, flags ...string) *hostileShim {
 		}
 	}()
 	t.Cleanup(func() {
-		h.stdin.Close()
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
+		testenv.CloseAndWait(cmd, h.stdin, 10*time.Second)
 		if t.Failed() {
 			t.Logf("shim stderr (tail):\n%s", lastN(h.stderr.String(), 4000))
 		}

@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/mcp-heal/mcp-heal/internal/example"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // Rule 4: every request in flight when the server dies gets exactly one
@@ -22,7 +25,7 @@ func TestInflightAtDeath(t *testing.T) {
 	_, list := h.start("resources/list", `{"cursor":"page2"}`)
 	cid, cancelled := h.start("tools/call", `{"name":"slow","arguments":{"ms":400,"key":"cancelme"}}`)
 	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + cid + `,"reason":"user"}}`)
-	waitFor(t, 5*time.Second, "the calls to reach the server", func() bool {
+	testenv.WaitFor(t, 5*time.Second, "the calls to reach the server", func() bool {
 		return h.countEvents("call slowwrite") == 1 && h.countEvents("call slow cancelme") == 1
 	})
 	killed := time.Now()
@@ -46,7 +49,7 @@ func TestInflightAtDeath(t *testing.T) {
 		t.Errorf("data: got %s", data.Raw)
 	}
 
-	if r := h.wait(read, "read-only call"); r.Get("result.content.0.text").String() != "slept" {
+	if r := h.wait(read, "read-only call"); r.Get("result.content.0.text").String() != "waited 400 ms" {
 		t.Errorf("read-only call: got %s, want it retried and answered", r.Raw)
 	}
 	if r := h.wait(list, "cursor continuation"); r.Get("error.data.reason").String() != "cursor-lost" {
@@ -76,7 +79,7 @@ func TestNoRetryFlag(t *testing.T) {
 	h.handshake()
 	_, read := h.start("tools/call", `{"name":"slow","arguments":{"ms":400}}`)
 	_, list := h.start("tools/list", "")
-	waitFor(t, 5*time.Second, "the call to reach the server", func() bool { return h.countEvents("call slow") == 1 })
+	testenv.WaitFor(t, 5*time.Second, "the call to reach the server", func() bool { return h.countEvents("call slow") == 1 })
 	h.killChild()
 	if r := h.wait(read, "read-only call"); r.Get("error.data.reason").String() != "not-retried" {
 		t.Errorf("with --no-retry a read-only tool call: got %s, want not-retried", r.Raw)
@@ -89,7 +92,7 @@ func TestNoRetryFlag(t *testing.T) {
 func TestCrashOnCall(t *testing.T) {
 	h := newHarness(t, hopt{})
 	h.handshake()
-	r := h.tool("crash", "")
+	r := h.tool("crash", `{"code":7}`)
 	if r.Get("error.code").Int() != -32603 || r.Get("error.data.exit.code").Int() != 7 {
 		t.Fatalf("crash: got %s, want -32603 with exit code 7", r.Raw)
 	}
@@ -167,7 +170,7 @@ func TestEras(t *testing.T) {
 		{"both", EraStateless, 0},
 	} {
 		t.Run(tt.era, func(t *testing.T) {
-			h := newHarness(t, hopt{env: []string{"FAKE_ERA=" + tt.era}})
+			h := newHarness(t, hopt{server: func(o *example.Options, _ string) { o.Era = tt.era }})
 			h.handshake()
 			if got := h.sessEra(); got != tt.want {
 				t.Errorf("era: got %q, want %q", got, tt.want)
@@ -187,7 +190,7 @@ func TestEras(t *testing.T) {
 func TestDiscoverDeathFallsBack(t *testing.T) {
 	// A server that dies on server/discover every time: after one re-send
 	// the client gets -32601 and falls back to initialize.
-	h := newHarness(t, hopt{env: []string{"FAKE_ERA=crashdiscover"}})
+	h := newHarness(t, hopt{server: func(o *example.Options, _ string) { o.CrashOnDiscover = true }})
 	r := h.call("server/discover", `{}`)
 	if r.Get("error.code").Int() != -32601 {
 		t.Fatalf("discover on a server that dies on it: got %s, want -32601", r.Raw)
@@ -204,7 +207,7 @@ func TestDiscoverDeathFallsBack(t *testing.T) {
 // used (the client keeps speaking its version), and the mismatch is
 // reported.
 func TestReplayVersionMismatch(t *testing.T) {
-	h := newHarness(t, hopt{env: []string{"FAKE_VERSION=2025-06-18", "FAKE_VERSION_AFTER=1"}})
+	h := newHarness(t, hopt{server: func(o *example.Options, _ string) { o.Faults.Version, o.Faults.VersionAfter = "2025-06-18", 1 }})
 	h.handshake()
 	old := h.killChild()
 	h.waitUp(old)
@@ -227,7 +230,7 @@ func TestLongLivedRequestSurvivesRestarts(t *testing.T) {
 	h.handshake()
 	_, ch := h.start("tools/call", `{"name":"hang2"}`)
 	for i := 0; i < 4; i++ {
-		waitFor(t, 5*time.Second, "the call to reach the server", func() bool { return h.countEvents("call hang2") == i+1 })
+		testenv.WaitFor(t, 5*time.Second, "the call to reach the server", func() bool { return h.countEvents("call hang2") == i+1 })
 		h.clk.Advance(150 * time.Millisecond) // it runs a while
 		old := h.killChild()
 		h.advanceUntil("a new server", func() bool { pid := h.childPID(); return pid != 0 && pid != old })

@@ -24,14 +24,8 @@ import (
 func TestKeptOpenServerRequestAnswered(t *testing.T) {
 	bin := testenv.Binary(t)
 	dir := t.TempDir()
-	rt, err := os.MkdirTemp("", "ka")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(rt)
+	env := keptEnv(t, dir)
 	events := filepath.Join(dir, "events")
-	env := append(os.Environ(), "GORACE=atexit_sleep_ms=0", "FAKE_MCP=server", "FAKE_EVENTS="+events,
-		"XDG_STATE_HOME="+dir, "XDG_RUNTIME_DIR="+rt)
 	waitEvent := func(want string) bool {
 		deadline := time.Now().Add(10 * time.Second)
 		for time.Now().Before(deadline) {
@@ -73,4 +67,17 @@ func TestKeptOpenServerRequestAnswered(t *testing.T) {
 	}
 	n, _ := strconv.Atoi(pid)
 	testenv.WaitGone(t, "the kept server after stop", 10*time.Second, n)
+}
+
+// keptEnv is the environment of a test of kept shims: the example server
+// (testServer(dir), its events in dir/events), state in dir, and a
+// runtime dir of its own for the keeper's socket, removed at the end.
+func keptEnv(t *testing.T, dir string) []string {
+	t.Helper()
+	rt, err := os.MkdirTemp("", "kt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(rt) })
+	return append(os.Environ(), "GORACE=atexit_sleep_ms=0", serverEnv(testServer(dir)), "XDG_STATE_HOME="+dir, "XDG_RUNTIME_DIR="+rt)
 }

@@ -26,7 +26,7 @@ func TestRestartNoteStructured(t *testing.T) {
 	record := func(what string, ok func(*state.Record) bool) *state.Record {
 		t.Helper()
 		var r *state.Record
-		waitFor(t, 5*time.Second, what, func() bool {
+		testenv.WaitFor(t, 5*time.Second, what, func() bool {
 			var err error
 			r, err = state.Read(os.Getpid())
 			return err == nil && ok(r)
@@ -54,7 +54,7 @@ func TestRestartNoteStructured(t *testing.T) {
 			t.Errorf("published note %q (key %q)", r.Note, r.NoteKey)
 		}
 		// state.Write sets the marker after it renames the record in.
-		waitFor(t, 5*time.Second, "the attention marker (else the launcher would not run the hook)", marker)
+		testenv.WaitFor(t, 5*time.Second, "the attention marker (else the launcher would not run the hook)", marker)
 		structured("second structured call")
 		if hook {
 			if won, err := state.ClaimTold(r.NoteKey); err != nil || !won {
@@ -72,7 +72,7 @@ func TestRestartNoteStructured(t *testing.T) {
 			}
 		}
 		record("the note cleared from the record", func(r *state.Record) bool { return r.Note == "" })
-		waitFor(t, 5*time.Second, "the attention marker gone after the note was given", func() bool { return !marker() })
+		testenv.WaitFor(t, 5*time.Second, "the attention marker gone after the note was given", func() bool { return !marker() })
 		if r := h.tool("echo", `{"text":"y"}`); r.Get("result.content.#").Int() != 1 {
 			t.Errorf("later call: got %s, want no note", r.Raw)
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/health"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // TestRestartNoteOnce: after the server is killed, the first tools/call
@@ -24,11 +25,11 @@ func TestRestartNoteOnce(t *testing.T) {
 
 	// A read-only call running when the server is killed: re-sent.
 	_, slow := h.start("tools/call", `{"name":"slow","arguments":{"ms":400}}`)
-	waitFor(t, 5*time.Second, "the call to reach the server", func() bool { return h.countEvents("call slow") == 1 })
+	testenv.WaitFor(t, 5*time.Second, "the call to reach the server", func() bool { return h.countEvents("call slow") == 1 })
 	pid := h.killChild()
 	r := h.wait(slow, "re-sent call")
 	items := r.Get("result.content").Array()
-	if len(items) != 2 || items[0].Get("text").String() != "slept" {
+	if len(items) != 2 || items[0].Get("text").String() != "waited 400 ms" {
 		t.Fatalf("first result after the restart: got %s, want the server's item and the note", r.Raw)
 	}
 	note := items[1].Get("text").String()
@@ -74,7 +75,7 @@ func TestNoNoteAfterRestartError(t *testing.T) {
 	h := newHarness(t, hopt{})
 	h.handshake()
 	_, w := h.start("tools/call", `{"name":"slowwrite","arguments":{"ms":400,"key":"k"},"requestState":"round2"}`)
-	waitFor(t, 5*time.Second, "the call to reach the server", func() bool { return h.countEvents("call slowwrite") == 1 })
+	testenv.WaitFor(t, 5*time.Second, "the call to reach the server", func() bool { return h.countEvents("call slowwrite") == 1 })
 	pid := h.killChild()
 	r := h.wait(w, "non-idempotent call")
 	if msg := r.Get("error.message").String(); !strings.HasSuffix(msg, "is gone; it continued an input-required tools/call, so start the call again from the first round.") {

@@ -35,7 +35,7 @@ func TestObservability(t *testing.T) {
 	rec := func(cond func(r *state.Record) bool) *state.Record {
 		t.Helper()
 		var r *state.Record
-		waitFor(t, 5*time.Second, "the state record", func() bool {
+		testenv.WaitFor(t, 5*time.Second, "the state record", func() bool {
 			r, err = state.Read(os.Getpid())
 			return err == nil && cond(r)
 		})

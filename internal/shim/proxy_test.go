@@ -9,13 +9,15 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/mcp-heal/mcp-heal/internal/example"
 	"github.com/mcp-heal/mcp-heal/internal/proc"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
 
 // Rule 1: transparent proxy.
 func TestTransparentProxy(t *testing.T) {
-	h := newHarness(t, hopt{env: []string{"FAKE_JUNK=1"}})
+	h := newHarness(t, hopt{server: func(o *example.Options, _ string) { o.JunkStdout = true }})
 	h.handshake()
 
 	t.Run("ids and bytes kept exact", func(t *testing.T) {
@@ -35,9 +37,9 @@ func TestTransparentProxy(t *testing.T) {
 	})
 
 	t.Run("junk from the server is dropped and logged", func(t *testing.T) {
-		// The reader fails the test on any non-JSON line; the fake wrote
-		// junk before every response above.
-		waitFor(t, 5*time.Second, "a log of the dropped line", func() bool {
+		// The reader fails the test on any non-JSON line; the server wrote
+		// junk before the tool's result above.
+		testenv.WaitFor(t, 5*time.Second, "a log of the dropped line", func() bool {
 			return strings.Contains(h.logs.String(), "dropped a line from the server that is not JSON")
 		})
 	})
@@ -67,7 +69,7 @@ func TestTransparentProxy(t *testing.T) {
 	})
 
 	t.Run("child stderr passes through", func(t *testing.T) {
-		if !strings.Contains(h.stderr.String(), "fake server") {
+		if !strings.Contains(h.stderr.String(), "example server starting") {
 			t.Errorf("child stderr not passed through; got %q", h.stderr.String())
 		}
 	})
@@ -81,7 +83,8 @@ func TestRespawnReplaysSession(t *testing.T) {
 		return g
 	}})
 	h.handshake()
-	if r := h.call("logging/setLevel", `{"level":"debug"}`); r.Get("error").Exists() {
+	// At "error" the server sends no log message of its own on a call.
+	if r := h.call("logging/setLevel", `{"level":"error"}`); r.Get("error").Exists() {
 		t.Fatalf("setLevel: %s", r.Raw)
 	}
 	h.call("resources/subscribe", `{"uri":"file:///a"}`)
@@ -91,7 +94,7 @@ func TestRespawnReplaysSession(t *testing.T) {
 
 	// While the server is down: ping answered locally and at once; a call
 	// is queued, not failed.
-	waitFor(t, 5*time.Second, "the shim to see the death", func() bool { return h.childPID() == 0 })
+	testenv.WaitFor(t, 5*time.Second, "the shim to see the death", func() bool { return h.childPID() == 0 })
 	start := time.Now()
 	if r := h.call("ping", ""); !r.Get("result").Exists() {
 		t.Errorf("ping while down: got %s", r.Raw)
@@ -117,7 +120,7 @@ func TestRespawnReplaysSession(t *testing.T) {
 	if n := h.countEvents("initialized"); n != 2 {
 		t.Errorf("initialized sent %d times, want 2", n)
 	}
-	if n := h.countEvents("setLevel debug"); n != 2 {
+	if n := h.countEvents("setLevel error"); n != 2 {
 		t.Errorf("setLevel replayed: seen %d, want 2", n)
 	}
 	if n := h.countEvents("subscribe file:///a"); n != 2 {
@@ -169,15 +172,18 @@ func TestHugeMessage(t *testing.T) {
 func TestToolsChangedAfterRestart(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
-		env    []string
+		faults example.Faults
 		notify bool
 	}{
-		{"changed", []string{"FAKE_LISTCHANGED=1", "FAKE_TOOLS_AFTER=1"}, true},
-		{"unchanged", []string{"FAKE_LISTCHANGED=1"}, false},
-		{"changed, not declared", []string{"FAKE_TOOLS_AFTER=1"}, false},
+		{"changed", example.Faults{NewToolAfter: 1}, true},
+		{"unchanged", example.Faults{}, false},
+		{"changed, not declared", example.Faults{NewToolAfter: 1, NoToolsListChanged: true}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, hopt{env: tt.env})
+			h := newHarness(t, hopt{server: func(o *example.Options, _ string) {
+				tt.faults.EventLog, tt.faults.TestTools = o.Faults.EventLog, true
+				o.Faults = tt.faults
+			}})
 			h.handshake()
 			old := h.killChild()
 			h.waitUp(old)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
 
@@ -118,7 +119,7 @@ func TestRemoteUndeliveredResent(t *testing.T) {
 	h.call("tools/list", "")
 	id1, c1 := h.start("tools/call", `{"name":"write","arguments":{"key":"a"}}`)
 	_, c2 := h.start("tools/call", `{"name":"write","arguments":{"key":"b"}}`)
-	waitFor(t, 5*time.Second, "both calls sent", func() bool {
+	testenv.WaitFor(t, 5*time.Second, "both calls sent", func() bool {
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		return len(d.calls) == 2
@@ -203,7 +204,7 @@ func TestRemoteHang(t *testing.T) {
 	d.mu.Unlock()
 	start := time.Now()
 	_, ch := h.start("tools/call", `{"name":"write","arguments":{"key":"a"}}`)
-	waitFor(t, 5*time.Second, "the call sent", func() bool {
+	testenv.WaitFor(t, 5*time.Second, "the call sent", func() bool {
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		return len(d.calls) == 1

@@ -1,0 +1,154 @@
+//go:build unix
+
+package shim
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/example"
+	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
+)
+
+// The shim's tests run their server as this test binary re-executed (the
+// go-sdk mcp/cmd_test.go pattern): with example.OptionsEnv set it is
+// internal/example's server, the one fixture every package runs, its
+// misbehaviour set by example.Faults (testServer, withServer). FAKE_MCP
+// picks the few children that are not an MCP server of that kind:
+//
+//	wrapper   an npx-style wrapper running the server as its child
+//	          (FAKE_PIDFILE: where it writes the child's pid)
+//	flood     FAKE_N notifications at full speed (benchmarks)
+//	sink      reads FAKE_N lines, then writes one notification (benchmarks)
+//	hostile   a server that abuses its client (hostile_test.go)
+//	bigfile   one huge answer (bigmsg_bench_test.go)
+func TestMain(m *testing.M) {
+	switch os.Getenv("FAKE_MCP") {
+	case "wrapper":
+		fakeWrapper()
+		os.Exit(0)
+	case "flood":
+		fakeFlood()
+		os.Exit(0)
+	case "sink":
+		fakeSink()
+		os.Exit(0)
+	case "hostile":
+		fakeHostile()
+		os.Exit(0)
+	case "bigfile":
+		fakeBigFile()
+		os.Exit(0)
+	}
+	if o, ok, err := example.OptionsFromEnv(); ok {
+		os.Exit(serveExample(o, err))
+	}
+	os.Exit(m.Run())
+}
+
+// serveExample runs the example server on this process's stdio and
+// returns the exit code: a simulated crash's own.
+func serveExample(o example.Options, err error) int {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	err = example.Run(context.Background(), o, os.Stdin, os.Stdout, os.Stderr)
+	var ee *example.ExitError
+	switch {
+	case errors.As(err, &ee):
+		return ee.Code
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "example-server:", err)
+		return 1
+	}
+	return 0
+}
+
+// testServer is the server the shim's tests start from: the handshake era
+// (what most servers speak today), the test tools, a line on stderr as it
+// starts, its events in dir/events, its starts counted in dir/counter, and
+// a next page that takes 400 ms (to be in flight when the server dies).
+func testServer(dir string) example.Options {
+	return example.Options{
+		Era:      example.EraHandshake,
+		FailFile: filepath.Join(dir, "counter"),
+		Faults: example.Faults{
+			StartStderr: "example server starting",
+			EventLog:    filepath.Join(dir, "events"),
+			TestTools:   true,
+			CursorDelay: 400 * time.Millisecond,
+		},
+	}
+}
+
+// serverEnv is the environment entry that makes this test binary, run
+// again, the example server with o.
+func serverEnv(o example.Options) string {
+	b, err := json.Marshal(o)
+	if err != nil {
+		panic(err)
+	}
+	return example.OptionsEnv + "=" + string(b)
+}
+
+// fakeWrapper is an npx-style wrapper: it runs the real server as a child
+// sharing its stdio, and waits.
+func fakeWrapper() {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "FAKE_MCP=")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "wrapper:", err)
+		os.Exit(1)
+	}
+	if p := os.Getenv("FAKE_PIDFILE"); p != "" {
+		os.WriteFile(p, []byte(strconv.Itoa(cmd.Process.Pid)), 0o600)
+	}
+	signal.Ignore(syscall.SIGTERM) // like a wrapper that does not forward signals
+	cmd.Wait()
+}
+
+// floodMsg is the 4 KiB notification of the one-way throughput benchmarks.
+var floodMsg = []byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"` + strings.Repeat("z", 4096-80) + `"}}`)
+
+// fakeFlood writes FAKE_N notifications as fast as it can once it reads
+// its first line, then waits for stdin to close.
+func fakeFlood() {
+	n, _ := strconv.Atoi(os.Getenv("FAKE_N"))
+	r := jsonrpc.NewReader(os.Stdin)
+	r.Next()
+	w := bufio.NewWriterSize(os.Stdout, 256<<10)
+	for i := 0; i < n; i++ {
+		w.Write(floodMsg)
+		w.WriteByte('\n')
+	}
+	w.Flush()
+	io.Copy(io.Discard, os.Stdin)
+}
+
+// fakeSink reads FAKE_N lines, then writes one notification.
+func fakeSink() {
+	n, _ := strconv.Atoi(os.Getenv("FAKE_N"))
+	r := jsonrpc.NewReader(os.Stdin)
+	for i := 0; i < n; i++ {
+		if _, err := r.Next(); err != nil {
+			return
+		}
+	}
+	os.Stdout.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/done"}` + "\n"))
+	io.Copy(io.Discard, os.Stdin)
+}
