@@ -136,7 +136,7 @@ func TestOptionsFromEnv(t *testing.T) {
 // going away, and a made-up "context canceled" error would reach the
 // client through a proxy instead of the call being re-sent.
 func TestNoAnswerAfterStdinEnds(t *testing.T) {
-	events := filepath.Join(t.TempDir(), "events")
+	events := filepath.Join(testenv.TempDir(t), "events")
 	inR, inW := io.Pipe()
 	var out strings.Builder
 	done := make(chan error, 1)
