@@ -1,7 +1,6 @@
 package claudecfg
 
 import (
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -31,9 +30,13 @@ type ShimInvocation struct {
 	Headers   []string // remote: --header values, "K: V" (V usually ${VAR})
 }
 
-// IsShim reports whether command and args launch `mcp-heal shim`.
+// IsShim reports whether command and args launch `mcp-heal shim`. The
+// command's base name is taken after the last / or \ whatever this
+// platform's separator: a config written on Windows
+// (C:\...\mcp-heal.exe) reads the same everywhere.
 func IsShim(command string, args []string) bool {
-	return len(args) > 0 && args[0] == "shim" && strings.HasPrefix(filepath.Base(command), "mcp-heal")
+	base := command[strings.LastIndexAny(command, `/\`)+1:]
+	return len(args) > 0 && args[0] == "shim" && strings.HasPrefix(base, "mcp-heal")
 }
 
 // ParseShimArgs reads the arguments of `mcp-heal shim` (args[0] is "shim").

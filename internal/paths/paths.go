@@ -50,11 +50,12 @@ func For(goos string, getenv func(string) string) Paths {
 	if home == "" {
 		home = noHome
 	}
-	join := filepath.Join
-	if goos != "windows" {
-		// Computing another platform's paths (mcp-heal paths --goos) must
-		// not use this platform's separator.
-		join = func(elem ...string) string { return filepath.ToSlash(filepath.Join(elem...)) }
+	// Computing another platform's paths (mcp-heal paths --goos, wrap's
+	// tests of Windows entries on Linux) must not use this platform's
+	// separator.
+	join := func(elem ...string) string { return filepath.ToSlash(filepath.Join(elem...)) }
+	if goos == "windows" {
+		join = WindowsJoin
 	}
 	// under is $env/mcp-heal when env holds an absolute path, else def.
 	under := func(env string, def ...string) string {
@@ -108,6 +109,28 @@ func (p Paths) Fields() [][2]string {
 		{"runtime", p.Runtime},
 		{"plugin_data", p.PluginData},
 	}
+}
+
+// WindowsJoin joins Windows path elements with backslashes on any
+// platform (filepath.Join is this platform's): forward slashes become
+// backslashes, repeated separators collapse, and a UNC prefix (\\server)
+// keeps its two leading backslashes.
+func WindowsJoin(elem ...string) string {
+	var parts []string
+	for _, e := range elem {
+		if e != "" {
+			parts = append(parts, strings.ReplaceAll(e, "/", `\`))
+		}
+	}
+	s := strings.Join(parts, `\`)
+	unc := strings.HasPrefix(s, `\\`)
+	for strings.Contains(s, `\\`) {
+		s = strings.ReplaceAll(s, `\\`, `\`)
+	}
+	if unc {
+		s = `\` + s
+	}
+	return s
 }
 
 func isAbs(goos, p string) bool {

@@ -56,3 +56,41 @@ func TestForWindowsStableBinaryIsExe(t *testing.T) {
 		t.Errorf("windows stable binary: got %q, want a .exe", got.StableBinary)
 	}
 }
+
+// TestForWindows: the Windows rule computed on any platform is a Windows
+// path (backslashes, drive letter, .exe), so wrap's entries and the
+// Windows launcher's paths can be tested on Linux. Before WindowsJoin,
+// For("windows") on Linux joined with "/" (C:\Users\u/AppData/Local/...).
+func TestForWindows(t *testing.T) {
+	env := map[string]string{"USERPROFILE": `C:\Users\u`, "LOCALAPPDATA": `C:\Users\u\AppData\Local`}
+	got := For("windows", func(k string) string { return env[k] })
+	want := Paths{
+		State: `C:\Users\u\AppData\Local\mcp-heal\state`, Attention: `C:\Users\u\AppData\Local\mcp-heal\state\attention`,
+		Data: `C:\Users\u\AppData\Local\mcp-heal\data`, StableBinary: `C:\Users\u\AppData\Local\mcp-heal\data\bin\mcp-heal.exe`,
+		Runtime: `C:\Users\u\AppData\Local\mcp-heal\state\run`, PluginData: `C:\Users\u\AppData\Local\mcp-heal\data`,
+	}
+	if got != want {
+		t.Errorf("got %+v\nwant %+v", got, want)
+	}
+	env = map[string]string{"USERPROFILE": `C:\Users\u`, "CLAUDE_PLUGIN_DATA": `D:/claude/data/`, "XDG_STATE_HOME": `\\srv\share\st`}
+	got = For("windows", func(k string) string { return env[k] })
+	if got.PluginData != `D:/claude/data/` || got.State != `\\srv\share\st\mcp-heal` || got.Data != `C:\Users\u\AppData\Local\mcp-heal\data` {
+		t.Errorf("overrides: got %+v", got)
+	}
+}
+
+func TestWindowsJoin(t *testing.T) {
+	for _, tt := range []struct {
+		elem []string
+		want string
+	}{
+		{[]string{`C:\`, "x", "y.exe"}, `C:\x\y.exe`},
+		{[]string{`C:/a/`, `/b`}, `C:\a\b`},
+		{[]string{`\\srv\share`, "x"}, `\\srv\share\x`},
+		{[]string{"", `C:\a`, ""}, `C:\a`},
+	} {
+		if got := WindowsJoin(tt.elem...); got != tt.want {
+			t.Errorf("WindowsJoin(%q) = %q, want %q", tt.elem, got, tt.want)
+		}
+	}
+}
