@@ -1,0 +1,9 @@
+//go:build !windows
+
+package main
+
+import "runtime"
+
+// nativeArch is this machine's architecture (the launcher runs natively
+// where it is not Windows: tests).
+func nativeArch() string { return runtime.GOARCH }
