@@ -71,15 +71,16 @@ func TestLauncherPathsAgreeWithBinary(t *testing.T) {
 }
 
 // TestLauncherWindowsUnsupported: on Windows (Git Bash reports MINGW64_NT,
-// MSYS_NT or CYGWIN_NT) and on platforms the release does not build, a hook
-// says in one line that the platform is not supported yet (once) and exits
-// 0 without output afterwards; the command says it every time.
+// MSYS_NT or CYGWIN_NT) in a copy without the Windows launcher (a source
+// checkout), and on platforms the release does not build, a hook says in
+// one line why it is off (once) and exits 0 without output afterwards; the
+// command says it every time.
 func TestLauncherWindowsUnsupported(t *testing.T) {
 	for _, sys := range []string{"MINGW64_NT-10.0-19045", "MSYS_NT-10.0", "CYGWIN_NT-10.0", "FreeBSD"} {
 		t.Run(sys, func(t *testing.T) {
 			l := newLauncherEnv(t)
 			l.path = stubUname(t, sys, "x86_64") + ":/usr/bin:/bin"
-			want := "Windows is not supported yet"
+			want := "this copy of the plugin has no Windows launcher (plugin/mcp-heal.exe"
 			if sys == "FreeBSD" {
 				want = "FreeBSD/x86_64 is not supported yet"
 			}
@@ -95,5 +96,46 @@ func TestLauncherWindowsUnsupported(t *testing.T) {
 				t.Fatalf("command: got stdout %q stderr %q, want the line on stderr", out, errOut)
 			}
 		})
+	}
+}
+
+// TestLauncherHandsOverToWindowsLauncher: in Git Bash on Windows
+// (OS=Windows_NT, which Windows sets for every process) the sh launcher
+// runs plugin/mcp-heal.exe with its arguments, as the Bash tool's
+// bin/mcp-heal and the /mcp-heal command's line reach it there; a hook and
+// the command exit 0 whatever it does, other uses keep its status. Here a
+// script named mcp-heal.exe stands for it (Linux runs it by its #!).
+// Before, Git Bash got "Windows is not supported yet" and nothing ran.
+func TestLauncherHandsOverToWindowsLauncher(t *testing.T) {
+	root, _ := releasedPlugin(t)
+	home := t.TempDir()
+	trace := filepath.Join(home, "trace")
+	exe := "#!/bin/sh\necho \"$*\" >> '" + trace + "'\nexit 3\n"
+	if err := os.WriteFile(filepath.Join(root, "plugin", "mcp-heal.exe"), []byte(exe), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := "PATH=" + stubUname(t, "MINGW64_NT-10.0-19045", "x86_64") + ":/usr/bin:/bin"
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"hook", "PreToolUse"}, 0},
+		{[]string{"command", "doctor", "x y"}, 0},
+		{[]string{"paths"}, 3},
+	} {
+		os.Remove(trace)
+		cmd := exec.Command(filepath.Join(root, "plugin", "mcp-heal"), tc.args...)
+		cmd.Env = []string{path, "HOME=" + home, "OS=Windows_NT", "CLAUDE_PLUGIN_ROOT=" + root}
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := os.ReadFile(trace)
+		if code != tc.code || string(got) != strings.Join(tc.args, " ")+"\n" {
+			t.Errorf("%v: exit %d (want %d), the Windows launcher got %q\n%s", tc.args, code, tc.code, got, out)
+		}
 	}
 }

@@ -6,7 +6,8 @@
 //
 // DIR then holds .claude-plugin/marketplace.json and the plugin itself
 // (manifest, hooks, command, launcher, bin/mcp-heal for the Bash tool) with
-// bin/mcp-heal-<os>-<arch> and bin/SHA256SUMS; `claude plugin marketplace
+// bin/mcp-heal-<os>-<arch> and bin/SHA256SUMS, and plugin/mcp-heal.exe, the
+// launcher Windows runs for the same hooks.json line (plugin/winlauncher); `claude plugin marketplace
 // add DIR` and `claude plugin install mcp-heal@mcp-heal` work from it
 // without Go and without network.
 // The launcher runs a bundled binary only when its SHA-256 matches
@@ -48,13 +49,21 @@ func (t Target) Binary() string {
 	return name
 }
 
-// Targets are the platforms a release builds. Windows builds so that the
-// binary can say it is not supported yet; the launcher does not run it.
+// Targets are the platforms a release builds.
 var Targets = []Target{
 	{"linux", "amd64"}, {"linux", "arm64"},
 	{"darwin", "amd64"}, {"darwin", "arm64"},
-	{"windows", "amd64"},
+	{"windows", "amd64"}, {"windows", "arm64"},
 }
+
+// WindowsLauncher is the Windows launcher's path in the plugin and the
+// platform it is built for. hooks.json names plugin/mcp-heal in exec form;
+// Windows, which cannot run the sh script, runs plugin/mcp-heal.exe for
+// that name (plugin/winlauncher says why). One amd64 build serves arm64
+// Windows too (it runs amd64 programs), and picks the arm64 binary there.
+const WindowsLauncher = "plugin/mcp-heal.exe"
+
+var windowsLauncherTarget = Target{"windows", "amd64"}
 
 // pluginFiles are the files of the plugin, relative to the repository
 // root, copied as they are. go.mod and plugin/build.sh stay out: without
@@ -107,12 +116,18 @@ func Build(o Options) error {
 			return err
 		}
 	}
+	if hasWindows(o.Targets) {
+		fmt.Fprintf(o.Log, "build %s launcher\n", windowsLauncherTarget)
+		if err := build(o.Root, windowsLauncherTarget, "./plugin/winlauncher", o.Version, filepath.Join(o.Out, filepath.FromSlash(WindowsLauncher))); err != nil {
+			return err
+		}
+	}
 	bin := filepath.Join(o.Out, "bin")
 	var sums []string
 	for _, t := range o.Targets {
 		fmt.Fprintf(o.Log, "build %s\n", t)
 		out := filepath.Join(bin, t.Binary())
-		if err := build(o.Root, t, o.Version, out); err != nil {
+		if err := build(o.Root, t, "./cmd/mcp-heal", o.Version, out); err != nil {
 			return err
 		}
 		sum, err := fileSHA256(out)
@@ -127,12 +142,22 @@ func Build(o Options) error {
 	return os.WriteFile(filepath.Join(bin, "SHA256SUMS"), []byte(strings.Join(sums, "")), 0o644)
 }
 
-// build cross-compiles cmd/mcp-heal for t. GOTOOLCHAIN=local: a release
-// is built with the Go that is installed, never one fetched on the way.
-func build(root string, t Target, version, out string) error {
+func hasWindows(ts []Target) bool {
+	for _, t := range ts {
+		if t.GOOS == "windows" {
+			return true
+		}
+	}
+	return false
+}
+
+// build cross-compiles the main package pkg for t. GOTOOLCHAIN=local: a
+// release is built with the Go that is installed, never one fetched on
+// the way.
+func build(root string, t Target, pkg, version, out string) error {
 	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false",
 		"-ldflags", "-s -w -buildid= -X main.version="+version,
-		"-o", out, "./cmd/mcp-heal")
+		"-o", out, pkg)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+t.GOOS, "GOARCH="+t.GOARCH, "GOTOOLCHAIN=local", "GOFLAGS=")
 	var stderr bytes.Buffer

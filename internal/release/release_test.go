@@ -21,11 +21,11 @@ var (
 	releaseErr  error
 )
 
-// release builds the marketplace once per test binary (five
-// cross-compiles).
+// release builds the marketplace once per test binary (six
+// cross-compiles and the Windows launcher).
 func release(t *testing.T) string {
 	t.Helper()
-	testenv.NeedsFull(t, "five cross-compiles")
+	testenv.NeedsFull(t, "six cross-compiles")
 	releaseOnce.Do(func() {
 		d, err := os.MkdirTemp("", "mcp-heal-release-")
 		if err != nil {
@@ -141,6 +141,16 @@ func TestReleaseLayout(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("release lacks %s: %v", f, err)
 		}
+	}
+	// The Windows launcher: a PE for amd64 (arm64 Windows runs it too),
+	// where hooks.json's plugin/mcp-heal resolves on Windows.
+	if f, err := pe.Open(filepath.Join(dir, WindowsLauncher)); err != nil {
+		t.Errorf("%s: not PE: %v", WindowsLauncher, err)
+	} else {
+		if f.Machine != pe.IMAGE_FILE_MACHINE_AMD64 {
+			t.Errorf("%s: machine %#x, want amd64", WindowsLauncher, f.Machine)
+		}
+		f.Close()
 	}
 	for _, f := range []string{"plugin/mcp-heal", "bin/mcp-heal"} {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Mode()&0o111 == 0 {

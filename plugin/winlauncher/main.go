@@ -53,6 +53,12 @@ func run(args []string, getenv func(string) string) int {
 	if l.kind == "hook" && l.event == "PreToolUse" && l.healthy() {
 		return 0
 	}
+	if l.kind == "command" && len(args) > 1 && args[1] == "link" {
+		// /mcp-heal link makes a symlink in ~/.local/bin (link.sh); a
+		// Windows shell has no such directory on its PATH.
+		fmt.Printf("mcp-heal: /mcp-heal link is for unix shells. On Windows, run %s, or add its folder to your PATH.\n", l.paths.StableBinary)
+		return 0
+	}
 	code, err := l.main()
 	if l.kind == "cli" {
 		if err != nil {
