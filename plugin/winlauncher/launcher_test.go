@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,6 +29,9 @@ func TestMain(m *testing.M) {
 			f, _ := os.OpenFile(tr, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 			f.WriteString(filepath.Base(exe) + " " + strings.Join(os.Args[1:], " ") + " context=" + os.Getenv("MCP_HEAL_CONTEXT") + "\n")
 			f.Close()
+		}
+		if os.Getenv("FAKE_BLOCK") == "1" {
+			io.Copy(io.Discard, os.Stdin) // runs until stdin closes, as a shim does
 		}
 		os.Stdout.WriteString(`{"fake":true}` + "\n")
 		code, _ := strconv.Atoi(os.Getenv("FAKE_EXIT"))
@@ -230,21 +234,40 @@ func TestLauncherExitStatus(t *testing.T) {
 
 // TestLauncherReplacesStableCopyAside: an older stable copy is replaced by
 // renaming it aside first (Windows refuses to overwrite a running
-// program), and the old copy is removed when nothing runs it.
+// program, which a wrapped server's shim is), and the old copy is removed
+// when nothing runs it.
 func TestLauncherReplacesStableCopyAside(t *testing.T) {
 	p := released(t)
 	os.MkdirAll(filepath.Dir(p.stable()), 0o700)
-	os.WriteFile(p.stable(), []byte("old"), 0o755)
+	old := append(self(t), []byte("old")...)
+	os.WriteFile(p.stable(), old, 0o755)
 	os.WriteFile(p.stable()+".version", []byte("1.0.0\n"), 0o644)
+	// A shim running the old copy.
+	shim := exec.Command(p.stable())
+	shim.Env = append(append([]string{}, p.env...), "FAKE_BLOCK=1")
+	stdin, err := shim.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := shim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer shim.Wait()
+	defer stdin.Close()
 	p.run(t, nil, "hook", "SessionStart")
-	if b, _ := os.ReadFile(p.stable()); string(b) == "old" {
-		t.Fatal("the old stable copy was not replaced")
+	if b, _ := os.ReadFile(p.stable()); string(b) == string(old) {
+		t.Fatal("the running stable copy was not replaced")
 	}
 	if v, _ := os.ReadFile(p.stable() + ".version"); string(v) != "1.2.3\n" {
 		t.Fatalf("stable version %q", v)
 	}
-	if old, _ := filepath.Glob(p.stable() + ".*"); len(old) != 1 {
-		t.Fatalf("left beside the stable copy: %v, want only its .version", old)
+	stdin.Close()
+	shim.Wait()
+	// The next update removes what nothing runs any more.
+	os.WriteFile(p.stable()+".version", []byte("1.0.0\n"), 0o644)
+	p.run(t, nil, "hook", "SessionStart")
+	if left, _ := filepath.Glob(p.stable() + ".*"); len(left) != 1 {
+		t.Fatalf("left beside the stable copy: %v, want only its .version", left)
 	}
 }
 
