@@ -1,0 +1,191 @@
+package plugin_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
+)
+
+// bunWindows is Bun for Windows, the runtime Claude Code is built on
+// (its Windows build spawns hooks through it).
+const bunWindows = "@oven/bun-windows-x64-baseline@1.4.4"
+
+// installOnce makes dir with fill (into a temporary sibling, renamed into
+// place), once per cache: parallel test binaries each fill their own and
+// the first rename wins.
+func installOnce(t *testing.T, dir string, fill func(tmp string)) string {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(dir, ".installed")); err == nil {
+		return dir
+	}
+	os.MkdirAll(filepath.Dir(dir), 0o755)
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), filepath.Base(dir)+".tmp-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	fill(tmp)
+	if err := os.WriteFile(filepath.Join(tmp, ".installed"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, serr := os.Stat(filepath.Join(dir, ".installed")); serr != nil {
+			t.Fatalf("install %s: %v", dir, err)
+		}
+	}
+	return dir
+}
+
+func runOK(t *testing.T, env []string, name string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Env = env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+}
+
+// winePrefix is a Wine prefix where Go >= 1.22 .exe files start: Wine 8.0
+// lacks bcryptprimitives.dll's ProcessPrng, which a stub built with MinGW
+// from testdata/wine/processprng.c supplies (the Wine facts of issue 20).
+func winePrefix(t *testing.T) (wine string, env []string) {
+	t.Helper()
+	const hint = " (apt-get install --no-install-recommends wine wine64 gcc-mingw-w64-x86-64-win32)"
+	wine, err := exec.LookPath("wine")
+	if err != nil {
+		t.Fatalf("wine is required%s: %v", hint, err)
+	}
+	gcc, err := exec.LookPath("x86_64-w64-mingw32-gcc")
+	if err != nil {
+		t.Fatalf("MinGW is required%s: %v", hint, err)
+	}
+	src := filepath.Join(testenv.ModuleRoot(t), "testdata", "wine", "processprng.c")
+	if _, err := os.Stat(src); err != nil {
+		t.Fatalf("the ProcessPrng stub's source: %v", err)
+	}
+	base := []string{"WINEDEBUG=-all", "WINEDLLOVERRIDES=mscoree,mshtml=", "LANG=C.UTF-8", "PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	prefix := installOnce(t, filepath.Join(testenv.CacheDir(), "wine-plugin-hooks"), func(tmp string) {
+		env := append([]string{"WINEPREFIX=" + tmp}, base...)
+		runOK(t, env, wine, "wineboot", "--init")
+		runOK(t, env, filepath.Join(filepath.Dir(wine), "wineserver"), "--wait")
+		runOK(t, env, gcc, "-shared", "-O2", "-s", "-o", filepath.Join(tmp, "drive_c", "windows", "system32", "bcryptprimitives.dll"), src, "-ladvapi32")
+	})
+	return wine, append([]string{"WINEPREFIX=" + prefix}, base...)
+}
+
+func winPath(p string) string { return `Z:` + strings.ReplaceAll(p, "/", `\`) }
+
+// TestBunSpawnsWindowsLauncher is the Windows hooks design under Wine with
+// the runtime Claude Code is built on: hooks.json's exec-form command,
+// ${CLAUDE_PLUGIN_ROOT}/plugin/mcp-heal substituted with a Windows root
+// (a space and a non-ASCII letter in it), spawned as Claude Code spawns
+// it, starts plugin/mcp-heal.exe, the Windows launcher, never the sh
+// script beside it; the launcher answers PreToolUse on its fast path, runs
+// the bundled binary only when its SHA-256 matches SHA256SUMS, and exits 0
+// with one line when it does not. Without the .exe the spawn fails
+// (ENOENT): the #! script is no fallback, so this is not Wine running a
+// script real Windows would refuse. What it cannot show is Claude Code's
+// own hook runner around that spawn (docs/install.md says so).
+func TestBunSpawnsWindowsLauncher(t *testing.T) {
+	testenv.NeedsFull(t, "Wine, MinGW and Bun for Windows")
+	wine, wenv := winePrefix(t)
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Fatalf("npm is required: %v", err)
+	}
+	bunDir := installOnce(t, filepath.Join(testenv.CacheDir(), "npm-windows", strings.NewReplacer("@", "", "/", "_").Replace(bunWindows)), func(tmp string) {
+		os.WriteFile(filepath.Join(tmp, "package.json"), []byte(`{"name":"mcp-heal-test-deps","private":true}`), 0o644)
+		// --force: the package is for win32; it runs under Wine here.
+		runOK(t, os.Environ(), npm, "install", "--no-audit", "--no-fund", "--loglevel=error", "--force", "--prefix", tmp, bunWindows)
+	})
+	bun := filepath.Join(bunDir, "node_modules", "@oven", "bun-windows-x64-baseline", "bin", "bun.exe")
+	src := testenv.ModuleRoot(t)
+
+	root := filepath.Join(t.TempDir(), "plugin root Ü")
+	build := func(pkg, out string) {
+		t.Helper()
+		env := append(os.Environ(), "GOOS=windows", "GOARCH=amd64", "CGO_ENABLED=0")
+		cmd := exec.Command("go", "build", "-o", out, pkg)
+		cmd.Dir, cmd.Env = src, env
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", pkg, err, b)
+		}
+	}
+	launcher := filepath.Join(root, "plugin", "mcp-heal.exe")
+	build("./plugin/winlauncher", launcher)
+	probe := filepath.Join(root, "bin", "mcp-heal-windows-amd64.exe")
+	build("./plugin/testdata/winprobe", probe)
+	for _, f := range []string{"plugin/mcp-heal", ".claude-plugin/plugin.json"} {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.MkdirAll(filepath.Dir(filepath.Join(root, f)), 0o755)
+		os.WriteFile(filepath.Join(root, f), b, 0o755)
+	}
+	b, _ := os.ReadFile(probe)
+	sum := sha256.Sum256(b)
+	sums := filepath.Join(root, "bin", "SHA256SUMS")
+	os.WriteFile(sums, []byte(hex.EncodeToString(sum[:])+"  mcp-heal-windows-amd64.exe\n"), 0o644)
+
+	home := t.TempDir()
+	data := 0
+	type result struct {
+		Stdout string `json:"stdout"`
+		Status *int   `json:"status"`
+		Error  string `json:"error"`
+	}
+	// hook spawns root's plugin/mcp-heal as Claude Code spawns an
+	// exec-form hook, with a fresh plugin data directory when fresh.
+	hook := func(fresh bool, args ...string) result {
+		t.Helper()
+		if fresh {
+			data++
+		}
+		env := append(append([]string{}, wenv...),
+			"CLAUDE_PLUGIN_ROOT="+winPath(root),
+			"CLAUDE_PLUGIN_DATA="+winPath(filepath.Join(home, fmt.Sprint("data", data))),
+			"XDG_STATE_HOME="+winPath(filepath.Join(home, "state")),
+			"XDG_DATA_HOME="+winPath(filepath.Join(home, fmt.Sprint("xdg", data))))
+		argv := append([]string{bun, winPath(filepath.Join(src, "plugin", "testdata", "bunspawn.js")), winPath(root) + "/plugin/mcp-heal"}, args...)
+		cmd := exec.Command(wine, argv...)
+		cmd.Env = env
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("wine bun: %v\n%s", err, out)
+		}
+		var r result
+		line := strings.TrimSpace(string(out))
+		if i := strings.LastIndex(line, "\n"); i >= 0 {
+			line = line[i+1:]
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("bunspawn.js output %q: %v", out, err)
+		}
+		return r
+	}
+	ok := func(r result) bool { return r.Error == "" && r.Status != nil && *r.Status == 0 }
+
+	if r := hook(true, "hook", "SessionStart"); !ok(r) || r.Stdout != `winprobe ["hook" "SessionStart"]`+"\r\n" && r.Stdout != `winprobe ["hook" "SessionStart"]`+"\n" {
+		t.Fatalf("SessionStart: %+v, want the verified bundled binary's line", r)
+	}
+	if r := hook(false, "hook", "PreToolUse"); !ok(r) || r.Stdout != "" {
+		t.Fatalf("PreToolUse with nothing in the attention directory: %+v, want no output (fast path)", r)
+	}
+	os.WriteFile(sums, []byte(strings.Repeat("0", 64)+"  mcp-heal-windows-amd64.exe\n"), 0o644)
+	if r := hook(true, "hook", "SessionStart"); !ok(r) || !strings.Contains(r.Stdout, `"systemMessage":"mcp-heal: the bundled binary bin/mcp-heal-windows-amd64.exe does not match`) || strings.Contains(r.Stdout, "winprobe") {
+		t.Fatalf("tampered: %+v, want one systemMessage and the binary not run", r)
+	}
+	os.Remove(launcher)
+	if r := hook(true, "hook", "SessionStart"); r.Error == "" || strings.Contains(r.Stdout, "winprobe") {
+		t.Fatalf("without plugin/mcp-heal.exe: %+v, want a spawn error (the sh script is never run on Windows)", r)
+	}
+}
