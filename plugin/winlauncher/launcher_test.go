@@ -30,6 +30,9 @@ func TestMain(m *testing.M) {
 			f.WriteString(filepath.Base(exe) + " " + strings.Join(os.Args[1:], " ") + " context=" + os.Getenv("MCP_HEAL_CONTEXT") + "\n")
 			f.Close()
 		}
+		if pf := os.Getenv("FAKE_PIDFILE"); pf != "" {
+			os.WriteFile(pf, []byte(strconv.Itoa(os.Getpid())), 0o600)
+		}
 		if os.Getenv("FAKE_BLOCK") == "1" {
 			io.Copy(io.Discard, os.Stdin) // runs until stdin closes, as a shim does
 		}

@@ -90,6 +90,12 @@ func (l *launcher) main() (code int, err error) {
 		// Advice then names /mcp-heal commands, not a binary on PATH.
 		env = append(env, "MCP_HEAL_CONTEXT=claude-code")
 	}
+	if l.kind != "cli" {
+		// A hook's or the command's binary ends with the launcher; a
+		// command line of the user's (the Bash tool's mcp-heal, a shim
+		// started by hand) is left alone.
+		diesWithMe()
+	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.Env = env
