@@ -81,6 +81,56 @@ func winePrefix(t *testing.T) (wine string, env []string) {
 	return wine, append([]string{"WINEPREFIX=" + prefix}, base...)
 }
 
+// bunExe installs Bun for Windows from npm and returns its bun.exe.
+func bunExe(t *testing.T) string {
+	t.Helper()
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Fatalf("npm is required: %v", err)
+	}
+	bunDir := installOnce(t, filepath.Join(testenv.CacheDir(), "npm-windows", strings.NewReplacer("@", "", "/", "_").Replace(bunWindows)), func(tmp string) {
+		os.WriteFile(filepath.Join(tmp, "package.json"), []byte(`{"name":"mcp-heal-test-deps","private":true}`), 0o644)
+		// --force: the package is for win32; it runs under Wine here.
+		runOK(t, os.Environ(), npm, "install", "--no-audit", "--no-fund", "--loglevel=error", "--force", "--prefix", tmp, bunWindows)
+	})
+	return filepath.Join(bunDir, "node_modules", "@oven", "bun-windows-x64-baseline", "bin", "bun.exe")
+}
+
+// bunResult is what testdata/bunspawn.js reports.
+type bunResult struct {
+	Stdout string `json:"stdout"`
+	Status *int   `json:"status"`
+	Error  string `json:"error"`
+}
+
+func (r bunResult) ok() bool { return r.Error == "" && r.Status != nil && *r.Status == 0 }
+
+// bunSpawn runs command with args under Wine as Claude Code spawns an
+// exec-form hook (testdata/bunspawn.js), with env added and input (a
+// file, or "") on its stdin.
+func bunSpawn(t *testing.T, wine string, env []string, bun, input, command string, args ...string) bunResult {
+	t.Helper()
+	argv := append([]string{bun, winPath(filepath.Join(testenv.ModuleRoot(t), "plugin", "testdata", "bunspawn.js")), command}, args...)
+	cmd := exec.Command(wine, argv...)
+	cmd.Env = env
+	if input != "" {
+		cmd.Env = append(cmd.Env, "HOOK_INPUT="+winPath(input))
+	}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("wine bun: %v\n%s", err, out)
+	}
+	var r bunResult
+	line := strings.TrimSpace(string(out))
+	if i := strings.LastIndex(line, "\n"); i >= 0 {
+		line = line[i+1:]
+	}
+	if err := json.Unmarshal([]byte(line), &r); err != nil {
+		t.Fatalf("bunspawn.js output %q: %v", out, err)
+	}
+	return r
+}
+
 func winPath(p string) string { return `Z:` + strings.ReplaceAll(p, "/", `\`) }
 
 // TestBunSpawnsWindowsLauncher is the Windows hooks design under Wine with
@@ -97,16 +147,7 @@ func winPath(p string) string { return `Z:` + strings.ReplaceAll(p, "/", `\`) }
 func TestBunSpawnsWindowsLauncher(t *testing.T) {
 	testenv.NeedsFull(t, "Wine, MinGW and Bun for Windows")
 	wine, wenv := winePrefix(t)
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Fatalf("npm is required: %v", err)
-	}
-	bunDir := installOnce(t, filepath.Join(testenv.CacheDir(), "npm-windows", strings.NewReplacer("@", "", "/", "_").Replace(bunWindows)), func(tmp string) {
-		os.WriteFile(filepath.Join(tmp, "package.json"), []byte(`{"name":"mcp-heal-test-deps","private":true}`), 0o644)
-		// --force: the package is for win32; it runs under Wine here.
-		runOK(t, os.Environ(), npm, "install", "--no-audit", "--no-fund", "--loglevel=error", "--force", "--prefix", tmp, bunWindows)
-	})
-	bun := filepath.Join(bunDir, "node_modules", "@oven", "bun-windows-x64-baseline", "bin", "bun.exe")
+	bun := bunExe(t)
 	src := testenv.ModuleRoot(t)
 
 	root := filepath.Join(t.TempDir(), "plugin root Ü")
@@ -138,14 +179,9 @@ func TestBunSpawnsWindowsLauncher(t *testing.T) {
 
 	home := t.TempDir()
 	data := 0
-	type result struct {
-		Stdout string `json:"stdout"`
-		Status *int   `json:"status"`
-		Error  string `json:"error"`
-	}
 	// hook spawns root's plugin/mcp-heal as Claude Code spawns an
 	// exec-form hook, with a fresh plugin data directory when fresh.
-	hook := func(fresh bool, args ...string) result {
+	hook := func(fresh bool, args ...string) bunResult {
 		t.Helper()
 		if fresh {
 			data++
@@ -155,24 +191,9 @@ func TestBunSpawnsWindowsLauncher(t *testing.T) {
 			"CLAUDE_PLUGIN_DATA="+winPath(filepath.Join(home, fmt.Sprint("data", data))),
 			"XDG_STATE_HOME="+winPath(filepath.Join(home, "state")),
 			"XDG_DATA_HOME="+winPath(filepath.Join(home, fmt.Sprint("xdg", data))))
-		argv := append([]string{bun, winPath(filepath.Join(src, "plugin", "testdata", "bunspawn.js")), winPath(root) + "/plugin/mcp-heal"}, args...)
-		cmd := exec.Command(wine, argv...)
-		cmd.Env = env
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("wine bun: %v\n%s", err, out)
-		}
-		var r result
-		line := strings.TrimSpace(string(out))
-		if i := strings.LastIndex(line, "\n"); i >= 0 {
-			line = line[i+1:]
-		}
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			t.Fatalf("bunspawn.js output %q: %v", out, err)
-		}
-		return r
+		return bunSpawn(t, wine, env, bun, "", winPath(root)+"/plugin/mcp-heal", args...)
 	}
-	ok := func(r result) bool { return r.Error == "" && r.Status != nil && *r.Status == 0 }
+	ok := bunResult.ok
 
 	if r := hook(true, "hook", "SessionStart"); !ok(r) || r.Stdout != `winprobe ["hook" "SessionStart"]`+"\r\n" && r.Stdout != `winprobe ["hook" "SessionStart"]`+"\n" {
 		t.Fatalf("SessionStart: %+v, want the verified bundled binary's line", r)
@@ -187,5 +208,46 @@ func TestBunSpawnsWindowsLauncher(t *testing.T) {
 	os.Remove(launcher)
 	if r := hook(true, "hook", "SessionStart"); r.Error == "" || strings.Contains(r.Stdout, "winprobe") {
 		t.Fatalf("without plugin/mcp-heal.exe: %+v, want a spawn error (the sh script is never run on Windows)", r)
+	}
+}
+
+// TestReleasedPluginHooksUnderWine: the release for windows/amd64
+// (go run ./internal/release), its hooks spawned under Wine as Claude Code
+// spawns them, answers recorded Claude Code payloads as on Linux: the
+// Windows launcher checks and caches the real binary, installs the stable
+// copy (mcp-heal.exe with its .version), and the binary replies.
+func TestReleasedPluginHooksUnderWine(t *testing.T) {
+	testenv.NeedsFull(t, "Wine, MinGW, Bun for Windows and a release build")
+	wine, wenv := winePrefix(t)
+	bun := bunExe(t)
+	rel := filepath.Join(t.TempDir(), "release Ü")
+	cmd := exec.Command("go", "run", "./internal/release", "-o", rel, "-targets", "windows/amd64")
+	cmd.Dir = testenv.ModuleRoot(t)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("release: %v\n%s", err, out)
+	}
+	home := t.TempDir()
+	env := append(append([]string{}, wenv...),
+		"HOME="+winPath(home), "USERPROFILE="+winPath(home), "CLAUDE_PROJECT_DIR="+winPath(home),
+		"CLAUDE_PLUGIN_ROOT="+winPath(rel), "CLAUDE_PLUGIN_DATA="+winPath(filepath.Join(home, "plugin-data")),
+		"XDG_STATE_HOME="+winPath(filepath.Join(home, "state")), "XDG_DATA_HOME="+winPath(filepath.Join(home, "data")))
+	launcher := winPath(rel) + "/plugin/mcp-heal"
+	if r := bunSpawn(t, wine, env, bun, "", launcher, "version"); !r.ok() || !strings.HasPrefix(r.Stdout, "mcp-heal ") {
+		t.Fatalf("version: %+v", r)
+	}
+	payload := filepath.Join(testenv.HookPayloadDir(t), "PostToolUseFailure.stdio-not-connected.json")
+	r := bunSpawn(t, wine, env, bun, payload, launcher, "hook", "PostToolUseFailure")
+	var reply struct {
+		HookSpecificOutput struct {
+			AdditionalContext string `json:"additionalContext"`
+		} `json:"hookSpecificOutput"`
+	}
+	if !r.ok() || json.Unmarshal([]byte(r.Stdout), &reply) != nil || !strings.Contains(reply.HookSpecificOutput.AdditionalContext, "/mcp reconnect tiny") {
+		t.Fatalf("PostToolUseFailure: %+v, want additionalContext naming /mcp reconnect tiny", r)
+	}
+	for _, f := range []string{"plugin-data/bin/mcp-heal-" + pluginVersion(t) + ".exe", "data/mcp-heal/bin/mcp-heal.exe", "data/mcp-heal/bin/mcp-heal.exe.version"} {
+		if _, err := os.Stat(filepath.Join(home, f)); err != nil {
+			t.Errorf("after the hooks: %v", err)
+		}
 	}
 }
