@@ -63,6 +63,11 @@ var Targets = []Target{
 // Windows too (it runs amd64 programs), and picks the arm64 binary there.
 const WindowsLauncher = "plugin/mcp-heal.exe"
 
+// WindowsToolsLauncher is the same launcher as the plugin's bin/mcp-heal.exe:
+// the `mcp-heal` that the PowerShell tool, which Claude Code also gives the
+// plugin's bin/, finds through PATHEXT (Git Bash runs bin/mcp-heal).
+const WindowsToolsLauncher = "bin/mcp-heal.exe"
+
 var windowsLauncherTarget = Target{"windows", "amd64"}
 
 // pluginFiles are the files of the plugin, relative to the repository
@@ -119,6 +124,9 @@ func Build(o Options) error {
 	if hasWindows(o.Targets) {
 		fmt.Fprintf(o.Log, "build %s launcher\n", windowsLauncherTarget)
 		if err := build(o.Root, windowsLauncherTarget, "./plugin/winlauncher", o.Version, filepath.Join(o.Out, filepath.FromSlash(WindowsLauncher))); err != nil {
+			return err
+		}
+		if err := copyFile(filepath.Join(o.Out, filepath.FromSlash(WindowsLauncher)), filepath.Join(o.Out, filepath.FromSlash(WindowsToolsLauncher))); err != nil {
 			return err
 		}
 	}

@@ -144,13 +144,15 @@ func TestReleaseLayout(t *testing.T) {
 	}
 	// The Windows launcher: a PE for amd64 (arm64 Windows runs it too),
 	// where hooks.json's plugin/mcp-heal resolves on Windows.
-	if f, err := pe.Open(filepath.Join(dir, WindowsLauncher)); err != nil {
-		t.Errorf("%s: not PE: %v", WindowsLauncher, err)
-	} else {
-		if f.Machine != pe.IMAGE_FILE_MACHINE_AMD64 {
-			t.Errorf("%s: machine %#x, want amd64", WindowsLauncher, f.Machine)
+	for _, l := range []string{WindowsLauncher, WindowsToolsLauncher} {
+		if f, err := pe.Open(filepath.Join(dir, l)); err != nil {
+			t.Errorf("%s: not PE: %v", l, err)
+		} else {
+			if f.Machine != pe.IMAGE_FILE_MACHINE_AMD64 {
+				t.Errorf("%s: machine %#x, want amd64", l, f.Machine)
+			}
+			f.Close()
 		}
-		f.Close()
 	}
 	for _, f := range []string{"plugin/mcp-heal", "bin/mcp-heal"} {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Mode()&0o111 == 0 {

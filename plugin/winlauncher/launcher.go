@@ -76,6 +76,13 @@ func (l *launcher) find() string {
 		return ""
 	}
 	l.root = filepath.Dir(filepath.Dir(exe))
+	if filepath.Base(filepath.Dir(exe)) == "bin" {
+		// bin/mcp-heal.exe: the Bash and PowerShell tools' `mcp-heal`
+		// (Claude Code puts the plugin's bin/ on their PATH). Another
+		// plugin's CLAUDE_PLUGIN_DATA may be in their environment: the
+		// cache is then beside the stable copy, as bin/mcp-heal does.
+		l.paths.PluginData = l.paths.Data
+	}
 	l.key = versionKey(readVersion(filepath.Join(l.root, ".claude-plugin", "plugin.json")))
 	if b := l.getenv("MCP_HEAL_BIN"); b != "" {
 		if st, err := os.Stat(b); err == nil && st.Mode().IsRegular() {

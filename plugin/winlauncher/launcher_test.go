@@ -22,7 +22,7 @@ import (
 func TestMain(m *testing.M) {
 	if os.Getenv("WINLAUNCHER_TEST") == "1" {
 		exe, _ := os.Executable()
-		if filepath.Base(filepath.Dir(exe)) == "plugin" {
+		if filepath.Base(filepath.Dir(exe)) == "plugin" || os.Getenv("WINLAUNCHER_AS") == "launcher" && filepath.Base(exe) == "mcp-heal"+exeSuffix(runtime.GOOS) && filepath.Base(filepath.Dir(exe)) == "bin" {
 			os.Exit(run(os.Args[1:], os.Getenv))
 		}
 		if tr := os.Getenv("FAKE_TRACE"); tr != "" {
@@ -308,5 +308,33 @@ func TestGoMinIsGoMod(t *testing.T) {
 	}
 	if !strings.Contains(string(b), "\ngo "+goMin+"\n") {
 		t.Fatalf("go.mod does not require go %s", goMin)
+	}
+}
+
+// TestLauncherAsToolsMcpHeal: as bin/mcp-heal.exe (the PowerShell tool's
+// `mcp-heal`: Claude Code puts the plugin's bin/ on its PATH) it runs the
+// verified binary with the plugin as its root, and another plugin's
+// CLAUDE_PLUGIN_DATA in the tool's environment is left alone: the cache is
+// beside the stable copy, as the sh bin/mcp-heal does.
+func TestLauncherAsToolsMcpHeal(t *testing.T) {
+	p := released(t)
+	tool := filepath.Join(p.root, "bin", "mcp-heal"+exeSuffix(runtime.GOOS))
+	if err := os.WriteFile(tool, self(t), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The launcher is its own test binary: under bin/ it would be the
+	// fake, so make it the launcher by the name of its directory.
+	other := t.TempDir()
+	cmd := exec.Command(tool, "version")
+	cmd.Env = append(append([]string{}, p.env...), "CLAUDE_PLUGIN_DATA="+other, "WINLAUNCHER_AS=launcher")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "fake") {
+		t.Fatalf("bin/mcp-heal version: %v, %q", err, out)
+	}
+	if ents, _ := os.ReadDir(other); len(ents) != 0 {
+		t.Fatalf("it wrote into another plugin's data dir: %v", ents)
+	}
+	if !regular(filepath.Join(p.home, "data", "mcp-heal", "bin", "mcp-heal-1.2.3"+exeSuffix(runtime.GOOS))) {
+		t.Fatal("no checked copy beside the stable copy")
 	}
 }
