@@ -251,3 +251,38 @@ func TestReleasedPluginHooksUnderWine(t *testing.T) {
 		}
 	}
 }
+
+// TestWinlauncherUnderWine runs plugin/winlauncher's tests as a Windows
+// program under Wine (they need no shell: the test binary plays the
+// launcher and the fake binary): SHA-256 refusal, the fast path, exit
+// statuses, the running stable copy renamed aside (which Wine, like
+// Windows, will not overwrite), and the hook's binary ending with a killed
+// launcher through the job object.
+func TestWinlauncherUnderWine(t *testing.T) {
+	testenv.NeedsFull(t, "Wine and MinGW")
+	wine, wenv := winePrefix(t)
+	root := testenv.ModuleRoot(t)
+	exe := filepath.Join(t.TempDir(), "winlauncher.test.exe")
+	cmd := exec.Command("go", "test", "-c", "-o", exe, "./plugin/winlauncher")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "GOOS=windows", "GOARCH=amd64", "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go test -c: %v\n%s", err, out)
+	}
+	cmd = exec.Command(wine, exe, "-test.v", "-test.count=1")
+	cmd.Dir = filepath.Join(root, "plugin", "winlauncher") // its tests read ../../go.mod
+	cmd.Env = wenv
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("winlauncher's tests under Wine: %v\n%s", err, out)
+	}
+	for _, name := range []string{"TestLauncherRunsVerifiedBundledBinary", "TestLauncherRefusesTamperedBinary", "TestLauncherPreToolUseHealthyPath",
+		"TestLauncherExitStatus", "TestLauncherReplacesStableCopyAside", "TestLauncherAsToolsMcpHeal", "TestLauncherBinaryDiesWithIt"} {
+		if !strings.Contains(string(out), "--- PASS: "+name+" ") {
+			t.Errorf("%s did not pass under Wine", name)
+		}
+	}
+	if t.Failed() {
+		t.Logf("output:\n%s", out)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -43,6 +44,36 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// tempDir is t.TempDir whose cleanup also works under Wine, where Go's
+// os.RemoveAll fails (issue 20): what RemoveAll leaves is removed entry by
+// entry, deepest first. (testenv.TempDir, from the Wine test run's work,
+// does the same; use it once both are on main.)
+func tempDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "winlauncher-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if os.RemoveAll(dir) == nil {
+			return
+		}
+		var all []string
+		filepath.WalkDir(dir, func(p string, _ os.DirEntry, _ error) error {
+			all = append(all, p)
+			return nil
+		})
+		sort.Slice(all, func(i, j int) bool { return len(all[i]) > len(all[j]) })
+		for _, p := range all {
+			if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+				t.Errorf("cleanup: %v", err)
+				return
+			}
+		}
+	})
+	return dir
+}
+
 type plugin struct {
 	root, bundled, home, trace string
 	env                        []string
@@ -64,7 +95,7 @@ func self(t *testing.T) []byte {
 // manifest, this platform's bundled binary and SHA256SUMS listing it.
 func released(t *testing.T) *plugin {
 	t.Helper()
-	p := &plugin{root: t.TempDir(), home: t.TempDir()}
+	p := &plugin{root: tempDir(t), home: tempDir(t)}
 	p.trace = filepath.Join(p.home, "trace")
 	b := self(t)
 	write := func(rel string, data []byte, mode os.FileMode) {
@@ -324,7 +355,7 @@ func TestLauncherAsToolsMcpHeal(t *testing.T) {
 	}
 	// The launcher is its own test binary: under bin/ it would be the
 	// fake, so make it the launcher by the name of its directory.
-	other := t.TempDir()
+	other := tempDir(t)
 	cmd := exec.Command(tool, "version")
 	cmd.Env = append(append([]string{}, p.env...), "CLAUDE_PLUGIN_DATA="+other, "WINLAUNCHER_AS=launcher")
 	out, err := cmd.CombinedOutput()
