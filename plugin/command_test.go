@@ -19,6 +19,7 @@ import (
 // `!` line must run without a permission prompt, and its report must reach
 // the model together with the request to present it.
 func TestSlashCommandInPrintMode(t *testing.T) {
+	unixOnly(t, shLauncher)
 	claude := testenv.NPMBin(t, "claude", testenv.ClaudeCode)
 	bin := testenv.Binary(t)
 	root := testenv.ModuleRoot(t)

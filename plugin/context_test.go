@@ -15,6 +15,7 @@ import (
 // Claude Code: `/mcp-heal wrap X`, not an `mcp-heal` binary they may not
 // have on PATH. Run directly, the same advice names the binary.
 func TestLauncherCommandNamesSlashCommands(t *testing.T) {
+	unixOnly(t, shLauncher)
 	l := newLauncherEnv(t)
 	bin := testenv.Binary(t)
 	t.Setenv("MCP_HEAL_BIN", bin)

@@ -102,6 +102,7 @@ func runOnDisk(t *testing.T, disk brokenDisk, root, path, stdin string, args ...
 // checked copy checks the bundled binary where it is, so the hooks still
 // answer.
 func TestLauncherExitsZeroOnBrokenDisk(t *testing.T) {
+	unixOnly(t, shLauncher)
 	root, _ := releasedPlugin(t)
 	runs := []struct {
 		name, stdin string
@@ -135,6 +136,7 @@ func TestLauncherExitsZeroOnBrokenDisk(t *testing.T) {
 // (the marker that would make it "once per version" cannot be written, so
 // once a session), the other hooks stay silent, and all exit 0.
 func TestLauncherSaysOncePerSessionOnReadOnlyDisk(t *testing.T) {
+	unixOnly(t, shLauncher)
 	root := testenv.ModuleRoot(t)
 	goBin, err := exec.LookPath("go")
 	if err != nil {

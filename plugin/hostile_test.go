@@ -85,6 +85,7 @@ func runCode(t *testing.T, root, home, stdin string, env []string, args ...strin
 // state dir. Before, "/" or ".." or a long version made the cache path
 // point nowhere and the first hook ended with status 2.
 func TestLauncherHostileVersions(t *testing.T) {
+	unixOnly(t, shLauncher)
 	for name, v := range map[string]string{
 		"slash":     "1.0/evil",
 		"dotdot":    "../../../../tmp/mcp-heal-evil",
@@ -157,6 +158,7 @@ func TestLauncherHostileVersions(t *testing.T) {
 // exec fail. Whatever the binary did, the hook exits 0; run as a command
 // in a shell, its status is kept.
 func TestLauncherHookIgnoresBinaryExitStatus(t *testing.T) {
+	unixOnly(t, shLauncher)
 	root, _ := releasedPlugin(t)
 	home := t.TempDir()
 	dir := t.TempDir()

@@ -76,6 +76,7 @@ func runPlugin(t *testing.T, root, home string, stdin string, args ...string) (s
 // cached, so a later change to the bundled file no longer matters; the
 // stable copy is installed.
 func TestLauncherVerifiesBundledBinary(t *testing.T) {
+	unixOnly(t, shLauncher)
 	root, bundled := releasedPlugin(t)
 	home := t.TempDir()
 	ver := pluginVersion(t)
@@ -101,6 +102,7 @@ func TestLauncherVerifiesBundledBinary(t *testing.T) {
 // flipped: the launcher never runs it; a hook exits 0 with one line saying
 // why (once), the command says it too.
 func TestLauncherRefusesTamperedBinary(t *testing.T) {
+	unixOnly(t, shLauncher)
 	root, bundled := releasedPlugin(t)
 	b, _ := os.ReadFile(bundled)
 	b[len(b)/2] ^= 0x01
@@ -133,6 +135,7 @@ func TestLauncherRefusesTamperedBinary(t *testing.T) {
 // servers run) by rename, so a server already running from the old copy
 // goes on working, and new starts get the new version.
 func TestLauncherUpgradeKeepsRunningShims(t *testing.T) {
+	unixOnly(t, shLauncher)
 	root, _ := releasedPlugin(t)
 	home := t.TempDir()
 	runPlugin(t, root, home, "", "version")
@@ -186,6 +189,7 @@ func TestLauncherUpgradeKeepsRunningShims(t *testing.T) {
 // TestLauncherRefusesUnlistedBinary: a bundled binary without a
 // SHA256SUMS, or one the file does not list, is never run.
 func TestLauncherRefusesUnlistedBinary(t *testing.T) {
+	unixOnly(t, shLauncher)
 	for _, c := range []struct{ name, sums, want string }{
 		{"no SHA256SUMS", "", "the plugin has no bin/SHA256SUMS to check"},
 		{"not listed", "0000000000000000000000000000000000000000000000000000000000000000  mcp-heal-plan9-amd64\n", "does not match the plugin's SHA256SUMS"},
@@ -211,6 +215,7 @@ func TestLauncherRefusesUnlistedBinary(t *testing.T) {
 // hash in either form is still refused. Before, both rejected the correct
 // binary.
 func TestLauncherReadsSumsFiles(t *testing.T) {
+	unixOnly(t, shLauncher)
 	for _, c := range []struct {
 		name string
 		edit func(sums string) string
@@ -263,6 +268,7 @@ func flipHash(sums string) string {
 // (the bundled binary is checked where it is). The stable copy's directory
 // gets the same treatment. Before, the planted copy ran.
 func TestLauncherDistrustsOpenCacheDir(t *testing.T) {
+	unixOnly(t, shLauncher)
 	for _, c := range []string{"0777", "symlink", "other uid"} {
 		t.Run(c, func(t *testing.T) {
 			if c == "other uid" && os.Geteuid() != 0 {

@@ -65,6 +65,7 @@ func pluginVersion(t *testing.T) string {
 // command) or let the call through (hooks); all exit 0; afterwards there is
 // one binary of the plugin's version, the stable copy, and no leftovers.
 func TestLauncherBuildsOnceConcurrently(t *testing.T) {
+	unixOnly(t, shLauncher)
 	l := newLauncherEnv(t)
 	ver := pluginVersion(t)
 	pre, err := os.ReadFile(filepath.Join(testenv.HookPayloadDir(t), "PreToolUse.mcp.json"))
@@ -128,6 +129,7 @@ func TestLauncherBuildsOnceConcurrently(t *testing.T) {
 // exits 0, lets the call through and tells the user once; the command says
 // how to install.
 func TestLauncherFailsOpen(t *testing.T) {
+	unixOnly(t, shLauncher)
 	l := newLauncherEnv(t)
 	l.path = stubUname(t, "Linux", "x86_64") + ":/usr/bin:/bin"
 	if _, err := exec.LookPath("/usr/bin/go"); err == nil {
@@ -151,6 +153,7 @@ func TestLauncherFailsOpen(t *testing.T) {
 // aborted by a non-zero exit, so `mcp-heal command` reports the status in
 // its output instead.
 func TestLauncherCommandAlwaysExitsZero(t *testing.T) {
+	unixOnly(t, shLauncher)
 	l := newLauncherEnv(t)
 	t.Setenv("MCP_HEAL_BIN", testenv.Binary(t))
 	cmd := exec.Command(filepath.Join(l.root, "plugin", "mcp-heal"), "command", "logs", "no-such-server")
@@ -170,6 +173,7 @@ func TestLauncherCommandAlwaysExitsZero(t *testing.T) {
 // failed shim, a server found dead) the binary decides. The binary here is
 // a script that leaves a trace and prints a reply.
 func TestLauncherPreToolUseHealthyPath(t *testing.T) {
+	unixOnly(t, shLauncher)
 	l := newLauncherEnv(t)
 	trace := filepath.Join(l.home, "ran")
 	fake := filepath.Join(l.home, "fake-mcp-heal")
@@ -227,6 +231,7 @@ func TestLauncherPreToolUseHealthyPath(t *testing.T) {
 // Code is not held while Go compiles; hooks pass through until the binary
 // is there, then use it.
 func TestLauncherHookBuildsInBackground(t *testing.T) {
+	unixOnly(t, shLauncher)
 	l := newLauncherEnv(t)
 	payload := []byte(`{"hook_event_name":"SessionStart","session_id":"s","source":"startup"}`)
 	start := time.Now()
@@ -262,6 +267,7 @@ func TestLauncherHookBuildsInBackground(t *testing.T) {
 // inside the hook); the user is told the real requirement and what was
 // found, once.
 func TestLauncherGoTooOld(t *testing.T) {
+	unixOnly(t, shLauncher)
 	l := newLauncherEnv(t)
 	dir := t.TempDir()
 	trace := filepath.Join(l.home, "go-ran")
@@ -302,6 +308,7 @@ func TestLauncherGoTooOld(t *testing.T) {
 // as a blocking /bin/true, async or not (docs/end-to-end.md, hook cost),
 // and PreToolUse closes incidents instead (internal/state.CalledDir).
 func TestHooksBlocking(t *testing.T) {
+	unixOnly(t, shLauncher)
 	b, err := os.ReadFile(filepath.Join(testenv.ModuleRoot(t), "hooks", "hooks.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -351,6 +358,7 @@ func TestHooksBlocking(t *testing.T) {
 // TestLauncherGoRequirementIsGoMod: the Go version the launcher's messages
 // name is the one go.mod requires.
 func TestLauncherGoRequirementIsGoMod(t *testing.T) {
+	unixOnly(t, shLauncher)
 	root := testenv.ModuleRoot(t)
 	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
 	if err != nil {

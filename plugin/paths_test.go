@@ -32,6 +32,7 @@ func stubUname(t *testing.T, sysname, machine string) string {
 // issue 8: the binary used ~/Library/Application Support on darwin while
 // the launcher looked under ~/.local/state.
 func TestLauncherPathsAgreeWithBinary(t *testing.T) {
+	unixOnly(t, shLauncher)
 	bin := testenv.Binary(t)
 	launcher := filepath.Join(testenv.ModuleRoot(t), "plugin", "mcp-heal")
 	envs := map[string][]string{
@@ -76,6 +77,7 @@ func TestLauncherPathsAgreeWithBinary(t *testing.T) {
 // one line why it is off (once) and exits 0 without output afterwards; the
 // command says it every time.
 func TestLauncherWindowsUnsupported(t *testing.T) {
+	unixOnly(t, shLauncher)
 	for _, sys := range []string{"MINGW64_NT-10.0-19045", "MSYS_NT-10.0", "CYGWIN_NT-10.0", "FreeBSD"} {
 		t.Run(sys, func(t *testing.T) {
 			l := newLauncherEnv(t)
@@ -107,6 +109,7 @@ func TestLauncherWindowsUnsupported(t *testing.T) {
 // script named mcp-heal.exe stands for it (Linux runs it by its #!).
 // Before, Git Bash got "Windows is not supported yet" and nothing ran.
 func TestLauncherHandsOverToWindowsLauncher(t *testing.T) {
+	unixOnly(t, shLauncher)
 	root, _ := releasedPlugin(t)
 	home := t.TempDir()
 	trace := filepath.Join(home, "trace")

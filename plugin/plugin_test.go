@@ -49,6 +49,7 @@ func runClaude(t *testing.T, claude, home, dir string, args ...string) string {
 // TestValidateStrict: `claude plugin validate --strict` passes on the repo
 // with no error, no warning and no plugin-directory finding.
 func TestValidateStrict(t *testing.T) {
+	unixOnly(t, shLauncher)
 	claude := testenv.NPMBin(t, "claude", testenv.ClaudeCode)
 	root := testenv.ModuleRoot(t)
 	out := runClaude(t, claude, t.TempDir(), root, "plugin", "validate", "--strict", "--json", root)
@@ -93,6 +94,7 @@ func TestValidateStrict(t *testing.T) {
 // binary from the installed copy's source into ${CLAUDE_PLUGIN_DATA} in the
 // background (saying so), installs the stable copy, and answers the hook.
 func TestInstallFromLocalMarketplace(t *testing.T) {
+	unixOnly(t, shLauncher)
 	claude := testenv.NPMBin(t, "claude", testenv.ClaudeCode)
 	root := testenv.ModuleRoot(t)
 	home := t.TempDir()

@@ -5,9 +5,21 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
+
+// shLauncher is why most of this package's tests do not run on Windows.
+const shLauncher = "runs the sh launcher plugin/mcp-heal (or claude, sh scripts), which needs a POSIX sh: Windows runs plugin/mcp-heal.exe, whose tests are plugin/winlauncher's"
+
+// unixOnly skips a test on Windows, saying why.
+func unixOnly(t *testing.T, why string) {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip(why)
+	}
+}
 
 // shellEnv is a user's shell (or Claude Code's Bash tool): HOME, a PATH,
 // no Go, no CLAUDE_PLUGIN_* variables.
@@ -55,6 +67,7 @@ func inShell(t *testing.T, env []string, argv ...string) (int, string) {
 // bundled binary and installs the stable copy; the binary's exit status is
 // kept. Before, bin/ held only mcp-heal-<os>-<arch>: command not found.
 func TestBashToolHasMcpHeal(t *testing.T) {
+	unixOnly(t, shLauncher)
 	root, _ := releasedPlugin(t)
 	home := t.TempDir()
 	env := shellEnv(home, filepath.Join(root, "bin")+":/usr/bin:/bin")
@@ -88,6 +101,7 @@ func TestBashToolHasMcpHeal(t *testing.T) {
 // runs mcp-heal in a shell, and keeps doing so after an update. A file of
 // the user's there is never replaced. It always exits 0 (the `!` line).
 func TestSlashLink(t *testing.T) {
+	unixOnly(t, shLauncher)
 	root, _ := releasedPlugin(t)
 	home := t.TempDir()
 	link := filepath.Join(home, ".local", "bin", "mcp-heal")

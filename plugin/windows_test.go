@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // TestOneHooksFileForEveryPlatform holds the Windows design of
@@ -21,7 +19,7 @@ import (
 // (release.WindowsLauncher). A shell form, a .sh name or an extension
 // would break one platform or the other.
 func TestOneHooksFileForEveryPlatform(t *testing.T) {
-	root := testenv.ModuleRoot(t)
+	root := ".." // tests run in the package directory: no go needed (Wine, Windows)
 	b, err := os.ReadFile(filepath.Join(root, "hooks", "hooks.json"))
 	if err != nil {
 		t.Fatal(err)

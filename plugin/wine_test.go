@@ -145,6 +145,7 @@ func winPath(p string) string { return `Z:` + strings.ReplaceAll(p, "/", `\`) }
 // script real Windows would refuse. What it cannot show is Claude Code's
 // own hook runner around that spawn (docs/install.md says so).
 func TestBunSpawnsWindowsLauncher(t *testing.T) {
+	unixOnly(t, "runs Windows programs under Wine from a unix host")
 	testenv.NeedsFull(t, "Wine, MinGW and Bun for Windows")
 	wine, wenv := winePrefix(t)
 	bun := bunExe(t)
@@ -217,6 +218,7 @@ func TestBunSpawnsWindowsLauncher(t *testing.T) {
 // Windows launcher checks and caches the real binary, installs the stable
 // copy (mcp-heal.exe with its .version), and the binary replies.
 func TestReleasedPluginHooksUnderWine(t *testing.T) {
+	unixOnly(t, "runs Windows programs under Wine from a unix host")
 	testenv.NeedsFull(t, "Wine, MinGW, Bun for Windows and a release build")
 	wine, wenv := winePrefix(t)
 	bun := bunExe(t)
@@ -259,6 +261,7 @@ func TestReleasedPluginHooksUnderWine(t *testing.T) {
 // Windows, will not overwrite), and the hook's binary ending with a killed
 // launcher through the job object.
 func TestWinlauncherUnderWine(t *testing.T) {
+	unixOnly(t, "runs Windows programs under Wine from a unix host")
 	testenv.NeedsFull(t, "Wine and MinGW")
 	wine, wenv := winePrefix(t)
 	root := testenv.ModuleRoot(t)
