@@ -53,34 +53,6 @@ func runOK(t *testing.T, env []string, name string, args ...string) {
 	}
 }
 
-// winePrefix is a Wine prefix where Go >= 1.22 .exe files start: Wine 8.0
-// lacks bcryptprimitives.dll's ProcessPrng, which a stub built with MinGW
-// from testdata/wine/processprng.c supplies (the Wine facts of issue 20).
-func winePrefix(t *testing.T) (wine string, env []string) {
-	t.Helper()
-	const hint = " (apt-get install --no-install-recommends wine wine64 gcc-mingw-w64-x86-64-win32)"
-	wine, err := exec.LookPath("wine")
-	if err != nil {
-		t.Fatalf("wine is required%s: %v", hint, err)
-	}
-	gcc, err := exec.LookPath("x86_64-w64-mingw32-gcc")
-	if err != nil {
-		t.Fatalf("MinGW is required%s: %v", hint, err)
-	}
-	src := filepath.Join(testenv.ModuleRoot(t), "testdata", "wine", "processprng.c")
-	if _, err := os.Stat(src); err != nil {
-		t.Fatalf("the ProcessPrng stub's source: %v", err)
-	}
-	base := []string{"WINEDEBUG=-all", "WINEDLLOVERRIDES=mscoree,mshtml=", "LANG=C.UTF-8", "PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
-	prefix := installOnce(t, filepath.Join(testenv.CacheDir(), "wine-plugin-hooks"), func(tmp string) {
-		env := append([]string{"WINEPREFIX=" + tmp}, base...)
-		runOK(t, env, wine, "wineboot", "--init")
-		runOK(t, env, filepath.Join(filepath.Dir(wine), "wineserver"), "--wait")
-		runOK(t, env, gcc, "-shared", "-O2", "-s", "-o", filepath.Join(tmp, "drive_c", "windows", "system32", "bcryptprimitives.dll"), src, "-ladvapi32")
-	})
-	return wine, append([]string{"WINEPREFIX=" + prefix}, base...)
-}
-
 // bunExe installs Bun for Windows from npm and returns its bun.exe.
 func bunExe(t *testing.T) string {
 	t.Helper()
@@ -110,11 +82,11 @@ func (r bunResult) ok() bool { return r.Error == "" && r.Status != nil && *r.Sta
 // file, or "") on its stdin.
 func bunSpawn(t *testing.T, wine string, env []string, bun, input, command string, args ...string) bunResult {
 	t.Helper()
-	argv := append([]string{bun, winPath(filepath.Join(testenv.ModuleRoot(t), "plugin", "testdata", "bunspawn.js")), command}, args...)
+	argv := append([]string{bun, testenv.WindowsPath(filepath.Join(testenv.ModuleRoot(t), "plugin", "testdata", "bunspawn.js")), command}, args...)
 	cmd := exec.Command(wine, argv...)
 	cmd.Env = env
 	if input != "" {
-		cmd.Env = append(cmd.Env, "HOOK_INPUT="+winPath(input))
+		cmd.Env = append(cmd.Env, "HOOK_INPUT="+testenv.WindowsPath(input))
 	}
 	out, err := cmd.Output()
 	if err != nil {
@@ -131,8 +103,6 @@ func bunSpawn(t *testing.T, wine string, env []string, bun, input, command strin
 	return r
 }
 
-func winPath(p string) string { return `Z:` + strings.ReplaceAll(p, "/", `\`) }
-
 // TestBunSpawnsWindowsLauncher is the Windows hooks design under Wine with
 // the runtime Claude Code is built on: hooks.json's exec-form command,
 // ${CLAUDE_PLUGIN_ROOT}/plugin/mcp-heal substituted with a Windows root
@@ -147,7 +117,8 @@ func winPath(p string) string { return `Z:` + strings.ReplaceAll(p, "/", `\`) }
 func TestBunSpawnsWindowsLauncher(t *testing.T) {
 	unixOnly(t, "runs Windows programs under Wine from a unix host")
 	testenv.NeedsFull(t, "Wine, MinGW and Bun for Windows")
-	wine, wenv := winePrefix(t)
+	w := testenv.WinePrefix(t)
+	wine, wenv := w.Bin, w.Env()
 	bun := bunExe(t)
 	src := testenv.ModuleRoot(t)
 
@@ -188,11 +159,11 @@ func TestBunSpawnsWindowsLauncher(t *testing.T) {
 			data++
 		}
 		env := append(append([]string{}, wenv...),
-			"CLAUDE_PLUGIN_ROOT="+winPath(root),
-			"CLAUDE_PLUGIN_DATA="+winPath(filepath.Join(home, fmt.Sprint("data", data))),
-			"XDG_STATE_HOME="+winPath(filepath.Join(home, "state")),
-			"XDG_DATA_HOME="+winPath(filepath.Join(home, fmt.Sprint("xdg", data))))
-		return bunSpawn(t, wine, env, bun, "", winPath(root)+"/plugin/mcp-heal", args...)
+			"CLAUDE_PLUGIN_ROOT="+testenv.WindowsPath(root),
+			"CLAUDE_PLUGIN_DATA="+testenv.WindowsPath(filepath.Join(home, fmt.Sprint("data", data))),
+			"XDG_STATE_HOME="+testenv.WindowsPath(filepath.Join(home, "state")),
+			"XDG_DATA_HOME="+testenv.WindowsPath(filepath.Join(home, fmt.Sprint("xdg", data))))
+		return bunSpawn(t, wine, env, bun, "", testenv.WindowsPath(root)+"/plugin/mcp-heal", args...)
 	}
 	ok := bunResult.ok
 
@@ -220,7 +191,8 @@ func TestBunSpawnsWindowsLauncher(t *testing.T) {
 func TestReleasedPluginHooksUnderWine(t *testing.T) {
 	unixOnly(t, "runs Windows programs under Wine from a unix host")
 	testenv.NeedsFull(t, "Wine, MinGW, Bun for Windows and a release build")
-	wine, wenv := winePrefix(t)
+	w := testenv.WinePrefix(t)
+	wine, wenv := w.Bin, w.Env()
 	bun := bunExe(t)
 	rel := filepath.Join(t.TempDir(), "release Ü")
 	cmd := exec.Command("go", "run", "./internal/release", "-o", rel, "-targets", "windows/amd64")
@@ -230,10 +202,10 @@ func TestReleasedPluginHooksUnderWine(t *testing.T) {
 	}
 	home := t.TempDir()
 	env := append(append([]string{}, wenv...),
-		"HOME="+winPath(home), "USERPROFILE="+winPath(home), "CLAUDE_PROJECT_DIR="+winPath(home),
-		"CLAUDE_PLUGIN_ROOT="+winPath(rel), "CLAUDE_PLUGIN_DATA="+winPath(filepath.Join(home, "plugin-data")),
-		"XDG_STATE_HOME="+winPath(filepath.Join(home, "state")), "XDG_DATA_HOME="+winPath(filepath.Join(home, "data")))
-	launcher := winPath(rel) + "/plugin/mcp-heal"
+		"HOME="+testenv.WindowsPath(home), "USERPROFILE="+testenv.WindowsPath(home), "CLAUDE_PROJECT_DIR="+testenv.WindowsPath(home),
+		"CLAUDE_PLUGIN_ROOT="+testenv.WindowsPath(rel), "CLAUDE_PLUGIN_DATA="+testenv.WindowsPath(filepath.Join(home, "plugin-data")),
+		"XDG_STATE_HOME="+testenv.WindowsPath(filepath.Join(home, "state")), "XDG_DATA_HOME="+testenv.WindowsPath(filepath.Join(home, "data")))
+	launcher := testenv.WindowsPath(rel) + "/plugin/mcp-heal"
 	if r := bunSpawn(t, wine, env, bun, "", launcher, "version"); !r.ok() || !strings.HasPrefix(r.Stdout, "mcp-heal ") {
 		t.Fatalf("version: %+v", r)
 	}
@@ -251,41 +223,5 @@ func TestReleasedPluginHooksUnderWine(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(home, f)); err != nil {
 			t.Errorf("after the hooks: %v", err)
 		}
-	}
-}
-
-// TestWinlauncherUnderWine runs plugin/winlauncher's tests as a Windows
-// program under Wine (they need no shell: the test binary plays the
-// launcher and the fake binary): SHA-256 refusal, the fast path, exit
-// statuses, the running stable copy renamed aside (which Wine, like
-// Windows, will not overwrite), and the hook's binary ending with a killed
-// launcher through the job object.
-func TestWinlauncherUnderWine(t *testing.T) {
-	unixOnly(t, "runs Windows programs under Wine from a unix host")
-	testenv.NeedsFull(t, "Wine and MinGW")
-	wine, wenv := winePrefix(t)
-	root := testenv.ModuleRoot(t)
-	exe := filepath.Join(t.TempDir(), "winlauncher.test.exe")
-	cmd := exec.Command("go", "test", "-c", "-o", exe, "./plugin/winlauncher")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "GOOS=windows", "GOARCH=amd64", "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go test -c: %v\n%s", err, out)
-	}
-	cmd = exec.Command(wine, exe, "-test.v", "-test.count=1")
-	cmd.Dir = filepath.Join(root, "plugin", "winlauncher") // its tests read ../../go.mod
-	cmd.Env = wenv
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("winlauncher's tests under Wine: %v\n%s", err, out)
-	}
-	for _, name := range []string{"TestLauncherRunsVerifiedBundledBinary", "TestLauncherRefusesTamperedBinary", "TestLauncherPreToolUseHealthyPath",
-		"TestLauncherExitStatus", "TestLauncherReplacesStableCopyAside", "TestLauncherAsToolsMcpHeal", "TestLauncherBinaryDiesWithIt"} {
-		if !strings.Contains(string(out), "--- PASS: "+name+" ") {
-			t.Errorf("%s did not pass under Wine", name)
-		}
-	}
-	if t.Failed() {
-		t.Logf("output:\n%s", out)
 	}
 }

@@ -9,10 +9,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // The test binary plays both parts, so that the tests run wherever the
@@ -44,36 +45,6 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// tempDir is t.TempDir whose cleanup also works under Wine, where Go's
-// os.RemoveAll fails (issue 20): what RemoveAll leaves is removed entry by
-// entry, deepest first. (testenv.TempDir, from the Wine test run's work,
-// does the same; use it once both are on main.)
-func tempDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "winlauncher-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if os.RemoveAll(dir) == nil {
-			return
-		}
-		var all []string
-		filepath.WalkDir(dir, func(p string, _ os.DirEntry, _ error) error {
-			all = append(all, p)
-			return nil
-		})
-		sort.Slice(all, func(i, j int) bool { return len(all[i]) > len(all[j]) })
-		for _, p := range all {
-			if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
-				t.Errorf("cleanup: %v", err)
-				return
-			}
-		}
-	})
-	return dir
-}
-
 type plugin struct {
 	root, bundled, home, trace string
 	env                        []string
@@ -95,7 +66,7 @@ func self(t *testing.T) []byte {
 // manifest, this platform's bundled binary and SHA256SUMS listing it.
 func released(t *testing.T) *plugin {
 	t.Helper()
-	p := &plugin{root: tempDir(t), home: tempDir(t)}
+	p := &plugin{root: testenv.TempDir(t), home: testenv.TempDir(t)}
 	p.trace = filepath.Join(p.home, "trace")
 	b := self(t)
 	write := func(rel string, data []byte, mode os.FileMode) {
@@ -355,7 +326,7 @@ func TestLauncherAsToolsMcpHeal(t *testing.T) {
 	}
 	// The launcher is its own test binary: under bin/ it would be the
 	// fake, so make it the launcher by the name of its directory.
-	other := tempDir(t)
+	other := testenv.TempDir(t)
 	cmd := exec.Command(tool, "version")
 	cmd.Env = append(append([]string{}, p.env...), "CLAUDE_PLUGIN_DATA="+other, "WINLAUNCHER_AS=launcher")
 	out, err := cmd.CombinedOutput()
