@@ -1,3 +1,7 @@
+//go:build unix
+
+// The Wine tests run Windows programs under Wine from a unix host.
+
 package plugin_test
 
 import (
@@ -115,7 +119,6 @@ func bunSpawn(t *testing.T, wine string, env []string, bun, input, command strin
 // script real Windows would refuse. What it cannot show is Claude Code's
 // own hook runner around that spawn (docs/install.md says so).
 func TestBunSpawnsWindowsLauncher(t *testing.T) {
-	unixOnly(t, "runs Windows programs under Wine from a unix host")
 	testenv.NeedsFull(t, "Wine, MinGW and Bun for Windows")
 	w := testenv.WinePrefix(t)
 	wine, wenv := w.Bin, w.Env()
@@ -189,7 +192,6 @@ func TestBunSpawnsWindowsLauncher(t *testing.T) {
 // Windows launcher checks and caches the real binary, installs the stable
 // copy (mcp-heal.exe with its .version), and the binary replies.
 func TestReleasedPluginHooksUnderWine(t *testing.T) {
-	unixOnly(t, "runs Windows programs under Wine from a unix host")
 	testenv.NeedsFull(t, "Wine, MinGW, Bun for Windows and a release build")
 	w := testenv.WinePrefix(t)
 	wine, wenv := w.Bin, w.Env()
