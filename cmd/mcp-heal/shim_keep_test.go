@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/keep"
 	"github.com/mcp-heal/mcp-heal/internal/proc"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // TestStdioDialerKeep: `shim --keep` keeps the server where the keeper
@@ -23,7 +24,7 @@ func TestStdioDialerKeep(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(rt) })
 	t.Setenv("XDG_RUNTIME_DIR", rt)
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Setenv("XDG_STATE_HOME", testenv.TempDir(t))
 	pc := proc.Config{Path: "server", Guardian: []string{"/opt/mcp-heal", "guardian"}}
 	for _, tc := range []struct {
 		goos   string
