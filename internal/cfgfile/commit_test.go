@@ -22,6 +22,7 @@ func TestCommitFailureLeavesFileUntouched(t *testing.T) {
 	fail := func(string, string) error { return errors.New("disk on fire") }
 	rename, Exchange = fail, fail
 	defer func() { rename, Exchange = os.Rename, exchangeFiles }()
+	defer failHandleRenames(fail)()
 	if _, err := Commit(path, old, []byte(`{}`)); err == nil || !strings.Contains(err.Error(), "disk on fire") {
 		t.Fatalf("got %v, want the exchange error", err)
 	}

@@ -7,8 +7,6 @@ import (
 	"io"
 	"os"
 	"time"
-
-	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 )
 
 // errNoExchange means the system or file system cannot swap two names
@@ -114,31 +112,6 @@ func sameFile(a, b *os.File) bool {
 	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }
 
-// checkedRename is the compare-and-swap where no atomic exchange exists:
-// compare again, then rename at once. Windows refuses a rename over a
-// file that another program has open (Claude Code reading its config, an
-// indexer, a virus scanner): compare and rename again for up to busyWait,
-// so a write landing meanwhile is still seen.
-func checkedRename(name, target string, old []byte) error {
-	var err error
-	for deadline := time.Now().Add(busyWait); ; time.Sleep(10 * time.Millisecond) {
-		var cur []byte
-		cur, err = claudecfg.ReadConfig(target)
-		if err == nil && !bytes.Equal(cur, old) {
-			err = ErrChanged
-		}
-		if err == nil {
-			err = rename(name, target)
-		}
-		if !busy(err) || time.Now().After(deadline) {
-			break
-		}
-	}
-	if err != nil {
-		os.Remove(name)
-	}
-	return err
-}
-
-// busyWait bounds how long checkedRename retries a rename Windows refused.
+// busyWait bounds how long checkedRename retries while Windows refuses
+// the rename because another program holds the file open.
 const busyWait = 2 * time.Second
