@@ -308,7 +308,6 @@ func TestLauncherGoTooOld(t *testing.T) {
 // as a blocking /bin/true, async or not (docs/end-to-end.md, hook cost),
 // and PreToolUse closes incidents instead (internal/state.CalledDir).
 func TestHooksBlocking(t *testing.T) {
-	unixOnly(t, shLauncher)
 	b, err := os.ReadFile(filepath.Join(testenv.ModuleRoot(t), "hooks", "hooks.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -358,7 +357,6 @@ func TestHooksBlocking(t *testing.T) {
 // TestLauncherGoRequirementIsGoMod: the Go version the launcher's messages
 // name is the one go.mod requires.
 func TestLauncherGoRequirementIsGoMod(t *testing.T) {
-	unixOnly(t, shLauncher)
 	root := testenv.ModuleRoot(t)
 	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
 	if err != nil {
