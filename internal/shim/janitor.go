@@ -38,7 +38,10 @@ func (s *Shim) janitor(ctx context.Context) {
 			}()
 		}
 		// Set once the checks are done: a test on a fake clock knows
-		// from the new timer that this tick's work was.
+		// from the new timer and checkedAt that this tick's work was.
+		s.mu.Lock()
+		s.checkedAt = s.clk.Now()
+		s.mu.Unlock()
 		t.Reset(tick)
 	}
 }

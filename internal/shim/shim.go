@@ -142,7 +142,8 @@ type Shim struct {
 	dialSig   string // the command's file as the last Dial found it; the supervisor's alone
 	permanent bool   // the last dial failed for a reason retrying will not fix soon
 	downSince time.Time
-	probing   bool // the janitor has a liveness probe out
+	probing   bool      // the janitor has a liveness probe out
+	checkedAt time.Time // when the janitor last ran its checks (a fake-clock test waits for it)
 	lastProbe time.Time
 	pings     pingHabit // how the server answers pings during calls (hang.go)
 	pongOpen  []*entry  // the calls still outstanding when the probe's answer came
