@@ -232,10 +232,7 @@ func TestConformanceRequirements(t *testing.T) {
 	supergateway := filepath.Join(prefix, "node_modules", ".bin", "supergateway")
 	goStdio, tsStdio := goFixture(t), tsEverything(t)
 	bin := testenv.Binary(t)
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	wrapper := killAfter(t)
 
 	run := requirementsRun{}
 	for _, set := range requirementSets {
@@ -266,11 +263,11 @@ func TestConformanceRequirements(t *testing.T) {
 				fixtureURL = startEverythingHTTP(t, node)
 			}
 			// $PPID is the shim: the first start under each shim makes its
-			// marker and runs the fixture under killAfterFirstAnswer, so it
+			// marker and runs the fixture under testdata/killafter, so it
 			// dies once it has answered; the shim's respawns run the
 			// fixture alone.
-			selfKill := `sh -c 'mkdir "$0/$PPID" 2>/dev/null && exec env ` + roleEnv + `=kill-after-first-answer "$2" "$0/$PPID" "$1"; exec "$1"' ` +
-				kills[mode] + " " + fixture + " " + self
+			selfKill := `sh -c 'mkdir "$0/$PPID" 2>/dev/null && exec "$2" "$0/$PPID" "$1"; exec "$1"' ` +
+				kills[mode] + " " + fixture + " " + wrapper
 			stdio := map[string]string{
 				colDirect:   fixture,
 				colShim:     bin + " shim --name fixture -- " + fixture,
