@@ -195,8 +195,12 @@ func runPackage(t *testing.T, w testenv.Wine, root, out, bin string, p pkg) resu
 		run := exec.CommandContext(ctx, w.Bin, exe, "-test.v=test2json", "-test.short", "-test.timeout=10m")
 		run.Dir = p.dir
 		run.Env = w.Env("MCP_HEAL_TEST_BINARY=" + testenv.WindowsPath(bin))
-		run.WaitDelay = 10 * time.Second
-		output, err = run.CombinedOutput()
+		// The output goes to a file, not a pipe: the first wine of a
+		// prefix starts wineserver and Wine's own services, which
+		// inherit the pipe and hold it open long after the binary
+		// ended ("WaitDelay expired before I/O complete" in CI for
+		// packages that passed).
+		output, err = runToFile(run, exe+".out")
 		r.run = time.Since(start)
 		// Now and then at load (once in this branch's runs, at load 15)
 		// wine exits 1 at once, silent (WINEDEBUG=-all), before the
@@ -305,4 +309,22 @@ func tail(s string, n int) string {
 		return s
 	}
 	return "..." + s[len(s)-n:]
+}
+
+// runToFile runs cmd with its stdout and stderr in the file name and
+// returns what it wrote: a process that inherits the file cannot keep Wait
+// from returning, as it can with a pipe.
+func runToFile(cmd *exec.Cmd, name string) ([]byte, error) {
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	cmd.Stdout, cmd.Stderr = f, f
+	err = cmd.Run()
+	out, rerr := os.ReadFile(name)
+	if err == nil {
+		err = rerr
+	}
+	return out, err
 }
