@@ -66,6 +66,7 @@ var summaryLine = regexp.MustCompile(`(?m)^[✓✗] (\S+): (\d+) passed, (\d+) f
 func TestConformance(t *testing.T) {
 	fullSuiteOnly(t)
 	t.Parallel()
+	testenv.TimingSensitive(t)
 	node := testenv.Node22Bin(t)
 	prefix := testenv.NPM(t, npmConformancePkgs...)
 	conformance := filepath.Join(prefix, "node_modules", ".bin", "conformance")

@@ -226,6 +226,7 @@ type requirementsRun map[string]map[string]map[string]setResult
 func TestConformanceRequirements(t *testing.T) {
 	fullSuiteOnly(t)
 	t.Parallel()
+	testenv.TimingSensitive(t)
 	node := testenv.Node22Bin(t)
 	prefix := testenv.NPM(t, npmConformanceNextPkgs...)
 	conformance := filepath.Join(prefix, "node_modules", ".bin", "conformance")

@@ -50,6 +50,9 @@ const workers = 2
 // binary that dies, and any skip that does not say why.
 func TestUnderWine(t *testing.T) {
 	wine := testenv.WinePrefix(t)
+	// Two cores of Wine for minutes: not beside the conformance suite's
+	// 500 ms budgets (testenv.TimingSensitive).
+	testenv.LoadsMachine(t)
 	root := testenv.ModuleRoot(t)
 	start := time.Now()
 
