@@ -241,7 +241,7 @@ func TestHungUnwrappedServerKilled(t *testing.T) {
 	if !strings.Contains(r.HookSpecificOutput.AdditionalContext, "was hung, so mcp-heal stopped it and Claude Code starts a fresh one on the next call") {
 		t.Fatalf("got %q", r.HookSpecificOutput.AdditionalContext)
 	}
-	testenv.WaitFor(t, 5*time.Second, "the hung server and its child to be gone", func() bool { return !state.Alive(server) && childRunning(claude.Process.Pid, script) == 0 })
+	testenv.WaitFor(t, 5*time.Second, "the hung server and its child to be gone", func() bool { return !procinfo.Alive(server) && childRunning(claude.Process.Pid, script) == 0 })
 	if childRunning(claude.Process.Pid, "86399") != bystander {
 		t.Fatal("the bystander was killed too")
 	}

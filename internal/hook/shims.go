@@ -10,6 +10,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcp-heal/mcp-heal/internal/jsoncheck"
+	"github.com/mcp-heal/mcp-heal/internal/procinfo"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 )
 
@@ -49,7 +50,7 @@ func findShims(server, session string, claudePID int) []*state.Record {
 		} else if claudePID > 0 && int(peek[2].Int()) != claudePID {
 			continue
 		}
-		if !state.Alive(pid) {
+		if !procinfo.Alive(pid) {
 			continue
 		}
 		var r state.Record
