@@ -346,29 +346,3 @@ func prune(pid int, r *Record) {
 
 // self is the identity of this process, looked up once.
 var self = sync.OnceValues(procinfo.Self)
-
-// Find returns the live shim records for server in one Claude Code session:
-// matched by session id when known, else by the Claude Code pid (hooks get
-// CLAUDE_PID; a shim's parent is that process). Empty session and zero pid
-// match every record of server.
-func Find(server, session string, claudePID int) ([]*Record, error) {
-	all, err := List()
-	if err != nil {
-		return nil, err
-	}
-	var out []*Record
-	for _, r := range all {
-		if r.Server != server {
-			continue
-		}
-		if session != "" && r.Session != "" {
-			if r.Session != session {
-				continue
-			}
-		} else if claudePID > 0 && r.ClaudePID != claudePID {
-			continue
-		}
-		out = append(out, r)
-	}
-	return out, nil
-}
