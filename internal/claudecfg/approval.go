@@ -7,6 +7,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcp-heal/mcp-heal/internal/jsoncheck"
+	"github.com/mcp-heal/mcp-heal/internal/regfile"
 )
 
 // approval returns whether Claude Code would load a project (.mcp.json)
@@ -83,7 +84,7 @@ func (o Options) approval(read func(string) ([]byte, bool)) func(string) string 
 // cannot sign in for them, so wrap leaves them alone.
 func OAuthServers(o Options) map[string]bool {
 	out := map[string]bool{}
-	data, err := ReadConfig(filepath.Join(o.configDir(), ".credentials.json"))
+	data, err := regfile.ReadConfig(filepath.Join(o.configDir(), ".credentials.json"))
 	if err != nil || jsoncheck.Valid(data) != nil {
 		return out
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcp-heal/mcp-heal/internal/jsoncheck"
+	"github.com/mcp-heal/mcp-heal/internal/regfile"
 )
 
 // GlobalConfigPath is ~/.claude.json (or $CLAUDE_CONFIG_DIR/.claude.json).
@@ -120,7 +121,7 @@ type ConfigFile struct {
 // one when the project is not there yet).
 func ConfigFiles(o Options) []ConfigFile {
 	return o.configFiles(func(f string) ([]byte, bool) {
-		b, err := ReadConfig(f)
+		b, err := regfile.ReadConfig(f)
 		return b, err == nil && jsoncheck.Valid(b) == nil
 	})
 }
@@ -170,7 +171,7 @@ func Discover(o Options) ([]Server, error) {
 		if b, ok := cache[file]; ok {
 			return b, b != nil
 		}
-		b, err := ReadConfig(file)
+		b, err := regfile.ReadConfig(file)
 		if err != nil {
 			if !errors.Is(err, os.ErrNotExist) {
 				errs = append(errs, err)
