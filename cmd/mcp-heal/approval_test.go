@@ -64,9 +64,9 @@ func hostileClone(t *testing.T, approval, settings string) (c *healCLI, repoMark
 // heal probe the user's own "github"; the failure hook runs nothing.
 func TestUnapprovedProjectServerNeverRuns(t *testing.T) {
 	for name, tc := range map[string]struct{ approval, settings string }{
-		"rejected":  {`{"hasTrustDialogAccepted":true,"enableAllProjectMcpServers":true,"disabledMcpjsonServers":["github"]}`, ""},
-		"pending":   {`{"hasTrustDialogAccepted":true,"enabledMcpjsonServers":[]}`, ""},
-		"untrusted": {"", `{"enableAllProjectMcpServers":true,"enabledMcpjsonServers":["github"]}`},
+		"rejected":       {`{"hasTrustDialogAccepted":true,"enableAllProjectMcpServers":true,"disabledMcpjsonServers":["github"]}`, ""},
+		"pending":        {`{"hasTrustDialogAccepted":true,"enabledMcpjsonServers":[]}`, ""},
+		"untrusted":      {"", `{"enableAllProjectMcpServers":true,"enabledMcpjsonServers":["github"]}`},
 		"parent trusted": {`parent:{"hasTrustDialogAccepted":true,"enableAllProjectMcpServers":true}`, `{"enableAllProjectMcpServers":true}`},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -281,11 +281,12 @@ func TestNotConnected(t *testing.T) {
 	bin := testenv.Binary(t)
 	mark := filepath.Join(t.TempDir(), "ran")
 	for _, tt := range []struct {
-		name, servers, want string
+		name, servers, want, user string
 	}{
-		{"command works now", fmt.Sprintf(`{"tiny":{"command":"sh","args":["-c","touch %s; exec %s example-server"]}}`, mark, bin), "continue without it and ask the user to run `/mcp reconnect tiny`"},
-		{"command fails", fmt.Sprintf(`{"tiny":{"command":"sh","args":["-c","touch %s; echo 'Error: TINY_API_KEY is not set' >&2; exit 1"]}}`, mark), "continue without it and ask the user to run `/mcp reconnect tiny`"},
-		{"not configured", `{}`, "continue without it and ask the user to run `/mcp reconnect tiny`"},
+		// No probe: the user's line cannot name a cause either.
+		{"command works now", fmt.Sprintf(`{"tiny":{"command":"sh","args":["-c","touch %s; exec %s example-server"]}}`, mark, bin), "continue without it and ask the user to run `/mcp reconnect tiny`", "will not use it again in this session: run /mcp reconnect tiny."},
+		{"command fails", fmt.Sprintf(`{"tiny":{"command":"sh","args":["-c","touch %s; echo 'Error: TINY_API_KEY is not set' >&2; exit 1"]}}`, mark), "continue without it and ask the user to run `/mcp reconnect tiny`", "will not use it again in this session: run /mcp reconnect tiny."},
+		{"not configured", `{}`, "continue without it and ask the user to run `/mcp reconnect tiny`", "run /mcp reconnect tiny."},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWorld(t)
@@ -298,6 +299,9 @@ func TestNotConnected(t *testing.T) {
 			}
 			if _, err := os.Stat(mark); err == nil {
 				t.Fatal("the failure hook ran the server's command")
+			}
+			if !strings.Contains(r.SystemMessage, tt.user) {
+				t.Fatalf("user's line %q, want it to contain %q", r.SystemMessage, tt.user)
 			}
 
 			// The marker that sends the launcher's PreToolUse past its
