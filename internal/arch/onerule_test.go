@@ -105,4 +105,3 @@ func TestOneRuleEach(t *testing.T) {
 		t.Fatal("found no syscall.Kill at all: the walk missed the module (the test would pass for nothing)")
 	}
 }
-
