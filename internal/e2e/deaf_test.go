@@ -66,7 +66,7 @@ func scenarioDeaf(t *testing.T, m mode) outcome {
 	if d := calls[2].Duration(); d > 20*time.Second {
 		t.Errorf("the next call took %v, want the deaf server restarted about 10 s after the cancel", d)
 	}
-	if kills := s.lifecycle("ex", "kill"); len(kills) != 1 || !strings.Contains(kills[0], "the client cancelled a call, and no answer to a ping came within 10s") {
+	if kills := s.lifecycle("ex", "kill"); len(kills) != 1 || !strings.Contains(kills[0], "the client cancelled a call, and no answer to") {
 		t.Errorf("want one kill, for a cancelled call the server stayed deaf after; kill events: %q", kills)
 	}
 	wantHooksRan(t, r, "PreToolUse")
