@@ -123,8 +123,8 @@ type Policy struct {
 	exclusive string // managed-mcp.json, when present
 	deny      []rule
 	allow     []rule
-	allowSet  bool   // some source sets allowedMcpServers (an empty list admits nothing)
-	allowFrom string // the files that set it, for the why
+	allowSet  bool           // some source sets allowedMcpServers (an empty list admits nothing)
+	allowFrom string         // the files that set it, for the why
 	settings  []gjson.Result // the user, project and local settings, highest precedence first
 
 	// The project approval, read on first use (approval): it reads
