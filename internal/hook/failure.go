@@ -171,6 +171,11 @@ func (h *Handler) healUnwrapped(ctx context.Context, in *Input, server string, m
 // that are unprotected or failing. It reads the config and the shim
 // records only: no probes, so the session starts fast.
 func (h *Handler) sessionStart(in *Input) []byte {
+	// Hooks alone get CLAUDE_PLUGIN_DATA: recorded for `mcp-heal paths`
+	// run from the `!` line or the Bash tool (state.RecordPluginData).
+	if err := state.RecordPluginData(h.Getenv("CLAUDE_PLUGIN_DATA")); err != nil {
+		h.Log.Warn("recording the plugin data directory", "err", err)
+	}
 	all, err := h.Discover(h.options(in))
 	if err != nil {
 		h.Log.Warn("reading MCP config", "err", err)

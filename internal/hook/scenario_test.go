@@ -268,11 +268,13 @@ func childRunning(parent int, arg string) int {
 func TestNotConnected(t *testing.T) {
 	bin := testenv.Binary(t)
 	for _, tt := range []struct {
-		name, servers, want string
+		name, servers, want, user string
 	}{
-		{"command works now", fmt.Sprintf(`{"tiny":{"command":%q,"args":["example-server"]}}`, bin), "but its command works now: ask the user to run `/mcp reconnect tiny`, then retry"},
-		{"command fails", `{"tiny":{"command":"sh","args":["-c","echo 'Error: TINY_API_KEY is not set' >&2; exit 1"]}}`, "cannot start (the server exited with code 1 before answering initialize: Error: TINY_API_KEY is not set)"},
-		{"not configured", `{}`, "continue without it and ask the user to run `/mcp reconnect tiny`"},
+		{"command works now", fmt.Sprintf(`{"tiny":{"command":%q,"args":["example-server"]}}`, bin), "but its command works now: ask the user to run `/mcp reconnect tiny`, then retry", "will not use it again in this session: run /mcp reconnect tiny."},
+		// The user's line carries the cause and doctor too: /mcp
+		// reconnect alone would fail again.
+		{"command fails", `{"tiny":{"command":"sh","args":["-c","echo 'Error: TINY_API_KEY is not set' >&2; exit 1"]}}`, "cannot start (the server exited with code 1 before answering initialize: Error: TINY_API_KEY is not set)", "cannot start (the server exited with code 1 before answering initialize: Error: TINY_API_KEY is not set): fix it (/mcp-heal doctor tiny), then run /mcp reconnect tiny."},
+		{"not configured", `{}`, "continue without it and ask the user to run `/mcp reconnect tiny`", "run /mcp reconnect tiny."},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWorld(t)
@@ -281,6 +283,9 @@ func TestNotConnected(t *testing.T) {
 			r := decode(t, w.hook(t, "PostToolUseFailure", marshal(fail)))
 			if !strings.Contains(r.HookSpecificOutput.AdditionalContext, tt.want) {
 				t.Fatalf("got %q, want it to contain %q", r.HookSpecificOutput.AdditionalContext, tt.want)
+			}
+			if !strings.Contains(r.SystemMessage, tt.user) {
+				t.Fatalf("user's line %q, want it to contain %q", r.SystemMessage, tt.user)
 			}
 
 			// The marker that sends the launcher's PreToolUse past its
