@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/mcp-heal/mcp-heal/internal/bridge"
 	"github.com/mcp-heal/mcp-heal/internal/guardian"
 	"github.com/mcp-heal/mcp-heal/internal/keep"
 	"github.com/mcp-heal/mcp-heal/internal/proc"
@@ -47,7 +46,7 @@ func runShim(ctx context.Context, env *Env, args []string) error {
 	keepFor := fs.Duration("keep", 0, "keep the server running this long after its client went away, so that the next session or /mcp reconnect re-attaches to it (0: off)")
 	keepEnv := fs.StringSlice("keep-env", nil, "with --keep: the environment variables (`NAMES`) the server's config entry sets, part of what makes it the same server")
 	queueTimeout := fs.Duration("queue-timeout", 0, "fail calls that waited this long for a server that is down (0: wait until it is up or marked failed)")
-	ro := &bridge.Flags{}
+	ro := &remoteFlags{}
 	ro.Register(fs, env.Getenv)
 	if err := parseFlags(env, fs, shimSynopsis, shimDescription, args); err != nil {
 		return err

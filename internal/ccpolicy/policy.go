@@ -24,18 +24,14 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/regfile"
 )
 
-// MaxFileBytes bounds a Claude Code config file mcp-heal reads
-// (docs/limits.md).
-const MaxFileBytes = 16 << 20
-
 // Reader reads one config file: its bytes, and whether it exists and is
 // valid JSON.
 type Reader func(path string) ([]byte, bool)
 
 // ReadFile is the plain Reader: a regular file (never a FIFO or a device),
-// at most MaxFileBytes, valid JSON.
+// at most regfile.MaxConfigBytes (the one capped read), valid JSON.
 func ReadFile(path string) ([]byte, bool) {
-	b, err := regfile.ReadFile(path, MaxFileBytes)
+	b, err := regfile.ReadConfig(path)
 	return b, err == nil && jsoncheck.Valid(b) == nil
 }
 

@@ -82,7 +82,7 @@ type Doctor struct {
 
 // New returns a Doctor for the project in dir.
 func New(dir string, timeout time.Duration) *Doctor {
-	d := &Doctor{Signal: kill, Now: time.Now, Timeout: timeout, Dir: dir, Parallel: 4}
+	d := &Doctor{Signal: state.NudgeShim, Now: time.Now, Timeout: timeout, Dir: dir, Parallel: 4}
 	d.Probe = func(ctx context.Context, s claudecfg.Server, dir string) probe.Result {
 		return probe.Run(ctx, probe.FromServer(s, dir), d.Timeout)
 	}

@@ -16,7 +16,7 @@ func (h *Handler) preToolUse(in *Input) []byte {
 		h.Log.Warn("PreToolUse payload without an MCP server", "tool", in.ToolName)
 		return nil
 	}
-	if recs := findShims(in.Server, in.Session, h.claudePID()); len(recs) > 0 {
+	if recs, _ := state.Find(in.Server, in.Session, h.claudePID()); len(recs) > 0 {
 		r := latest(recs)
 		switch r.State {
 		case state.Failed:

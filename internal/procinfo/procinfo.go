@@ -112,7 +112,10 @@ func Verify(pid int, want Identity) error {
 }
 
 // Alive reports whether pid is a process that has not ended: it exists
-// and is not a zombie. It says nothing of whose process it is: signal only
+// and is not a zombie (a zombie has exited; only its parent's wait is
+// owed, so a shim that is one is gone). It is mcp-heal's one rule for
+// "is this process alive" (state's records, the hooks, the shim, the
+// guardian's sweep). It says nothing of whose process it is: signal only
 // after Verify.
 func Alive(pid int) bool {
 	i, err := identify(pid)

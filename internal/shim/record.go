@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/jsoncheck"
+	"github.com/mcp-heal/mcp-heal/internal/procinfo"
 	"github.com/mcp-heal/mcp-heal/internal/redact"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 )
@@ -95,7 +96,7 @@ func (s *Shim) event(name string, kv ...any) {
 // alive.
 func (s *Shim) Signalled(sig os.Signal) {
 	ppid := os.Getppid()
-	alive := state.Alive(ppid)
+	alive := procinfo.Alive(ppid)
 	s.event("signal", "signal", sig.String(), "parent_pid", ppid, "parent_alive", alive, "original_parent_pid", s.o.ClaudePID)
 }
 

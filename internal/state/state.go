@@ -270,7 +270,7 @@ func List() ([]*Record, error) {
 		if err != nil {
 			continue
 		}
-		if !Alive(pid) {
+		if !procinfo.Alive(pid) {
 			prune(pid, nil)
 			continue
 		}
@@ -317,14 +317,14 @@ func SignalShim(r *Record, sig syscall.Signal, send func(int, syscall.Signal) er
 // Live reports whether r's shim may still be running: its pid is alive
 // and, when r records the shim's identity, names that process. A reader
 // that skips List (the per-call hooks) checks it for each record it uses.
-func Live(r *Record) bool { return Alive(r.ShimPID) && !stale(r) }
+func Live(r *Record) bool { return procinfo.Alive(r.ShimPID) && !stale(r) }
 
 // stale reports whether r's shim is certainly not running: the process is
 // gone, or its pid names another process. A record without an identity is
 // judged by its pid alone (it is listed, but never signalled).
 func stale(r *Record) bool {
 	if r.ShimStart == "" {
-		return !Alive(r.ShimPID)
+		return !procinfo.Alive(r.ShimPID)
 	}
 	err := VerifyShim(r)
 	var mm *procinfo.MismatchError
@@ -346,29 +346,3 @@ func prune(pid int, r *Record) {
 
 // self is the identity of this process, looked up once.
 var self = sync.OnceValues(procinfo.Self)
-
-// Find returns the live shim records for server in one Claude Code session:
-// matched by session id when known, else by the Claude Code pid (hooks get
-// CLAUDE_PID; a shim's parent is that process). Empty session and zero pid
-// match every record of server.
-func Find(server, session string, claudePID int) ([]*Record, error) {
-	all, err := List()
-	if err != nil {
-		return nil, err
-	}
-	var out []*Record
-	for _, r := range all {
-		if r.Server != server {
-			continue
-		}
-		if session != "" && r.Session != "" {
-			if r.Session != session {
-				continue
-			}
-		} else if claudePID > 0 && r.ClaudePID != claudePID {
-			continue
-		}
-		out = append(out, r)
-	}
-	return out, nil
-}

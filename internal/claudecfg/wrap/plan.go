@@ -17,6 +17,7 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/cfgfile"
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/redact"
+	"github.com/mcp-heal/mcp-heal/internal/regfile"
 )
 
 // Request is what wrap or unwrap is asked to do.
@@ -68,7 +69,7 @@ type Backup struct{ File, Backup string }
 // edits. Nothing is written; a file that is not valid JSON fails the whole
 // plan.
 func NewPlan(o claudecfg.Options, r Request) (*Plan, error) {
-	return newPlan(o, r, nil, claudecfg.ReadConfig)
+	return newPlan(o, r, nil, regfile.ReadConfig)
 }
 
 // entryKey names one server entry of a scope: what a Row is about.
