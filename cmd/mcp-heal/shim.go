@@ -115,6 +115,7 @@ func runShim(ctx context.Context, env *Env, args []string) error {
 		BackoffMax:   *backoffMax,
 		QueueTimeout: qt,
 		ResetOnUp:    ro.URL != "",
+		MaxMessage:   int(ro.MaxMessage),
 		Record:       true,
 		Session:      env.Getenv("CLAUDE_CODE_SESSION_ID"),
 		ClaudePID:    os.Getppid(),
