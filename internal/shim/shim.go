@@ -88,6 +88,12 @@ type Options struct {
 	// 30s).
 	ReplayTimeout time.Duration
 
+	// MaxMessage is the ceiling on one message from the client (default
+	// jsonrpc.DefaultMaxMessage), the one the server's messages get
+	// (--max-message): a longer line is discarded as it streams, never
+	// held whole, and a request among them is answered with an error.
+	MaxMessage int
+
 	// Clock times the supervisor's decisions (backoff, hang and idle
 	// probes, queue time-outs); nil is the wall clock. Tests inject a
 	// clock.Fake so that they need not sleep through those delays.
@@ -233,6 +239,9 @@ func New(o Options) *Shim {
 	if o.ReplayTimeout <= 0 {
 		o.ReplayTimeout = 30 * time.Second
 	}
+	if o.MaxMessage <= 0 {
+		o.MaxMessage = jsonrpc.DefaultMaxMessage
+	}
 	log := o.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -246,7 +255,7 @@ func New(o Options) *Shim {
 		clk:       clk,
 		log:       log,
 		out:       newOutWriter(o.Stdout),
-		in:        jsonrpc.NewReader(o.Stdin),
+		in:        jsonrpc.NewReaderMax(o.Stdin, o.MaxMessage),
 		pid:       os.Getpid(),
 		start:     time.Now(),
 		mode:      o.Dialer.Mode(),
