@@ -42,7 +42,7 @@ func (o *remoteFlags) Register(fs *pflag.FlagSet, getenv func(string) string) {
 	fs.StringArrayVar(&o.HeaderEnv, "header-env", nil, "add an HTTP header `K=VAR` whose value is environment variable VAR (repeatable; what wrap writes, so Claude Code does not try to expand it)")
 	fs.DurationVar(&o.Deadline, "deadline", 30*time.Second, "how long calls wait for a remote server that is down before failing")
 	o.MaxMessage = jsonrpc.DefaultMaxMessage
-	fs.Var(&o.MaxMessage, "max-message", "drop a message from the server longer than `SIZE` (e.g. 8MiB; the call gets an error; the default is the longest Claude Code takes)")
+	fs.Var(&o.MaxMessage, "max-message", "drop a message from the server or the client longer than `SIZE` (e.g. 8MiB; the call gets an error; the default is the longest Claude Code takes)")
 	fs.DurationVar(&o.HeaderTimeout, "header-timeout", 10*time.Second, "give up on a remote server that accepts the connection but sends no response headers within this long")
 }
 
