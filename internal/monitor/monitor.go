@@ -8,9 +8,9 @@
 // server that works again. A healthy session gets nothing.
 //
 // It watches the shims' state records (internal/state): one stat of the
-// records' directory per poll (a record is replaced by a rename, which
-// changes the directory's time), and the records are read only after a
-// change. Lines are bounded in rate (Options.Gap, Options.Burst). A
+// records' directory per poll (state.RecordsChanged: a record is replaced
+// by a rename, which changes the directory's time), and the session's
+// records are read (state.FindSession) only after a change. Lines are bounded in rate (Options.Gap, Options.Burst). A
 // restart's line claims the restart note's told/ marker (note_key) first,
 // so the model hears of a restart once: from the monitor, or from the
 // note on a result, or from the PreToolUse hook, whoever is first.
@@ -19,10 +19,10 @@ package monitor
 import (
 	"context"
 	"io"
-	"os"
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/health"
+	"github.com/mcp-heal/mcp-heal/internal/procinfo"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 )
 
@@ -41,9 +41,9 @@ type Options struct {
 	Gap   time.Duration
 	Burst int
 	Now   func() time.Time
-	List  func() ([]*state.Record, error) // state.List
+	List  func(session string, claudePID int) ([]*state.Record, error) // state.FindSession
 	Claim func(key string) (bool, error)  // state.ClaimTold
-	Alive func(pid int) bool              // state.Alive
+	Alive func(pid int) bool              // procinfo.Alive
 }
 
 func (o *Options) defaults() {
@@ -63,13 +63,13 @@ func (o *Options) defaults() {
 		o.Now = time.Now
 	}
 	if o.List == nil {
-		o.List = state.List
+		o.List = state.FindSession
 	}
 	if o.Claim == nil {
 		o.Claim = state.ClaimTold
 	}
 	if o.Alive == nil {
-		o.Alive = state.Alive
+		o.Alive = procinfo.Alive
 	}
 }
 
@@ -79,7 +79,6 @@ func Run(ctx context.Context, o Options) error {
 	o.defaults()
 	w := newWatcher(o)
 	var last time.Time
-	dir := state.ShimsDir()
 	t := time.NewTicker(o.Poll)
 	defer t.Stop()
 	for first := true; ; first = false {
@@ -97,13 +96,10 @@ func Run(ctx context.Context, o Options) error {
 		// A rename into the directory changes its time; one within the
 		// last two seconds may hide another in the same tick of a
 		// coarse clock, so the records are read again until it is older.
-		var mt time.Time
-		if fi, err := os.Stat(dir); err == nil {
-			mt = fi.ModTime()
-		}
+		mt := state.RecordsChanged()
 		if !mt.Equal(last) || now.Sub(mt) < 2*time.Second || w.busy() {
 			last = mt
-			recs, err := o.List()
+			recs, err := o.List(o.Session, o.ClaudePID)
 			if err != nil {
 				continue
 			}
@@ -152,22 +148,10 @@ func (w *watcher) busy() bool {
 	return false
 }
 
-// mine reports whether r is a shim of this session: by session id when
-// both know it, else by Claude Code's pid (state.Find's rule).
-func (w *watcher) mine(r *state.Record) bool {
-	if w.o.Session != "" && r.Session != "" {
-		return r.Session == w.o.Session
-	}
-	return w.o.ClaudePID > 0 && r.ClaudePID == w.o.ClaudePID
-}
-
 // step takes the session's records now and returns the lines to print.
 func (w *watcher) step(now time.Time, recs []*state.Record) []string {
 	live := map[string]bool{}
 	for _, r := range recs {
-		if !w.mine(r) {
-			continue
-		}
 		key := r.ShimStart + "/" + r.Started.String() + "/" + itoa(r.ShimPID)
 		live[key] = true
 		s := w.shims[key]

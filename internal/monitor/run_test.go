@@ -34,8 +34,9 @@ func (s *syncBuf) String() string {
 }
 
 // TestRunWatchesRecords: Run sees a record written into the state
-// directory (a real record of a live process, read through state.List),
-// prints its failure once, and ends when the session's Claude Code is
+// directory (a real record of a live process, read through
+// state.FindSession), prints its failure once, says nothing of another
+// session's failing shim, and ends when the session's Claude Code is
 // gone.
 func TestRunWatchesRecords(t *testing.T) {
 	testenv.UseStateDir(t, testenv.TempDir(t))
@@ -49,6 +50,10 @@ func TestRunWatchesRecords(t *testing.T) {
 	go func() {
 		done <- Run(context.Background(), Options{Session: "s1", ClaudePID: claude.Process.Pid, Out: out, Poll: 20 * time.Millisecond})
 	}()
+	other := &state.Record{Server: "other", Session: "s2", ClaudePID: 1, ShimPID: claude.Process.Pid, State: state.Failed, Failure: "cannot-start", LastError: "command not found: /x", Started: time.Now()}
+	if err := state.Write(other); err != nil {
+		t.Fatal(err)
+	}
 	r := &state.Record{Server: "gone", Session: "s1", ClaudePID: claude.Process.Pid, ShimPID: os.Getpid(), State: state.Running, Started: time.Now()}
 	if err := state.Write(r); err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/jsoncheck"
+	"github.com/mcp-heal/mcp-heal/internal/procinfo"
 	"github.com/mcp-heal/mcp-heal/internal/redact"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 )
@@ -42,6 +43,7 @@ func (s *Shim) record() {
 		// the PreToolUse hook for a Note, or withNote).
 		r.NoteKey = s.noteKey
 	}
+	r.NotAnswering = s.quietRecord(s.quiet)
 	if s.notePending != "" {
 		r.Note = s.notePending
 	}
@@ -101,7 +103,7 @@ func (s *Shim) event(name string, kv ...any) {
 // alive.
 func (s *Shim) Signalled(sig os.Signal) {
 	ppid := os.Getppid()
-	alive := state.Alive(ppid)
+	alive := procinfo.Alive(ppid)
 	s.event("signal", "signal", sig.String(), "parent_pid", ppid, "parent_alive", alive, "original_parent_pid", s.o.ClaudePID)
 }
 

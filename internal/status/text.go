@@ -84,7 +84,7 @@ func (rep Report) WriteText(w io.Writer, home string, now time.Time, a health.Au
 		unwrapped := 0
 		for _, s := range rep.Servers {
 			// Unapproved project servers: wrap leaves them alone.
-			if !s.Wrapped && s.Loaded() && s.Scope != claudecfg.ScopePlugin && s.Scope != "other" {
+			if !s.Wrapped && s.Loaded() && s.NoWrap == "" && s.Scope != claudecfg.ScopePlugin && s.Scope != "other" {
 				unwrapped++
 			}
 		}
