@@ -2,6 +2,7 @@ package health
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/text"
@@ -54,4 +55,11 @@ func recordCause(r *state.Record) Cause {
 		return Cause{Remote: r.Mode == state.ModeRemote}
 	}
 	return CauseOf(*r.LastExit, r.Mode == state.ModeRemote)
+}
+
+// MonitorNotAnswering is the line for a server that owes a call and has
+// given no sign of life (r.NotAnswering, set by the shim), now: what the
+// PreToolUse hook would say before the next call.
+func MonitorNotAnswering(r *state.Record, now time.Time) string {
+	return NotAnsweringContext(r.Server, r.NotAnswering, now)
 }

@@ -5,7 +5,8 @@
 // one short line per change of this session's servers that the model
 // should act on: a restart (the state the server held is gone), a crash
 // loop or a command that cannot start (its calls fail: what to run), a
-// server that works again. A healthy session gets nothing.
+// server that owes a call and gives no sign of life (state.NotAnswering),
+// a server that works again. A healthy session gets nothing.
 //
 // It watches the shims' state records (internal/state): one stat of the
 // records' directory per poll (state.RecordsChanged: a record is replaced
@@ -118,6 +119,7 @@ type shim struct {
 	restarts int
 	failed   bool // its failure was told (or it was failed when first seen and told)
 	restart  bool // a restart not told yet
+	quiet    time.Time // the not_answering episode told (its since)
 	rec      *state.Record
 }
 
@@ -164,6 +166,11 @@ func (w *watcher) step(now time.Time, recs []*state.Record) []string {
 		s.rec = r
 		if r.Restarts > s.restarts {
 			s.restarts, s.restart = r.Restarts, true
+		}
+		if q := r.NotAnswering; q != nil && r.State == state.Running && !q.Since.Equal(s.quiet) {
+			s.quiet = q.Since
+			rec := r
+			w.pending[r.Server] = func() string { return health.MonitorNotAnswering(rec, w.o.Now()) }
 		}
 		switch {
 		case r.State == state.Failed && !s.failed:

@@ -166,3 +166,26 @@ func TestRateBounded(t *testing.T) {
 		t.Fatalf("%d lines in 60 s, want at most %d", total, 2*f.w.o.Burst)
 	}
 }
+
+// TestNotAnsweringOnce: a server that owes a call and gives no sign of
+// life is told once per silence, with how long; a new silence again.
+func TestNotAnsweringOnce(t *testing.T) {
+	f := newFake()
+	f.w.o.Now = func() time.Time { return f.now }
+	f.step(time.Second, rec("slow", 40, state.Running, 0))
+	r := rec("slow", 40, state.Running, 0)
+	r.NotAnswering = &state.NotAnswering{Since: f.now.Add(-12 * time.Second), Method: "tools/call", Tool: "crunch"}
+	var lines []string
+	for i := 0; i < 10; i++ {
+		lines = append(lines, f.step(time.Second, r)...)
+	}
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], `mcp-heal: MCP server "slow" has not answered for 13s: a call of its tool "crunch" is still outstanding`) {
+		t.Fatalf("%q", lines)
+	}
+	f.step(time.Minute, rec("slow", 40, state.Running, 0))
+	r2 := rec("slow", 40, state.Running, 0)
+	r2.NotAnswering = &state.NotAnswering{Since: f.now, Method: "tools/call"}
+	if out := f.step(time.Second, r2); len(out) != 1 {
+		t.Fatalf("a new silence: %q", out)
+	}
+}
