@@ -155,7 +155,7 @@ func ExitSummary(r *state.Record) string {
 		parts = append(parts, r.LastError)
 	}
 	if n := len(r.StderrTail); n > 0 {
-		parts = append(parts, "stderr: "+r.StderrTail[n-1])
+		parts = append(parts, text.Said("its stderr", r.StderrTail[n-1]))
 	}
 	if r.Restarts > 0 {
 		parts = append(parts, fmt.Sprintf("%d restarts", r.Restarts))

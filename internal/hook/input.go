@@ -28,6 +28,7 @@ type Input struct {
 	Source      string // SessionStart: startup, resume, clear, compact
 	ToolName    string
 	ToolUseID   string
+	PromptID    string // prompt_id: the user prompt (turn) the call belongs to
 	Server      string // mcp_server.name, else derived from the tool name
 	Error       string // PostToolUseFailure
 	IsInterrupt bool
@@ -53,6 +54,7 @@ func Parse(b []byte) (*Input, error) {
 		Source:      str(r, "source"),
 		ToolName:    str(r, "tool_name"),
 		ToolUseID:   str(r, "tool_use_id"),
+		PromptID:    str(r, "prompt_id"),
 		Server:      str(r, "mcp_server.name"),
 		Error:       str(r, "error"),
 		IsInterrupt: r.Get("is_interrupt").Type == gjson.True,
