@@ -64,7 +64,7 @@ lock() {
 # first (in the background for hooks, which pass through until it is
 # ready; the command waits), or says why there is none and exits 0.
 from_source() {
-	nocache="mcp-heal: cannot build its binary: $data/bin cannot be written (read-only, full, a symlink or another user's), so mcp-heal's hooks are off."
+	nocache="mcp-heal: cannot build its binary: ${data:-$datah}/bin cannot be written (read-only, full, a symlink or another user's), so mcp-heal's hooks are off."
 	if [ -z "$cache" ]; then
 		say nocache "$nocache"
 		exit 0

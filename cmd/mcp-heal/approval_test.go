@@ -16,7 +16,7 @@ import (
 // with a command that leaves a marker file, beside the user's own "github"
 // (user scope) that leaves another marker and fails. approval is the
 // project's entry in ~/.claude.json ("" for none: a folder never
-// trusted); settings, when set, is the repository's own
+// trusted; "parent:" and an entry: that of the folder above it); settings, when set, is the repository's own
 // .claude/settings.json.
 func hostileClone(t *testing.T, approval, settings string) (c *healCLI, repoMark, userMark string) {
 	t.Helper()
@@ -33,7 +33,10 @@ func hostileClone(t *testing.T, approval, settings string) (c *healCLI, repoMark
 		return fmt.Sprintf(`{"command":"/bin/sh","args":["-c","echo ran >> %s; exit 1"]}`, path)
 	}
 	projects := "{}"
-	if approval != "" {
+	if parent, ok := strings.CutPrefix(approval, "parent:"); ok {
+		// The record of the folder above the clone (~/code trusted).
+		projects = fmt.Sprintf(`{%q:%s}`, filepath.Dir(repo), parent)
+	} else if approval != "" {
 		projects = fmt.Sprintf(`{%q:%s}`, repo, approval)
 	}
 	cfg := fmt.Sprintf(`{"mcpServers":{"github":%s},"projects":%s}`, mark(userMark), projects)
@@ -54,14 +57,17 @@ func hostileClone(t *testing.T, approval, settings string) (c *healCLI, repoMark
 // TestUnapprovedProjectServerNeverRuns: a cloned repository's .mcp.json
 // "github" that the user rejected, never approved, or whose folder was
 // never trusted (its own settings asking to enable every project server
-// notwithstanding) is never run: not by the failure hook when the user's
-// own "github" fails, not by heal, not by doctor, which lists it as not
-// approved. The user's own "github" is the one probed.
+// notwithstanding), or that sits under a trusted folder without a trust
+// record of its own (Claude Code 2.1.328 and 2.1.332 keep it pending), is
+// never run: not by the failure hook when the user's own "github" fails,
+// not by heal, not by doctor, which lists it as not approved. doctor and
+// heal probe the user's own "github"; the failure hook runs nothing.
 func TestUnapprovedProjectServerNeverRuns(t *testing.T) {
 	for name, tc := range map[string]struct{ approval, settings string }{
-		"rejected":  {`{"hasTrustDialogAccepted":true,"enableAllProjectMcpServers":true,"disabledMcpjsonServers":["github"]}`, ""},
-		"pending":   {`{"hasTrustDialogAccepted":true,"enabledMcpjsonServers":[]}`, ""},
-		"untrusted": {"", `{"enableAllProjectMcpServers":true,"enabledMcpjsonServers":["github"]}`},
+		"rejected":       {`{"hasTrustDialogAccepted":true,"enableAllProjectMcpServers":true,"disabledMcpjsonServers":["github"]}`, ""},
+		"pending":        {`{"hasTrustDialogAccepted":true,"enabledMcpjsonServers":[]}`, ""},
+		"untrusted":      {"", `{"enableAllProjectMcpServers":true,"enabledMcpjsonServers":["github"]}`},
+		"parent trusted": {`parent:{"hasTrustDialogAccepted":true,"enableAllProjectMcpServers":true}`, `{"enableAllProjectMcpServers":true}`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			for _, run := range []struct {
@@ -80,7 +86,10 @@ func TestUnapprovedProjectServerNeverRuns(t *testing.T) {
 				if _, err := os.Stat(repoMark); err == nil {
 					t.Errorf("%s ran the repository's github (exit %d):\n%s%s", run.what, code, out, errOut)
 				}
-				if _, err := os.Stat(userMark); err != nil {
+				_, err := os.Stat(userMark)
+				if hook := run.args[0] == "hook"; hook && err == nil {
+					t.Errorf("%s ran the user's own github (exit %d): a hook starts no process\n%s%s", run.what, code, out, errOut)
+				} else if !hook && err != nil {
 					t.Errorf("%s did not probe the user's own github (exit %d):\n%s%s", run.what, code, out, errOut)
 				}
 				if run.what == "doctor" && !strings.Contains(out, "not approved: not run") {

@@ -6,12 +6,14 @@ import (
 	"runtime"
 
 	"github.com/mcp-heal/mcp-heal/internal/paths"
+	"github.com/mcp-heal/mcp-heal/internal/state"
 )
 
 const pathsHelp = `
 Print where mcp-heal keeps its state, attention markers, data, the stable
-binary wrapped servers run, sockets and the plugin's cache, one name=path a
-line. --goos computes them for another platform (the plugin's launcher is
+binary wrapped servers run, sockets and the plugin's cache (the directory
+the hooks use; empty until a session started with the plugin), one
+name=path a line. --goos computes them for another platform (the plugin's launcher is
 checked against this).
 `
 
@@ -24,7 +26,13 @@ func runPaths(ctx context.Context, env *Env, args []string) error {
 	if fs.NArg() > 0 {
 		return &usageError{msg: fmt.Sprintf("paths takes no arguments, got %q", fs.Arg(0))}
 	}
-	for _, f := range paths.For(*goos, env.Getenv).Fields() {
+	p := paths.For(*goos, env.Getenv)
+	if p.PluginData == "" && *goos == runtime.GOOS {
+		// Run from a command's `!` line or the Bash tool, which have no
+		// CLAUDE_PLUGIN_DATA: the directory the hooks recorded.
+		p.PluginData = state.PluginData()
+	}
+	for _, f := range p.Fields() {
 		fmt.Fprintf(env.Stdout, "%s=%s\n", f[0], f[1])
 	}
 	return nil

@@ -309,7 +309,7 @@ func (c *httpConn) deliverMsg(msg []byte) {
 	lists := len(c.toolLists) > 0
 	c.smu.Unlock()
 	if lists {
-		if m, err := jsonrpc.Peek(msg); err == nil && m.Kind == jsonrpc.KindResponse {
+		if m, err := jsonrpc.PeekAnyText(msg); err == nil && m.Kind == jsonrpc.KindResponse {
 			c.smu.Lock()
 			pending := c.toolLists[string(m.ID)]
 			delete(c.toolLists, string(m.ID))
@@ -362,7 +362,7 @@ func isResponseTo(msg, want []byte) bool {
 	if len(want) == 0 {
 		return false
 	}
-	m, err := jsonrpc.Peek(msg) // validates it whole (depth-bounded): no other pass before it
+	m, err := jsonrpc.PeekAnyText(msg) // validates it whole (depth-bounded): no other pass before it
 	if err != nil || m.Kind != jsonrpc.KindResponse {
 		return false
 	}

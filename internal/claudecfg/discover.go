@@ -8,104 +8,24 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/mcp-heal/mcp-heal/internal/ccpolicy"
 	"github.com/mcp-heal/mcp-heal/internal/jsoncheck"
 )
 
 // GlobalConfigPath is ~/.claude.json (or $CLAUDE_CONFIG_DIR/.claude.json).
-func (o Options) GlobalConfigPath() string {
-	if o.ConfigDir != "" {
-		return filepath.Join(o.ConfigDir, ".claude.json")
-	}
-	return filepath.Join(o.home(), ".claude.json")
-}
+func (o Options) GlobalConfigPath() string { return o.Policy().GlobalConfigPath() }
 
-func (o Options) configDir() string {
-	if o.ConfigDir != "" {
-		return o.ConfigDir
-	}
-	return filepath.Join(o.home(), ".claude")
-}
+func (o Options) configDir() string { return o.Policy().ClaudeDir() }
 
-func (o Options) home() string {
-	if o.Home != "" {
-		return o.Home
-	}
-	h, _ := os.UserHomeDir()
-	return h
-}
-
-func (o Options) projectDir() string {
-	d := o.ProjectDir
-	if d == "" {
-		d, _ = os.Getwd()
-	}
-	if a, err := filepath.Abs(d); err == nil {
-		d = a
-	}
-	// Claude Code runs in the resolved directory (getcwd).
-	if r, err := filepath.EvalSymlinks(d); err == nil {
-		d = r
-	}
-	return d
-}
+func (o Options) projectDir() string { return o.Policy().Dir() }
 
 // settingsDirs are the directories whose .claude/settings*.json apply to
 // the project: the project directory and its git root.
-func (o Options) settingsDirs() []string {
-	d := o.projectDir()
-	if g := gitRoot(d); g != "" && g != d {
-		return []string{d, g}
-	}
-	return []string{d}
-}
+func (o Options) settingsDirs() []string { return o.Policy().SettingsDirs() }
 
 // ProjectKeys are the keys under which ~/.claude.json "projects" may hold the
-// project, most likely first. Claude Code keys local scope by the git root of
-// its (symlink-resolved) working directory.
-func (o Options) ProjectKeys() []string {
-	d := o.ProjectDir
-	if d == "" {
-		d, _ = os.Getwd()
-	}
-	if a, err := filepath.Abs(d); err == nil {
-		d = a
-	}
-	var keys []string
-	add := func(k string) {
-		for _, x := range keys {
-			if x == k {
-				return
-			}
-		}
-		keys = append(keys, k)
-	}
-	real := d
-	if r, err := filepath.EvalSymlinks(d); err == nil {
-		real = r
-	}
-	if g := gitRoot(real); g != "" {
-		add(g)
-	}
-	add(real)
-	if g := gitRoot(d); g != "" {
-		add(g)
-	}
-	add(d)
-	return keys
-}
-
-func gitRoot(dir string) string {
-	for d := dir; ; {
-		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
-			return d
-		}
-		p := filepath.Dir(d)
-		if p == d {
-			return ""
-		}
-		d = p
-	}
-}
+// project, most likely first (ccpolicy.Options.ProjectKeys).
+func (o Options) ProjectKeys() []string { return o.Policy().ProjectKeys() }
 
 // ConfigFile is one file that can hold MCP servers, and where in it.
 type ConfigFile struct {
@@ -187,7 +107,7 @@ func Discover(o Options) ([]Server, error) {
 		return b, true
 	}
 	seen := map[string]bool{}
-	var approval func(string) string // built on the first project server: it reads the whole "projects" object
+	pol := ccpolicy.Load(o.Policy(), read)
 	for _, cf := range o.configFiles(read) {
 		data, ok := read(cf.File)
 		if !ok {
@@ -197,20 +117,24 @@ func Discover(o Options) ([]Server, error) {
 		if !ok {
 			continue
 		}
+		written := Written(obj)
 		for _, s := range ParseServers(obj, cf) {
 			if cf.Scope == ScopeProject || s.Protects != "" {
-				if approval == nil {
-					approval = o.approval(read)
-				}
 				// A local copy wrap made of a project server the user
 				// rejected (or no longer approves) since is that server:
 				// mcp-heal treats it as unapproved, and drift says to
 				// unwrap it (Claude Code runs local entries unasked).
-				if a := approval(s.Name); cf.Scope == ScopeProject || a != Approved {
+				if a := pol.Approval(s.Name); cf.Scope == ScopeProject || a != Approved {
 					s.Approval = a
 				}
 			}
+			s.Policy = decide(pol, s, written[s.Key])
+			if !s.Wrapped && s.Policy == nil {
+				s.NoWrap = pol.Wraps(s.Name, nil)
+			}
 			s.Shadowed = seen[s.Name]
+			// An entry the policy blocks still takes its name (measured:
+			// a denied local entry leaves the user's of that name unrun).
 			if !s.Unapproved() {
 				seen[s.Name] = true
 			}
@@ -225,6 +149,10 @@ func Discover(o Options) ([]Server, error) {
 	ps, err := pluginServers(o, read)
 	if err != nil {
 		errs = append(errs, err)
+	}
+	for i := range ps {
+		w := ccpolicy.Entry{Name: ps[i].Name, Command: ps[i].Command, Args: ps[i].Args, URL: ps[i].URL}
+		ps[i].Policy = decide(pol, ps[i], w, ps[i].Key)
 	}
 	// Claude Code drops a plugin server whose command or URL a user's server
 	// already has.
@@ -345,4 +273,36 @@ func TransportOf(typ, command, url string) string {
 		return "http"
 	}
 	return "stdio"
+}
+
+// decide is what Claude Code's policy says of s (nil: it runs, as far as
+// the policy goes). A wrapped entry is judged as written (the shim's
+// command, what Claude Code matches) and by its real server too, which the
+// shim refuses to start when a deny rule matches it (an entry wrapped
+// before the rule was written).
+func decide(pol *ccpolicy.Policy, s Server, written ccpolicy.Entry, names ...string) *ccpolicy.Decision {
+	if d := pol.Decide(written, names...); d.Code != ccpolicy.Runs {
+		return &d
+	}
+	if s.Wrapped {
+		inner := ccpolicy.Entry{Name: s.Name, Command: s.Command, Args: s.Args}
+		if s.Command == "" {
+			inner.URL = s.URL
+		}
+		if ok, why := pol.Denies(inner, names...); ok {
+			return &ccpolicy.Decision{Code: ccpolicy.DeniedInner, Why: "the server this wrapped entry runs is blocked: " + why + "; the shim refuses to start it (run mcp-heal unwrap " + s.Name + " to hand it back to Claude Code, which blocks it too)"}
+		}
+	}
+	return nil
+}
+
+// Written is each entry of an mcpServers object as written (for a wrapped
+// one, the shim's command), by key: what Claude Code's policy matches.
+func Written(obj gjson.Result) map[string]ccpolicy.Entry {
+	out := map[string]ccpolicy.Entry{}
+	for _, m := range Members(obj) {
+		args, _ := StringArray(LastVal(m.Val, "args"))
+		out[m.Key] = ccpolicy.Entry{Name: m.Key, Command: LastVal(m.Val, "command").String(), Args: args, URL: LastVal(m.Val, "url").String()}
+	}
+	return out
 }

@@ -1,12 +1,15 @@
 package claudecfg
 
-import "github.com/mcp-heal/mcp-heal/internal/regfile"
+import (
+	"github.com/mcp-heal/mcp-heal/internal/ccpolicy"
+	"github.com/mcp-heal/mcp-heal/internal/regfile"
+)
 
 // MaxConfigBytes bounds a Claude Code config file mcp-heal reads
 // (~/.claude.json, .mcp.json, settings, plugin manifests, credentials).
 // A real one is a few KiB to a few MiB (~/.claude.json keeps history per
 // project); one over 16 MiB is refused (docs/limits.md).
-const MaxConfigBytes = 16 << 20
+const MaxConfigBytes = ccpolicy.MaxFileBytes
 
 // ReadConfig is the one way a config file is read, by the readers here
 // and by the writer (cfgfile). A cloned repository decides what its

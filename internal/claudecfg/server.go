@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mcp-heal/mcp-heal/internal/ccpolicy"
 	"github.com/mcp-heal/mcp-heal/internal/cli"
 	"github.com/mcp-heal/mcp-heal/internal/redact"
 )
@@ -56,6 +57,14 @@ type Server struct {
 	// how that .mcp.json entry changed since ("" when it did not).
 	Protects string `json:"protects,omitempty"`
 	Drift    string `json:"drift,omitempty"`
+	// Policy is, when Claude Code's policy keeps this entry from running
+	// (or, for a wrapped entry, keeps the shim from running its real
+	// server), what and why (ccpolicy): mcp-heal never runs, probes or
+	// heals it either.
+	Policy *ccpolicy.Decision `json:"policy,omitempty"`
+	// NoWrap says why wrap leaves this entry alone: Claude Code's
+	// allowlist would refuse its wrapped form (ccpolicy.Policy.Wraps).
+	NoWrap string `json:"no_wrap,omitempty"`
 	// hash is a project entry's content hash, or the one a protecting
 	// local entry recorded.
 	hash string
@@ -63,9 +72,9 @@ type Server struct {
 
 // Approval of a project (.mcp.json) server in Claude Code.
 const (
-	Approved = "approved"
-	Pending  = "pending"  // never approved, or the folder never trusted
-	Rejected = "rejected" // in disabledMcpjsonServers
+	Approved = ccpolicy.Approved
+	Pending  = ccpolicy.Pending  // never approved, or the folder's own trust never accepted
+	Rejected = ccpolicy.Rejected // in disabledMcpjsonServers
 )
 
 // Unapproved says whether s is a project server the user has not approved
@@ -77,9 +86,22 @@ func (s Server) Unapproved() bool {
 	return s.Approval == Pending || s.Approval == Rejected
 }
 
-// Loaded says whether Claude Code loads s: approved (when it needs to be)
-// and not shadowed by a higher-precedence entry of the same name.
-func (s Server) Loaded() bool { return !s.Shadowed && !s.Unapproved() }
+// Loaded says whether Claude Code loads s (and mcp-heal may run it): approved
+// (when it needs to be), allowed by Claude Code's policy, and not shadowed
+// by a higher-precedence entry of the same name.
+func (s Server) Loaded() bool { return !s.Shadowed && !s.Unapproved() && s.Policy == nil }
+
+// NotRun says why mcp-heal must not run s, after "not run: " ("" when
+// Claude Code runs it, as far as policy and approval go).
+func (s Server) NotRun() string {
+	switch {
+	case s.Policy != nil:
+		return s.Policy.Why
+	case s.Unapproved():
+		return ccpolicy.ApprovalWhy(s.Approval)
+	}
+	return ""
+}
 
 // Lookup finds the server Claude Code loaded under name, as configured or
 // as it appears in tool names (ToolName): never an unapproved or shadowed
@@ -113,6 +135,14 @@ type Options struct {
 	// ConfigDir is Claude Code's config directory (CLAUDE_CONFIG_DIR);
 	// empty means Home/.claude, with the global config at Home/.claude.json.
 	ConfigDir string
+	// ManagedDir is the folder of Claude Code's managed files; empty is the
+	// system's (ccpolicy.ManagedDirFor). Only tests set it.
+	ManagedDir string
+}
+
+// Policy is o for ccpolicy.
+func (o Options) Policy() ccpolicy.Options {
+	return ccpolicy.Options{Home: o.Home, ProjectDir: o.ProjectDir, ConfigDir: o.ConfigDir, ManagedDir: o.ManagedDir}
 }
 
 // Redacted returns s fit to print: its command, arguments and URL through

@@ -101,7 +101,7 @@ func (d *Doctor) Check(ctx context.Context, servers []claudecfg.Server) []*Repor
 	for i, s := range servers {
 		r := &Report{Server: s}
 		out[i] = r
-		if s.Unapproved() {
+		if s.NotRun() != "" {
 			// Listed, never run: the shims and incidents of its name
 			// belong to the entry Claude Code loaded instead.
 			d.judge(r)
@@ -143,6 +143,10 @@ func (d *Doctor) judge(r *Report) {
 	add := func(sev Severity, msg, hint string, detail ...string) {
 		r.Findings = append(r.Findings, Finding{Severity: sev, Message: msg, Hint: hint, Detail: detail})
 	}
+	if s.Policy != nil {
+		add(Warn, "not run: "+s.Policy.Why, "")
+		return
+	}
 	if s.Unapproved() {
 		add(Warn, health.NotApproved(s.Approval), health.NotApprovedHint(s, d.Say))
 		if hint := health.DriftHint(s, d.Say); hint != "" {
@@ -164,7 +168,10 @@ func (d *Doctor) judge(r *Report) {
 	case p.Problem != nil:
 		add(Error, p.Problem.Summary, p.Problem.Hint, p.Problem.Stderr...)
 	}
-	if !s.Wrapped && s.Scope != claudecfg.ScopePlugin {
+	switch {
+	case !s.Wrapped && s.Scope != claudecfg.ScopePlugin && s.NoWrap != "":
+		add(OK, "not wrapped, and wrap leaves it alone: "+s.NoWrap, "")
+	case !s.Wrapped && s.Scope != claudecfg.ScopePlugin:
 		add(Warn, health.UnprotectedNote, d.Say.Cmd("wrap "+s.Name))
 	}
 	if s.Protects != "" {
@@ -220,7 +227,7 @@ func Sorted(servers []claudecfg.Server) []claudecfg.Server {
 		if out[i].Name != out[j].Name {
 			return out[i].Name < out[j].Name
 		}
-		return !out[i].Unapproved() && out[j].Unapproved()
+		return out[i].NotRun() == "" && out[j].NotRun() != ""
 	})
 	return out
 }

@@ -25,7 +25,7 @@ func (d *Doctor) Heal(ctx context.Context, reports []*Report) {
 }
 
 func (d *Doctor) heal(r *Report) {
-	if r.Server.Unapproved() {
+	if r.Server.NotRun() != "" {
 		return // never run, so nothing of it to heal (Check)
 	}
 	name := r.Server.Name

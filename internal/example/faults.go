@@ -143,6 +143,13 @@ func (s *server) noteRequest(req request) {
 	}
 }
 
+// BadText is the text of the badtext tool's answer as it is on the wire
+// (inside a JSON string): what a C or shell server, or a file name in a
+// non-UTF-8 locale, puts in an answer. A stray byte, a surrogate encoded
+// raw (CESU-8), a sequence cut short before an ASCII byte and at the end,
+// and lone surrogates as JSON escapes (valid JSON, no valid UTF-16).
+const BadText = "caf\xe9 \xff|\xed\xa0\x80|\xf0\x9f\x98x|\\ud800 \\udfff \\ud83d\\ude00|\xe2\x82"
+
 // testToolList is what TestTools adds; the annotations are what a proxy's
 // retry rules look at.
 func testToolList() []map[string]any {
@@ -162,6 +169,8 @@ func testToolList() []map[string]any {
 		{"gate", "Answers `through` once the gate file exists.", readOnly},
 		{"closeout", "Answers `closing`, then closes stdout and lives on.", none},
 		{"structured", "Answers with structuredContent.", readOnly},
+		{"badtext", "Answers a text holding invalid UTF-8 and lone surrogates (BadText).", readOnly},
+		{"cutshort", "Answers with a line cut short (not JSON), carrying the call's id.", readOnly},
 	}
 	var list []map[string]any
 	for _, t := range tools {
@@ -234,6 +243,12 @@ func (s *server) testTool(ctx context.Context, id json.RawMessage, name string, 
 			c.Close()
 		}
 		s.event("closed stdout %d", os.Getpid())
+		return nil, errNoReply, true
+	case "badtext":
+		// Raw: encoding/json would replace the invalid bytes.
+		return json.RawMessage(`{"content":[{"type":"text","text":"` + BadText + `"}]}`), nil, true
+	case "cutshort":
+		s.send(append(append([]byte(`{"jsonrpc":"2.0","id":`), id...), `,"result":{"content":[{"type":"text","text":"cut sh`...))
 		return nil, errNoReply, true
 	case "structured":
 		return map[string]any{"content": []map[string]any{{"type": "text", "text": `{"x":1}`}}, "structuredContent": map[string]any{"x": 1}}, nil, true

@@ -241,3 +241,10 @@ func names(list []string) string {
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(list[:3], ", "), len(list)-3)
 }
+
+// BlockedNotice is SessionStart's line about wrapped entries whose real
+// server Claude Code's policy denies (a rule written after wrap): the shim
+// refuses to start them.
+func BlockedNotice(blocked []string) string {
+	return fmt.Sprintf("mcp-heal: MCP servers blocked by Claude Code's policy (deniedMcpServers), wrapped before the rule was written: %s; their shims refuse to start them (run %s for why).", names(blocked), Claude.Cmd("status"))
+}

@@ -3,6 +3,8 @@ package health
 import (
 	"fmt"
 	"strings"
+
+	"github.com/mcp-heal/mcp-heal/internal/text"
 )
 
 // Headless reports whether the hook or command runs for a headless Claude
@@ -83,8 +85,18 @@ func UserLine(s Situation) (kind, line string) {
 		if s.Stuck {
 			what = "is hung"
 		}
+		doctor := Claude.Cmd("doctor " + s.Server)
+		if p := s.Probe; p.Probed && !p.Works && !s.Stuck {
+			// Its command cannot start: `/mcp reconnect` alone would
+			// fail again, so the line says why and where to look first.
+			why := text.Clip(p.Why, 160)
+			if s.Headless {
+				return ToldReconnect, fmt.Sprintf("mcp-heal: MCP server %s %s and cannot start (%s): fix it (%s); the next session starts it, as this headless (-p) session cannot reconnect it.", q, what, why, doctor)
+			}
+			return ToldReconnect, fmt.Sprintf("mcp-heal: MCP server %s %s and cannot start (%s): fix it (%s), then run %s.", q, what, why, doctor, Claude.Reconnect(s.Server))
+		}
 		if s.Headless {
-			return ToldReconnect, fmt.Sprintf("mcp-heal: MCP server %s %s and this headless (-p) session cannot reconnect it; the next session starts it afresh (%s).", q, what, Claude.Cmd("doctor "+s.Server))
+			return ToldReconnect, fmt.Sprintf("mcp-heal: MCP server %s %s and this headless (-p) session cannot reconnect it; the next session starts it afresh (%s).", q, what, doctor)
 		}
 		return ToldReconnect, fmt.Sprintf("mcp-heal: MCP server %s %s and Claude Code will not use it again in this session: run %s.", q, what, Claude.Reconnect(s.Server))
 	}

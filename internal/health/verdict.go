@@ -19,6 +19,7 @@ const (
 	Pending  = "pending"
 	Disabled = "disabled"
 	Unknown  = "unknown"
+	Blocked  = "blocked" // Claude Code's policy keeps it from running (ccpolicy)
 )
 
 // Verdict is what `status` says about one server.
@@ -52,6 +53,8 @@ func Judge(s claudecfg.Server, shim *state.Record, last *state.Incident, now tim
 	switch {
 	case s.Shadowed:
 		return Verdict{Shadowed, "a higher-precedence scope defines the same name"}
+	case s.Policy != nil:
+		return Verdict{Blocked, "not run: " + s.Policy.Why}
 	case in != nil && NeedsReconnect(in.Class) && in.Session != "":
 		// Read from outside the session (a shell): name the one that
 		// gave up (status clears the reader's own session).

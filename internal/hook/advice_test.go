@@ -13,19 +13,18 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/health"
-	"github.com/mcp-heal/mcp-heal/internal/probe"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // TestAdviceDecisions drives the Handler in process, with the outside
-// world (config, probe, signals) stubbed: for each failure it must pick
-// the right action (probe or not, SIGHUP the shim or not) and the advice
-// of that class. No binary, no server.
+// world (config, signals) stubbed: for each failure it must pick the right
+// action (SIGHUP the shim or not; it has no way to probe: a hook starts no
+// process) and the advice of that class. No binary, no server.
 func TestAdviceDecisions(t *testing.T) {
 	type want struct {
-		action, advice    string // advice: a fragment
-		probed, signalled bool
+		action, advice string // advice: a fragment
+		signalled      bool
 	}
 	shimRec := func(st, failure, lastErr string) *state.Record {
 		// This test process stands in for a live shim.
@@ -35,34 +34,25 @@ func TestAdviceDecisions(t *testing.T) {
 		name      string
 		errText   string
 		shim      *state.Record
-		probeOK   bool
 		signalErr bool
 		want      want
 	}{
-		{"unwrapped not-connected, command works", `MCP server "srv" is not connected`, nil, true, false,
-			want{health.ActProbedOK, "but its command works now: ask the user to run `/mcp reconnect srv`", true, false}},
-		{"unwrapped not-connected, command fails", `MCP server "srv" is not connected`, nil, false, false,
-			want{health.ActProbedFail, "is disconnected and cannot start (boom)", true, false}},
-		{"closed before run: no probe", `MCP server "srv" connection closed before the tool call ran`, nil, true, false,
-			want{health.ActNone, "so it had no effect: retry it now", false, false}},
-		{"wrapped crash loop, command works: SIGHUP", `MCP error -32603: MCP server "srv" is failing (crash loop): it exited with code 1; mcp-heal keeps restarting it (at most every 30s); this call was not sent`,
-			shimRec(state.Failed, "", "exited with code 1"), true, false,
-			want{health.ActSighup, "but its command works now, so mcp-heal restarted it: retry the call", true, true}},
-		{"wrapped crash loop, command fails: no signal", `MCP error -32603: MCP server "srv" is failing (crash loop): it exited with code 1; this call was not sent`,
-			shimRec(state.Failed, "", "exited with code 1"), false, false,
-			want{health.ActProbedFail, "is crash-looping (exited with code 1) and its command still fails now (boom)", true, false}},
-		{"wrapped cannot start, still missing", `MCP error -32603: MCP server "srv" cannot start: command not found: /no/such; fix the command in the MCP config, then run /mcp-heal heal srv; this call was not sent`,
-			shimRec(state.Failed, "cannot-start", "command not found: /no/such"), false, false,
-			want{health.ActProbedFail, "cannot start (command not found: /no/such) and its command still fails now (boom), so calls to it are not sent. Continue without it and ask the user to fix its command in the MCP config", true, false}},
-		{"wrapped crash loop, signal refused", `MCP error -32603: MCP server "srv" is failing (crash loop): x; this call was not sent`,
-			shimRec(state.Failed, "", "x"), true, true,
-			want{health.ActProbedOK, "could not restart it: ask the user to run `/mcp-heal heal srv`", true, true}},
-		{"wrapped hung: SIGHUP, no probe", `MCP server "srv" tool "t" sent no response or progress for 30s; aborting.`,
-			shimRec(state.Running, "", ""), true, false,
-			want{health.ActSighup, "stopped answering, so mcp-heal restarted it", false, true}},
+		{"unwrapped not-connected: no probe", `MCP server "srv" is not connected`, nil, false,
+			want{health.ActNone, "is disconnected and Claude Code will not restart it in this session: continue without it and ask the user to run `/mcp reconnect srv`", false}},
+		{"closed before run", `MCP server "srv" connection closed before the tool call ran`, nil, false,
+			want{health.ActNone, "so it had no effect: retry it now", false}},
+		{"wrapped crash loop: no probe, no signal", `MCP error -32603: MCP server "srv" is failing (crash loop): it exited with code 1; mcp-heal keeps restarting it (at most every 30s); this call was not sent`,
+			shimRec(state.Failed, "", "exited with code 1"), false,
+			want{health.ActNone, "is crash-looping (exited with code 1), so calls to it are not sent. Continue without it and ask the user to fix it", false}},
+		{"wrapped cannot start", `MCP error -32603: MCP server "srv" cannot start: command not found: /no/such; fix the command in the MCP config, then run /mcp-heal heal srv; this call was not sent`,
+			shimRec(state.Failed, "cannot-start", "command not found: /no/such"), false,
+			want{health.ActNone, "cannot start (command not found: /no/such), so calls to it are not sent. Continue without it and ask the user to fix its command in the MCP config", false}},
+		{"wrapped hung: SIGHUP", `MCP server "srv" tool "t" sent no response or progress for 30s; aborting.`,
+			shimRec(state.Running, "", ""), false,
+			want{health.ActSighup, "stopped answering, so mcp-heal restarted it", true}},
 		{"wrapped shim restarted: nothing to do", `MCP error -32603: server process exited (signal 9) while this call was running; it was restarted; the call was not retried and may or may not have taken effect`,
-			shimRec(state.Running, "", ""), true, false,
-			want{health.ActNone, "check whether it did before retrying it", false, false}},
+			shimRec(state.Running, "", ""), false,
+			want{health.ActNone, "check whether it did before retrying it", false}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			testenv.UseStateDir(t, testenv.TempDir(t))
@@ -71,7 +61,7 @@ func TestAdviceDecisions(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			var probed, signalled bool
+			var signalled bool
 			h := &Handler{
 				Getenv: func(k string) string {
 					return map[string]string{"HOME": testenv.TempDir(t), "CLAUDE_PROJECT_DIR": "/p"}[k]
@@ -80,13 +70,6 @@ func TestAdviceDecisions(t *testing.T) {
 				Log: slog.New(slog.DiscardHandler),
 				Discover: func(claudecfg.Options) ([]claudecfg.Server, error) {
 					return []claudecfg.Server{{Name: "srv", Scope: claudecfg.ScopeUser, Transport: "stdio", Command: "/no/such", Wrapped: tt.shim != nil}}, nil
-				},
-				Probe: func(ctx context.Context, s claudecfg.Server, dir string) probe.Result {
-					probed = true
-					if tt.probeOK {
-						return probe.Result{OK: true}
-					}
-					return probe.Result{Problem: &probe.Problem{Kind: probe.Exited, Summary: "boom"}}
 				},
 				Signal: func(pid int, sig syscall.Signal) error {
 					if pid != os.Getpid() || sig != syscall.SIGHUP {
@@ -110,8 +93,8 @@ func TestAdviceDecisions(t *testing.T) {
 			if got := reply.HookSpecificOutput.AdditionalContext; !strings.Contains(got, tt.want.advice) {
 				t.Errorf("advice %q\nwant it to contain %q", got, tt.want.advice)
 			}
-			if probed != tt.want.probed || signalled != tt.want.signalled {
-				t.Errorf("probed %v signalled %v, want %v %v", probed, signalled, tt.want.probed, tt.want.signalled)
+			if signalled != tt.want.signalled {
+				t.Errorf("signalled %v, want %v", signalled, tt.want.signalled)
 			}
 			b, _ := os.ReadFile(filepath.Join(state.Dir(), "incidents.jsonl"))
 			var in state.Incident

@@ -3,9 +3,11 @@ package hook
 import (
 	"context"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/mcp-heal/mcp-heal/internal/ccpolicy"
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/state"
@@ -87,19 +89,22 @@ func (h *Handler) heal(ctx context.Context, in *Input, server string, m health.M
 		h.Log.Warn("listing shims", "err", err)
 	}
 	if len(recs) > 0 {
-		if o, ok := h.healWrapped(ctx, in, server, m, latest(recs)); ok {
+		if o, ok := h.healWrapped(in, server, m, latest(recs)); ok {
 			return o
 		}
 	}
-	return h.healUnwrapped(ctx, in, server, m)
+	return h.healUnwrapped(in, server, m)
 }
 
 // healWrapped handles a server whose shim is alive. ok is false when the
 // failure is not the shim's to fix (Claude Code lost the shim itself).
-func (h *Handler) healWrapped(ctx context.Context, in *Input, server string, m health.Match, r *state.Record) (outcome, bool) {
+func (h *Handler) healWrapped(in *Input, server string, m health.Match, r *state.Record) (outcome, bool) {
 	sit := health.Situation{Server: server, Class: m.Class, RetryIn: m.RetryIn, Headless: h.headless()}
 	switch {
 	case m.Class == health.ShimFailed || m.Class == health.CannotStart || r.State == state.Failed:
+		// The shim keeps trying its server; whether the command works
+		// now is for doctor and heal to find out, which the user runs:
+		// a hook starts no process from a config entry.
 		if c := health.ShimClass(r); c != "" {
 			sit.Class = c
 		}
@@ -107,21 +112,7 @@ func (h *Handler) healWrapped(ctx context.Context, in *Input, server string, m h
 		if sit.Class == health.CannotStart {
 			sit.Shim = r.LastError
 		}
-		s, found := h.configured(in, server)
-		if !found {
-			return advise(health.ActNone, sit), true
-		}
-		res := h.Probe(ctx, s, h.options(in).ProjectDir)
-		sit.Probe = health.Found{Probed: true, Works: res.OK, Why: res.Line()}
-		if !res.OK {
-			return advise(health.ActProbedFail, sit), true
-		}
-		if err := state.SignalShim(r, syscall.SIGHUP, h.Signal); err != nil {
-			h.Log.Warn("signalling shim", "pid", r.ShimPID, "err", err)
-			return advise(health.ActProbedOK, sit), true
-		}
-		sit.Action = health.ActSighup
-		return advise(health.ActSighup, sit), true
+		return advise(health.ActNone, sit), true
 	case m.Class == health.ShimRestarted:
 		return advise(health.ActNone, sit), true
 	case m.Class == health.IdleTimeout || m.Class == health.RequestTimeout:
@@ -136,7 +127,7 @@ func (h *Handler) healWrapped(ctx context.Context, in *Input, server string, m h
 }
 
 // healUnwrapped handles a server Claude Code runs directly.
-func (h *Handler) healUnwrapped(ctx context.Context, in *Input, server string, m health.Match) outcome {
+func (h *Handler) healUnwrapped(in *Input, server string, m health.Match) outcome {
 	sit := health.Situation{Server: server, Class: m.Class, RetryIn: m.RetryIn, Headless: h.headless()}
 	s, found := h.configured(in, server)
 
@@ -156,31 +147,26 @@ func (h *Handler) healUnwrapped(ctx context.Context, in *Input, server string, m
 		return advise(health.ActNone, sit)
 	}
 
-	// The state of the server now, when it can be checked: not for a
-	// call that never ran or a server still starting, nor for what a
-	// failed shim reported (it keeps trying).
-	act := health.ActNone
-	if found && m.Class != health.ClosedBeforeRun && m.Class != health.StillConnecting && m.Class != health.ShimRestarted && m.Class != health.ShimFailed && m.Class != health.CannotStart {
-		res := h.Probe(ctx, s, h.options(in).ProjectDir)
-		sit.Probe = health.Found{Probed: true, Works: res.OK, Why: res.Line()}
-		act = health.ActProbedFail
-		if res.OK {
-			act = health.ActProbedOK
-		}
-	}
-	return advise(act, sit)
+	// Whether its command works now is for doctor to find out, which the
+	// user runs: a hook starts no process from a config entry.
+	return advise(health.ActNone, sit)
 }
 
 // sessionStart tells the user, in one line, about servers of this project
 // that are unprotected or failing. It reads the config and the shim
 // records only: no probes, so the session starts fast.
 func (h *Handler) sessionStart(in *Input) []byte {
+	// Hooks alone get CLAUDE_PLUGIN_DATA: recorded for `mcp-heal paths`
+	// run from the `!` line or the Bash tool (state.RecordPluginData).
+	if err := state.RecordPluginData(h.Getenv("CLAUDE_PLUGIN_DATA")); err != nil {
+		h.Log.Warn("recording the plugin data directory", "err", err)
+	}
 	all, err := h.Discover(h.options(in))
 	if err != nil {
 		h.Log.Warn("reading MCP config", "err", err)
 	}
 	mine := map[string]bool{}
-	var unprotected, unapproved, protected []string
+	var unprotected, unapproved, protected, blocked []string
 	headless := h.headless()
 	for _, s := range all {
 		// Pending project servers are not loaded until approved, and
@@ -190,6 +176,9 @@ func (h *Handler) sessionStart(in *Input) []byte {
 		if s.Approval == claudecfg.Pending && headless && !s.Shadowed {
 			unapproved = append(unapproved, s.Name)
 			continue
+		}
+		if s.Policy != nil && s.Policy.Code == ccpolicy.DeniedInner && !s.Shadowed {
+			blocked = append(blocked, s.Name)
 		}
 		if !s.Loaded() {
 			continue
@@ -203,7 +192,7 @@ func (h *Handler) sessionStart(in *Input) []byte {
 		}
 		// Plugin servers belong to their plugin's config: wrap cannot
 		// rewrite them.
-		if !s.Wrapped && s.Scope != claudecfg.ScopePlugin {
+		if !s.Wrapped && s.Scope != claudecfg.ScopePlugin && s.NoWrap == "" {
 			unprotected = append(unprotected, s.Name)
 		}
 	}
@@ -218,6 +207,9 @@ func (h *Handler) sessionStart(in *Input) []byte {
 		}
 	}
 	msg := health.SessionNotice(failing, unprotected, unapproved, protected)
+	if len(blocked) > 0 {
+		msg = strings.TrimSpace(msg + " " + health.BlockedNotice(blocked))
+	}
 	if msg == "" {
 		return nil
 	}

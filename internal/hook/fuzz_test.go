@@ -12,7 +12,6 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/hook"
-	"github.com/mcp-heal/mcp-heal/internal/probe"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
@@ -41,11 +40,8 @@ func FuzzHandle(f *testing.F) {
 		Now:      time.Now,
 		Log:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Discover: func(claudecfg.Options) ([]claudecfg.Server, error) { return nil, nil },
-		Probe: func(context.Context, claudecfg.Server, string) probe.Result {
-			return probe.Result{Problem: &probe.Problem{Kind: probe.Timeout, Summary: "stub"}}
-		},
-		Signal: func(int, syscall.Signal) error { signals++; return nil },
-		Procs:  func() ([]hook.Proc, error) { return nil, nil },
+		Signal:   func(int, syscall.Signal) error { signals++; return nil },
+		Procs:    func() ([]hook.Proc, error) { return nil, nil },
 	}
 	events := []string{hook.PreToolUse, hook.PostToolUseFailure, hook.SessionStart, "PostToolBatch", "Stop"}
 	f.Fuzz(func(t *testing.T, payload []byte) {

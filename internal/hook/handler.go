@@ -13,9 +13,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcp-heal/mcp-heal/internal/ccpolicy"
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/health"
-	"github.com/mcp-heal/mcp-heal/internal/probe"
 	"github.com/mcp-heal/mcp-heal/internal/redact"
 	"github.com/mcp-heal/mcp-heal/internal/text"
 )
@@ -35,31 +35,22 @@ type Handler struct {
 	Log    *slog.Logger
 	// Discover lists the configured servers (claudecfg.Discover).
 	Discover func(claudecfg.Options) ([]claudecfg.Server, error)
-	// Probe checks whether a configured server works now.
-	Probe func(ctx context.Context, s claudecfg.Server, dir string) probe.Result
 	// Signal sends sig to one process.
 	Signal func(pid int, sig syscall.Signal) error
 	// Procs lists running processes (to find a hung server by its parent).
 	Procs func() ([]Proc, error)
-	// ProbeTimeout bounds one probe from a hook (the model waits for it).
-	ProbeTimeout time.Duration
 }
 
 // New returns a Handler wired to the real system.
 func New(getenv func(string) string, log *slog.Logger) *Handler {
-	h := &Handler{
-		Getenv:       getenv,
-		Now:          time.Now,
-		Log:          log,
-		Discover:     claudecfg.Discover,
-		Signal:       kill,
-		Procs:        listProcs,
-		ProbeTimeout: 8 * time.Second,
+	return &Handler{
+		Getenv:   getenv,
+		Now:      time.Now,
+		Log:      log,
+		Discover: claudecfg.Discover,
+		Signal:   kill,
+		Procs:    listProcs,
 	}
-	h.Probe = func(ctx context.Context, s claudecfg.Server, dir string) probe.Result {
-		return probe.Run(ctx, probe.FromServer(s, dir), h.ProbeTimeout)
-	}
-	return h
 }
 
 // output is the JSON a hook prints.
@@ -151,15 +142,25 @@ func (h *Handler) options(in *Input) claudecfg.Options {
 }
 
 // configured finds server in the config Claude Code loaded for this
-// session: the entry of that name it loads (claudecfg.Lookup), never a
-// project server the user has not approved, which would otherwise stand in
-// for the user's own and be probed (run) by the failure hook.
+// session: the entry of that name it loads (claudecfg.Lookup: never a
+// project server the user has not approved, nor one Claude Code's policy
+// blocks), of the scope the payload names (mcp_server.source). A server
+// the session runs from a source mcp-heal does not read (--mcp-config,
+// a plugin, managed-mcp.json) has no entry here: another entry of its
+// name is not the one running (ccpolicy.Source).
 func (h *Handler) configured(in *Input, server string) (claudecfg.Server, bool) {
+	if _, ours := ccpolicy.Source(in.ServerSource); !ours {
+		return claudecfg.Server{}, false
+	}
 	all, err := h.Discover(h.options(in))
 	if err != nil {
 		h.Log.Warn("reading MCP config", "err", err)
 	}
-	return claudecfg.Lookup(all, server)
+	s, ok := claudecfg.Lookup(all, server)
+	if ok && in.ServerSource != "" && s.Scope != in.ServerSource {
+		return claudecfg.Server{}, false
+	}
+	return s, ok
 }
 
 // maxPayload bounds what a hook reads: payloads carry tool input and

@@ -2,12 +2,14 @@
 // it decodes the payload, classifies MCP disconnect errors with a catalogue
 // of every string Claude Code 2.1.328 (and mcp-heal's own shims) produce,
 // heals what can be healed (SIGHUP to a wrapped server's shim, killing a
-// hung unwrapped server so Claude Code respawns it, probing a server's
-// command or URL), records an incident, and tells the model in one or two
+// hung unwrapped server so Claude Code respawns it), records an incident, and tells the model in one or two
 // sentences what happened and what to do next.
 //
-// Handlers never run a command taken from the payload: what they probe or
-// kill comes from the MCP config and the state records only.
+// Hooks start no process: they never run a command taken from the payload,
+// nor one from the MCP config (no probe). They act only on what Claude
+// Code itself started (a shim it runs, a hung server among its children)
+// and explain the rest; only a command the user runs (doctor, heal) starts
+// a server, and only one Claude Code's policy lets run (ccpolicy).
 package hook
 
 import (
@@ -22,16 +24,19 @@ import (
 
 // Input is the part of a hook payload mcp-heal uses.
 type Input struct {
-	Event       string // hook_event_name
-	Session     string // session_id
-	Cwd         string
-	Source      string // SessionStart: startup, resume, clear, compact
-	ToolName    string
-	ToolUseID   string
-	PromptID    string // prompt_id: the user prompt (turn) the call belongs to
-	Server      string // mcp_server.name, else derived from the tool name
-	Error       string // PostToolUseFailure
-	IsInterrupt bool
+	Event     string // hook_event_name
+	Session   string // session_id
+	Cwd       string
+	Source    string // SessionStart: startup, resume, clear, compact
+	ToolName  string
+	ToolUseID string
+	PromptID  string // prompt_id: the user prompt (turn) the call belongs to
+	Server    string // mcp_server.name, else derived from the tool name
+	// ServerSource is mcp_server.source: the scope the session runs the
+	// server from ("user", "local", "project", "plugin", "dynamic").
+	ServerSource string
+	Error        string // PostToolUseFailure
+	IsInterrupt  bool
 }
 
 var errNotObject = errors.New("payload is not a JSON object")
@@ -48,16 +53,17 @@ func Parse(b []byte) (*Input, error) {
 		return nil, errNotObject
 	}
 	in := &Input{
-		Event:       str(r, "hook_event_name"),
-		Session:     str(r, "session_id"),
-		Cwd:         str(r, "cwd"),
-		Source:      str(r, "source"),
-		ToolName:    str(r, "tool_name"),
-		ToolUseID:   str(r, "tool_use_id"),
-		PromptID:    str(r, "prompt_id"),
-		Server:      str(r, "mcp_server.name"),
-		Error:       str(r, "error"),
-		IsInterrupt: r.Get("is_interrupt").Type == gjson.True,
+		Event:        str(r, "hook_event_name"),
+		Session:      str(r, "session_id"),
+		Cwd:          str(r, "cwd"),
+		Source:       str(r, "source"),
+		ToolName:     str(r, "tool_name"),
+		ToolUseID:    str(r, "tool_use_id"),
+		PromptID:     str(r, "prompt_id"),
+		Server:       str(r, "mcp_server.name"),
+		ServerSource: str(r, "mcp_server.source"),
+		Error:        str(r, "error"),
+		IsInterrupt:  r.Get("is_interrupt").Type == gjson.True,
 	}
 	if in.Server == "" {
 		in.Server = ServerFromTool(in.ToolName)

@@ -171,24 +171,26 @@ func TestIdleTimeoutWrapped(t *testing.T) {
 	}
 }
 
-// TestFailedShim: the shim answered "marked failed"; the hook probes the
-// real command from the config and restarts the shim's child only when the
-// command works now.
+// TestFailedShim: the shim answered "marked failed". The hook starts
+// nothing from the config (before, it probed the command and restarted the
+// shim's child when the probe worked): it leaves the shim, which keeps
+// trying, alone, and tells the model to continue without the server and
+// the user to run doctor and heal. The command leaves a mark if run.
 func TestFailedShim(t *testing.T) {
 	bin := testenv.Binary(t)
 	for _, tt := range []struct {
 		name    string
 		command string
 		args    []string
-		hups    int
-		want    string
 	}{
-		{"command works now", bin, []string{"example-server"}, 1, "its command works now, so mcp-heal restarted it: retry the call"},
-		{"command still fails", "mcp-heal-no-such-server", nil, 0, "its command still fails now (command not found: mcp-heal-no-such-server)"},
+		{"command works now", "sh", []string{"-c", "touch \"$MARK\"; exec " + bin + " example-server"}},
+		{"command still fails", "sh", []string{"-c", "touch \"$MARK\"; exit 1"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWorld(t)
 			w.useState(t)
+			mark := filepath.Join(t.TempDir(), "ran")
+			w.extra = append(w.extra, "MARK="+mark)
 			entry, _ := json.Marshal(map[string]any{"command": tt.command, "args": tt.args})
 			wrapped, _, err := wrap.Wrap([]byte(`{"mcpServers":{"tiny":`+string(entry)+`}}`), []string{"mcpServers"}, nil, bin)
 			if err != nil {
@@ -199,18 +201,19 @@ func TestFailedShim(t *testing.T) {
 			}
 			p := sharedPayload(t, "PostToolUseFailure.stdio-server-died-mid-call.json")
 			p["error"] = `MCP error -32603: MCP server "tiny" is marked failed after 5 restarts: exited with code 1`
+			p["mcp_server"] = map[string]any{"name": "tiny", "source": "user"}
 			pid, hups := fakeshim.Start(t)
 			code := 1
 			fakeshim.WriteRecord(t, state.Record{Server: "tiny", Session: p["session_id"].(string), ShimPID: pid, Mode: state.ModeStdio, State: state.Failed, Restarts: 5,
 				LastExit: &state.Exit{Code: &code, At: time.Now()}})
 			r := decode(t, w.hook(t, "PostToolUseFailure", marshal(p)))
-			if !strings.Contains(r.HookSpecificOutput.AdditionalContext, tt.want) || !strings.Contains(r.HookSpecificOutput.AdditionalContext, "exited with code 1") {
-				t.Fatalf("got %q, want it to contain %q and the exit status", r.HookSpecificOutput.AdditionalContext, tt.want)
+			want := "is crash-looping (exited with code 1; 5 restarts), so calls to it are not sent. Continue without it"
+			if !strings.Contains(r.HookSpecificOutput.AdditionalContext, want) {
+				t.Fatalf("got %q, want it to contain %q", r.HookSpecificOutput.AdditionalContext, want)
 			}
-			if tt.hups > 0 {
-				hups.WaitHUPs(t, tt.hups)
-			} else {
-				hups.NoHUP(t) // its command fails: not restarted
+			hups.NoHUP(t)
+			if _, err := os.Stat(mark); err == nil {
+				t.Fatal("the failure hook ran the server's command")
 			}
 		})
 	}
@@ -237,7 +240,15 @@ func TestHungUnwrappedServerKilled(t *testing.T) {
 	})
 	w.userConfig(t, fmt.Sprintf(`{"tiny":{"command":"sh","args":["-c",%q]}}`, script))
 	w.extra = []string{"CLAUDE_PID=" + strconv.Itoa(claude.Process.Pid)}
-	r := decode(t, w.hook(t, "PostToolUseFailure", marshal(sharedPayload(t, "PostToolUseFailure.idle-timeout.json"))))
+	p := sharedPayload(t, "PostToolUseFailure.idle-timeout.json")
+	// A server the session runs from --mcp-config (source "dynamic") is
+	// not the user's entry of its name: left alone.
+	r := decode(t, w.hook(t, "PostToolUseFailure", marshal(p)))
+	if strings.Contains(r.HookSpecificOutput.AdditionalContext, "was hung, so mcp-heal stopped it") || !state.Alive(server) {
+		t.Fatalf("source dynamic: got %q, server alive %v; want the user's entry left alone", r.HookSpecificOutput.AdditionalContext, state.Alive(server))
+	}
+	p["mcp_server"] = map[string]any{"name": "tiny", "source": "user"}
+	r = decode(t, w.hook(t, "PostToolUseFailure", marshal(p)))
 	if !strings.Contains(r.HookSpecificOutput.AdditionalContext, "was hung, so mcp-heal stopped it and Claude Code starts a fresh one on the next call") {
 		t.Fatalf("got %q", r.HookSpecificOutput.AdditionalContext)
 	}
@@ -263,24 +274,34 @@ func childRunning(parent int, arg string) int {
 }
 
 // TestNotConnected: Claude Code gave up on an unwrapped server. The hook
-// probes its command and says whether it works now; PreToolUse then warns
-// about the dead server until a call succeeds again.
+// says so without running its command (before, it probed it: the mark
+// shows it would have run); PreToolUse then warns about the dead server
+// until a call succeeds again.
 func TestNotConnected(t *testing.T) {
 	bin := testenv.Binary(t)
+	mark := filepath.Join(t.TempDir(), "ran")
 	for _, tt := range []struct {
-		name, servers, want string
+		name, servers, want, user string
 	}{
-		{"command works now", fmt.Sprintf(`{"tiny":{"command":%q,"args":["example-server"]}}`, bin), "but its command works now: ask the user to run `/mcp reconnect tiny`, then retry"},
-		{"command fails", `{"tiny":{"command":"sh","args":["-c","echo 'Error: TINY_API_KEY is not set' >&2; exit 1"]}}`, "cannot start (the server exited with code 1 before answering initialize: Error: TINY_API_KEY is not set)"},
-		{"not configured", `{}`, "continue without it and ask the user to run `/mcp reconnect tiny`"},
+		// No probe: the user's line cannot name a cause either.
+		{"command works now", fmt.Sprintf(`{"tiny":{"command":"sh","args":["-c","touch %s; exec %s example-server"]}}`, mark, bin), "continue without it and ask the user to run `/mcp reconnect tiny`", "will not use it again in this session: run /mcp reconnect tiny."},
+		{"command fails", fmt.Sprintf(`{"tiny":{"command":"sh","args":["-c","touch %s; echo 'Error: TINY_API_KEY is not set' >&2; exit 1"]}}`, mark), "continue without it and ask the user to run `/mcp reconnect tiny`", "will not use it again in this session: run /mcp reconnect tiny."},
+		{"not configured", `{}`, "continue without it and ask the user to run `/mcp reconnect tiny`", "run /mcp reconnect tiny."},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWorld(t)
 			w.userConfig(t, tt.servers)
 			fail := sharedPayload(t, "PostToolUseFailure.stdio-not-connected.json")
+			fail["mcp_server"] = map[string]any{"name": "tiny", "source": "user"}
 			r := decode(t, w.hook(t, "PostToolUseFailure", marshal(fail)))
 			if !strings.Contains(r.HookSpecificOutput.AdditionalContext, tt.want) {
 				t.Fatalf("got %q, want it to contain %q", r.HookSpecificOutput.AdditionalContext, tt.want)
+			}
+			if _, err := os.Stat(mark); err == nil {
+				t.Fatal("the failure hook ran the server's command")
+			}
+			if !strings.Contains(r.SystemMessage, tt.user) {
+				t.Fatalf("user's line %q, want it to contain %q", r.SystemMessage, tt.user)
 			}
 
 			// The marker that sends the launcher's PreToolUse past its

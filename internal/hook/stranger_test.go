@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -82,12 +83,15 @@ func TestNoSignalToStranger(t *testing.T) {
 }
 
 // TestHookOutputRedacted: Claude Code gave up on a remote server whose URL
-// carries its API key; the hook probes it, and the server's error body
-// echoes the key. Neither the model's context (the hook's reply) nor the
-// incident log may show it.
+// carries its API key, and whose error body would echo the key. The hook
+// does not contact it (a hook starts nothing from a config entry: no
+// probe), and neither the model's context (the hook's reply) nor the
+// incident log shows the key.
 func TestHookOutputRedacted(t *testing.T) {
 	const secret = "HOOKSECRETk3j4h5"
+	var asked atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
 		w.WriteHeader(http.StatusInternalServerError)
 		io.WriteString(w, `{"error":"unknown key","api_key":"`+r.URL.Query().Get("token")+`"}`)
 	}))
@@ -96,11 +100,11 @@ func TestHookOutputRedacted(t *testing.T) {
 	w.userConfig(t, `{"keyed":{"type":"http","url":"`+srv.URL+`/mcp?token=`+secret+`"}}`)
 	p := sharedPayload(t, "PostToolUseFailure.stdio-not-connected.json")
 	p["tool_name"], p["error"] = "mcp__keyed__echo", `MCP server "keyed" is not connected`
-	p["mcp_server"] = map[string]any{"name": "keyed", "source": "dynamic"}
+	p["mcp_server"] = map[string]any{"name": "keyed", "source": "user"}
 	out := w.hook(t, "PostToolUseFailure", marshal(p))
 	r := decode(t, out)
-	if !strings.Contains(r.HookSpecificOutput.AdditionalContext, "HTTP 500") {
-		t.Fatalf("got %s, want advice quoting the server's answer", out)
+	if !strings.Contains(r.HookSpecificOutput.AdditionalContext, "/mcp reconnect keyed") || asked.Load() != 0 {
+		t.Fatalf("got %s after %d requests to the server, want advice without contacting it", out, asked.Load())
 	}
 	if strings.Contains(string(out), secret) {
 		t.Errorf("the hook's reply shows the key:\n%s", out)
@@ -134,12 +138,14 @@ func TestPreToolUseIgnoresReusedPid(t *testing.T) {
 	}
 }
 
-// TestHookOutputQuoted: the hook quotes a server's answer to the model and
-// in systemMessage to the user's terminal; terminal escapes in it (OSC 52
-// clipboard write, OSC 0 window title, clear screen) arrive quoted by the
-// one rule (text.Safe), not as raw control characters.
+// TestHookOutputQuoted: a remote server whose answer carries terminal
+// escapes (OSC 52 clipboard write, OSC 0 window title, clear screen) is not
+// contacted by the failure hook (no probe), and nothing of its answer
+// reaches the model or the user's terminal.
 func TestHookOutputQuoted(t *testing.T) {
+	var asked atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
 		w.WriteHeader(http.StatusInternalServerError)
 		io.WriteString(w, "down \x1b]52;c;cm0gLXJmIH4=\x07 \x1b]0;pwned\x07 \x1b[2J")
 	}))
@@ -148,12 +154,12 @@ func TestHookOutputQuoted(t *testing.T) {
 	w.userConfig(t, `{"esc":{"type":"http","url":"`+srv.URL+`/mcp"}}`)
 	p := sharedPayload(t, "PostToolUseFailure.stdio-not-connected.json")
 	p["tool_name"], p["error"] = "mcp__esc__echo", `MCP server "esc" is not connected`
-	p["mcp_server"] = map[string]any{"name": "esc", "source": "dynamic"}
+	p["mcp_server"] = map[string]any{"name": "esc", "source": "user"}
 	out := w.hook(t, "PostToolUseFailure", marshal(p))
 	r := decode(t, out)
 	got := r.HookSpecificOutput.AdditionalContext + r.SystemMessage
-	if !strings.Contains(got, "HTTP 500") {
-		t.Fatalf("got %s, want advice quoting the server's answer", out)
+	if strings.Contains(got, "HTTP 500") || asked.Load() != 0 {
+		t.Fatalf("got %s after %d requests to the server, want advice without contacting it", out, asked.Load())
 	}
 	if strings.ContainsAny(got, "\x1b\x07") {
 		t.Errorf("the hook's reply carries raw terminal escapes: %q", got)

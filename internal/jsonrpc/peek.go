@@ -62,6 +62,17 @@ func Peek(line []byte) (Msg, error) {
 	if !utf8.Valid(line) {
 		return Msg{}, ErrNotUTF8
 	}
+	return PeekAnyText(line)
+}
+
+// PeekAnyText is Peek for a line from a server: invalid UTF-8 in it is no
+// error. The MCP SDK clients (Claude Code's among them) decode what a
+// server sends with U+FFFD for each invalid sequence and take the message,
+// so a proxy passes such a line on byte for byte and lets the client
+// decode it as it would have directly (replacing the bytes here would not
+// match: Node's decoder and Go's count invalid sequences differently).
+// Everything else is checked as Peek checks it.
+func PeekAnyText(line []byte) (Msg, error) {
 	obj, id, method, result, errv, ok := topMembers(line)
 	if !ok {
 		return Msg{}, ErrNotJSON

@@ -72,3 +72,26 @@ func TestBuildersProduceValidJSON(t *testing.T) {
 		t.Errorf("error reply without id: got id %s", m.ID)
 	}
 }
+
+// TestPeekAnyText: a server's line with invalid UTF-8 is routed like any
+// other (the client decodes it with U+FFFD), and only that is let through.
+func TestPeekAnyText(t *testing.T) {
+	bad := "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"t\":\"\xff\xed\xa0\x80\\ud800\xf0\x9f\"}}"
+	if _, err := Peek([]byte(bad)); !errors.Is(err, ErrNotUTF8) {
+		t.Fatalf("Peek: %v, want ErrNotUTF8", err)
+	}
+	m, err := PeekAnyText([]byte(bad))
+	if err != nil || m.Kind != KindResponse || string(m.ID) != "7" {
+		t.Fatalf("PeekAnyText: %+v, %v", m, err)
+	}
+	for in, want := range map[string]error{
+		"{\"id\":1,\"result\":\xff}": ErrNotJSON, // outside a string: not JSON
+		"\xff":                       ErrNotJSON,
+		`{"id":1,"result":"x`:        ErrNotJSON,
+		`{"id":1.5,"result":1}`:      ErrInvalidID,
+	} {
+		if _, err := PeekAnyText([]byte(in)); !errors.Is(err, want) {
+			t.Errorf("PeekAnyText(%q): %v, want %v", in, err, want)
+		}
+	}
+}

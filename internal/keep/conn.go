@@ -290,7 +290,7 @@ func (c *conn) forward() {
 
 // inbound translates one message from the server; false: drop it.
 func (c *conn) inbound(line []byte) ([]byte, bool) {
-	m, err := jsonrpc.Peek(line)
+	m, err := jsonrpc.PeekAnyText(line)
 	if err != nil {
 		return line, true // the shim drops and logs it
 	}

@@ -188,7 +188,7 @@ func (k *keeper) detach() [][]byte {
 // changed is remembered for the next client (it may have cached the list),
 // once whatever the server repeated.
 func (k *keeper) drained(line []byte) []byte {
-	m, err := jsonrpc.Peek(line)
+	m, err := jsonrpc.PeekAnyText(line)
 	if err != nil {
 		return nil
 	}

@@ -31,7 +31,11 @@ type Paths struct {
 	Data         string // $XDG_DATA_HOME/mcp-heal
 	StableBinary string // Data/bin/mcp-heal: what wrapped server entries run
 	Runtime      string // $XDG_RUNTIME_DIR/mcp-heal, else State/run: sockets
-	PluginData   string // $CLAUDE_PLUGIN_DATA, else Data: the launcher's cache
+	// PluginData is $CLAUDE_PLUGIN_DATA, the launcher's private cache, or
+	// "" without it: Claude Code gives it to hooks only (a command's `!`
+	// line and the Bash tool run without it), and a guess would name a
+	// directory the hooks do not use (issue 26, item 4).
+	PluginData string
 }
 
 // noHome stands for a missing $HOME: nothing can be created under it, so
@@ -80,7 +84,6 @@ func For(goos string, getenv func(string) string) Paths {
 		Data:         data,
 		StableBinary: join(data, "bin", "mcp-heal"),
 		Runtime:      join(state, "run"),
-		PluginData:   data,
 	}
 	if goos == "windows" {
 		p.StableBinary += ".exe"

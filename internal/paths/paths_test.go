@@ -19,13 +19,13 @@ func TestFor(t *testing.T) {
 		{"linux defaults", "linux", env("HOME", "/home/u"), Paths{
 			State: "/home/u/.local/state/mcp-heal", Attention: "/home/u/.local/state/mcp-heal/attention",
 			Data: "/home/u/.local/share/mcp-heal", StableBinary: "/home/u/.local/share/mcp-heal/bin/mcp-heal",
-			Runtime: "/home/u/.local/state/mcp-heal/run", PluginData: "/home/u/.local/share/mcp-heal"}},
+			Runtime: "/home/u/.local/state/mcp-heal/run"}},
 		// The macOS bug of issue 8: the same rule as Linux, not
 		// ~/Library/Application Support.
 		{"darwin defaults", "darwin", env("HOME", "/Users/u"), Paths{
 			State: "/Users/u/.local/state/mcp-heal", Attention: "/Users/u/.local/state/mcp-heal/attention",
 			Data: "/Users/u/.local/share/mcp-heal", StableBinary: "/Users/u/.local/share/mcp-heal/bin/mcp-heal",
-			Runtime: "/Users/u/.local/state/mcp-heal/run", PluginData: "/Users/u/.local/share/mcp-heal"}},
+			Runtime: "/Users/u/.local/state/mcp-heal/run"}},
 		{"overrides", "darwin", env("HOME", "/Users/u", "XDG_STATE_HOME", "/s", "XDG_DATA_HOME", "/d",
 			"XDG_RUNTIME_DIR", "/run/user/1", "CLAUDE_PLUGIN_DATA", "/p"), Paths{
 			State: "/s/mcp-heal", Attention: "/s/mcp-heal/attention", Data: "/d/mcp-heal",
@@ -33,11 +33,11 @@ func TestFor(t *testing.T) {
 		{"relative XDG values are ignored", "linux", env("HOME", "/h", "XDG_STATE_HOME", "rel", "XDG_DATA_HOME", "./x"), Paths{
 			State: "/h/.local/state/mcp-heal", Attention: "/h/.local/state/mcp-heal/attention",
 			Data: "/h/.local/share/mcp-heal", StableBinary: "/h/.local/share/mcp-heal/bin/mcp-heal",
-			Runtime: "/h/.local/state/mcp-heal/run", PluginData: "/h/.local/share/mcp-heal"}},
+			Runtime: "/h/.local/state/mcp-heal/run"}},
 		{"no HOME", "linux", env(), Paths{
 			State: "/nonexistent/.local/state/mcp-heal", Attention: "/nonexistent/.local/state/mcp-heal/attention",
 			Data: "/nonexistent/.local/share/mcp-heal", StableBinary: "/nonexistent/.local/share/mcp-heal/bin/mcp-heal",
-			Runtime: "/nonexistent/.local/state/mcp-heal/run", PluginData: "/nonexistent/.local/share/mcp-heal"}},
+			Runtime: "/nonexistent/.local/state/mcp-heal/run"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -67,7 +67,7 @@ func TestForWindows(t *testing.T) {
 	want := Paths{
 		State: `C:\Users\u\AppData\Local\mcp-heal\state`, Attention: `C:\Users\u\AppData\Local\mcp-heal\state\attention`,
 		Data: `C:\Users\u\AppData\Local\mcp-heal\data`, StableBinary: `C:\Users\u\AppData\Local\mcp-heal\data\bin\mcp-heal.exe`,
-		Runtime: `C:\Users\u\AppData\Local\mcp-heal\state\run`, PluginData: `C:\Users\u\AppData\Local\mcp-heal\data`,
+		Runtime: `C:\Users\u\AppData\Local\mcp-heal\state\run`,
 	}
 	if got != want {
 		t.Errorf("got %+v\nwant %+v", got, want)

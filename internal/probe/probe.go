@@ -41,6 +41,9 @@ type Target struct {
 	// Unapproved is the approval (claudecfg.Pending or Rejected) of a
 	// project server the user has not approved: Run refuses to start it.
 	Unapproved string
+	// Blocked says why Claude Code's policy keeps the server from
+	// running (ccpolicy): Run refuses to start it.
+	Blocked string
 }
 
 // FromServer builds a Target from a configured server (for a wrapped entry,
@@ -49,6 +52,9 @@ func FromServer(s claudecfg.Server, dir string) Target {
 	t := Target{Name: s.Name, Transport: s.Transport, Command: s.Command, Args: s.Args, Env: s.Env, Dir: dir, URL: s.URL, Headers: s.Headers}
 	if s.Unapproved() {
 		t.Unapproved = s.Approval
+	}
+	if s.Policy != nil {
+		t.Blocked = s.Policy.Why
 	}
 	return t
 }
@@ -69,6 +75,7 @@ const (
 	Network       = "network"        // DNS, TLS, reset...
 	BadConfig     = "bad-config"     // nothing to probe
 	NotApproved   = "not-approved"   // a project server the user has not approved: never run
+	Blocked       = "blocked"        // Claude Code's policy keeps it from running: never run
 )
 
 // Problem explains why a probe failed.
@@ -118,6 +125,8 @@ func Run(ctx context.Context, t Target, timeout time.Duration) Result {
 	start := time.Now()
 	var r Result
 	switch {
+	case t.Blocked != "":
+		r = fail(Blocked, "not run: "+t.Blocked, "Claude Code does not run it either; nothing to probe")
 	case t.Unapproved != "":
 		// The last line of defence: whoever picked the server, a
 		// command the user did not approve is not run (nor its URL

@@ -10,7 +10,7 @@ import (
 
 // errData is the machine-readable `data` of the shim's -32603 errors.
 // reason is one of: not-retried, retries-exhausted, cursor-lost,
-// server-failed, unreachable.
+// server-failed, unreachable, unreadable-answer.
 type errData struct {
 	Reason     string      `json:"reason"`
 	Retried    bool        `json:"retried"`

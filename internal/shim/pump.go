@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 	"github.com/mcp-heal/mcp-heal/internal/redact"
 	"github.com/mcp-heal/mcp-heal/internal/text"
@@ -35,7 +37,9 @@ func (s *Shim) pump(c upstream.Conn, gen uint64, done chan<- struct{}) {
 // fromUpstream routes one message from the server of generation gen. line
 // is owned (Recv hands over a fresh slice).
 func (s *Shim) fromUpstream(line []byte, gen uint64, more bool) {
-	m, err := jsonrpc.Peek(line)
+	// Invalid UTF-8 passes through: the client decodes it as it would
+	// directly (jsonrpc.PeekAnyText).
+	m, err := jsonrpc.PeekAnyText(line)
 	if err != nil {
 		// The stdio transport allows nothing but MCP messages on stdout;
 		// a stray print must never reach the client (a Go SDK client
@@ -47,6 +51,8 @@ func (s *Shim) fromUpstream(line []byte, gen uint64, more bool) {
 			}
 			s.log.Warn("dropped a line from the server that is not JSON-RPC", attrs...)
 		}
+		// But a call must never wait on a line dropped here.
+		s.unroutable(line, gen, err, more)
 		if !more {
 			s.out.flush()
 		}
@@ -120,6 +126,33 @@ func (s *Shim) fromUpstream(line []byte, gen uint64, more bool) {
 		s.mu.Unlock()
 		s.writeOutMore(line, more)
 	}
+}
+
+// unroutable answers the call whose id a dropped line names, when one is
+// in flight on this server: the line was meant as its answer (a truncated
+// or malformed one), and no other will come. A line naming no call in
+// flight (junk, a log line) only was dropped.
+func (s *Shim) unroutable(line []byte, gen uint64, why error, more bool) {
+	r := gjson.GetBytes(line, "id")
+	if r.Type != gjson.Number && r.Type != gjson.String {
+		return
+	}
+	s.mu.Lock()
+	e := s.inflight[r.Raw]
+	if e == nil || e.gen != gen {
+		s.mu.Unlock()
+		return
+	}
+	delete(s.inflight, r.Raw)
+	if e.injected {
+		s.mu.Unlock()
+		e.waiter <- line // the shim's own request: whoever sent it judges it
+		return
+	}
+	s.mu.Unlock()
+	msg := fmt.Sprintf("mcp-heal: the MCP server %q answered this call with a line that is not a valid JSON-RPC message (%v), so it could not be passed on; the server is still running. Retry the call, or check the server's own logs", s.o.Name, why)
+	data := errData{Reason: "unreadable-answer", Server: s.o.Name, Method: e.method, Tool: e.tool}
+	s.writeOutMore(jsonrpc.ErrorReply(e.id, jsonrpc.CodeInternalError, msg, data), more)
 }
 
 // maxSrvReqs bounds the server->client requests the client has not

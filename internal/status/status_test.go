@@ -3,6 +3,7 @@ package status
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,5 +37,22 @@ func TestUnapprovedStatus(t *testing.T) {
 	}
 	if got["the-repositorys"] != health.Pending || got["users-own"] != health.Failing {
 		t.Fatalf("health by command: %v, want the repository's %s and the user's %s", got, health.Pending, health.Failing)
+	}
+}
+
+// TestNotesOneALine: each note of the report is a line of its own (once
+// they were joined and quoted as one, so the whole list printed on one
+// line with a literal \n between notes), and a server's own line break
+// inside a note is still shown quoted, never printed.
+func TestNotesOneALine(t *testing.T) {
+	rep := Report{Project: "/p", Servers: []Server{
+		{Server: claudecfg.Server{Name: "a", Command: "a"}, Health: health.Failing, HealthDetail: "first note"},
+		{Server: claudecfg.Server{Name: "b", Command: "b"}, Health: health.Failing, HealthDetail: "second\nnote\x1b[2J"},
+	}}
+	var b strings.Builder
+	rep.WriteText(&b, "/home/u", time.Now(), health.Shell)
+	out := b.String()
+	if !strings.Contains(out, "\n  a: first note\n  b: second\\nnote\\x1b[2J\n") {
+		t.Fatalf("notes not one a line, or a server's text not quoted:\n%s", out)
 	}
 }

@@ -73,13 +73,18 @@ func (rep Report) WriteText(w io.Writer, home string, now time.Time, a health.Au
 			}
 		}
 		if len(notes) > 0 {
-			// Notes quote exit reasons, stderr and errors as the server wrote them.
-			fmt.Fprintf(w, "\n%s\n", text.Safe(strings.Join(notes, "\n")))
+			// Notes quote exit reasons, stderr and errors as the server
+			// wrote them: each is quoted on its own, so a note's own line
+			// break shows as \n while the notes stay one a line.
+			fmt.Fprintln(w)
+			for _, n := range notes {
+				fmt.Fprintln(w, text.Safe(n))
+			}
 		}
 		unwrapped := 0
 		for _, s := range rep.Servers {
 			// Unapproved project servers: wrap leaves them alone.
-			if !s.Wrapped && s.Loaded() && s.Scope != claudecfg.ScopePlugin && s.Scope != "other" {
+			if !s.Wrapped && s.Loaded() && s.NoWrap == "" && s.Scope != claudecfg.ScopePlugin && s.Scope != "other" {
 				unwrapped++
 			}
 		}

@@ -24,7 +24,7 @@ type launcher struct {
 	paths  paths.Paths
 	getenv func(string) string
 	root   string // the plugin's root: where this program is, one up
-	cache  string // the private cache (PluginData/bin), "" when unusable
+	cache  string // the private cache (PluginData/bin), "" when none or unusable
 	key    string // the plugin version as a file name part
 	told   bool   // say: a marker could not be recorded
 }
@@ -79,9 +79,9 @@ func (l *launcher) find() string {
 	if filepath.Base(filepath.Dir(exe)) == "bin" {
 		// bin/mcp-heal.exe: the Bash and PowerShell tools' `mcp-heal`
 		// (Claude Code puts the plugin's bin/ on their PATH). Another
-		// plugin's CLAUDE_PLUGIN_DATA may be in their environment: the
-		// cache is then beside the stable copy, as bin/mcp-heal does.
-		l.paths.PluginData = l.paths.Data
+		// plugin's CLAUDE_PLUGIN_DATA may be in their environment: it is
+		// ignored, and there is no cache, as for bin/mcp-heal.
+		l.paths.PluginData = ""
 	}
 	l.key = versionKey(readVersion(filepath.Join(l.root, ".claude-plugin", "plugin.json")))
 	if b := l.getenv("MCP_HEAL_BIN"); b != "" {
@@ -89,14 +89,22 @@ func (l *launcher) find() string {
 			return b
 		}
 	}
-	l.cache = filepath.Join(l.paths.PluginData, "bin")
-	if err := privateDir(l.cache); err != nil {
-		l.cache = ""
+	if l.paths.PluginData != "" {
+		l.cache = filepath.Join(l.paths.PluginData, "bin")
+		if err := privateDir(l.cache); err != nil {
+			l.cache = ""
+		}
 	}
 	cached := filepath.Join(l.cache, "mcp-heal-"+l.key+exeSuffix(l.goos))
 	if l.cache != "" && regular(cached) {
 		l.installStable(cached)
 		return cached
+	}
+	// No plugin data (the `!` line, the Bash and PowerShell tools): the
+	// stable copy of this version, checked when it was installed, is the
+	// cache; a second copy beside it was issue 26's item 4.
+	if l.paths.PluginData == "" && l.stableCurrent() {
+		return l.paths.StableBinary
 	}
 	if bundled := l.bundled(); bundled != "" {
 		want, why := l.wantSum(filepath.Base(bundled))

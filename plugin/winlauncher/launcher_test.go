@@ -316,8 +316,8 @@ func TestGoMinIsGoMod(t *testing.T) {
 // TestLauncherAsToolsMcpHeal: as bin/mcp-heal.exe (the PowerShell tool's
 // `mcp-heal`: Claude Code puts the plugin's bin/ on its PATH) it runs the
 // verified binary with the plugin as its root, and another plugin's
-// CLAUDE_PLUGIN_DATA in the tool's environment is left alone: the cache is
-// beside the stable copy, as the sh bin/mcp-heal does.
+// CLAUDE_PLUGIN_DATA in the tool's environment is left alone: there is no
+// cache, the stable copy serves, as for the sh bin/mcp-heal.
 func TestLauncherAsToolsMcpHeal(t *testing.T) {
 	p := released(t)
 	tool := filepath.Join(p.root, "bin", "mcp-heal"+exeSuffix(runtime.GOOS))
@@ -336,7 +336,46 @@ func TestLauncherAsToolsMcpHeal(t *testing.T) {
 	if ents, _ := os.ReadDir(other); len(ents) != 0 {
 		t.Fatalf("it wrote into another plugin's data dir: %v", ents)
 	}
-	if !regular(filepath.Join(p.home, "data", "mcp-heal", "bin", "mcp-heal-1.2.3"+exeSuffix(runtime.GOOS))) {
-		t.Fatal("no checked copy beside the stable copy")
+	p.onlyStable(t)
+}
+
+// onlyStable fails unless the stable copy's directory holds the stable
+// copy and its version file, and nothing else.
+func (p *plugin) onlyStable(t *testing.T) {
+	t.Helper()
+	ents, err := os.ReadDir(filepath.Dir(p.stable()))
+	if err != nil {
+		t.Fatal(err)
 	}
+	var got []string
+	for _, e := range ents {
+		got = append(got, e.Name())
+	}
+	want := []string{filepath.Base(p.stable()), filepath.Base(p.stable()) + ".version"}
+	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("stable dir: got %q, want %q (no second checked copy: issue 26, item 4)", got, want)
+	}
+}
+
+// TestLauncherCommandWithoutPluginData is issue 26's item 4 on Windows:
+// the `!` line runs without CLAUDE_PLUGIN_DATA, and the launcher made a
+// second checked copy beside the stable one. Now it checks the bundled
+// binary, installs the stable copy and runs it from then on.
+func TestLauncherCommandWithoutPluginData(t *testing.T) {
+	p := released(t)
+	for i, kv := range p.env {
+		if strings.HasPrefix(kv, "CLAUDE_PLUGIN_DATA=") {
+			p.env = append(p.env[:i:i], p.env[i+1:]...)
+			break
+		}
+	}
+	for _, want := range []string{"mcp-heal-" + runtime.GOOS + "-" + runtime.GOARCH, "mcp-heal"} {
+		if code, _, _ := p.run(t, nil, "command", "status"); code != 0 {
+			t.Fatalf("command: exit %d", code)
+		}
+		if got := p.ran(t); got != want+exeSuffix(runtime.GOOS)+" status context=claude-code\n" {
+			t.Fatalf("ran %q, want %s", got, want)
+		}
+	}
+	p.onlyStable(t)
 }

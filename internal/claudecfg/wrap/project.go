@@ -52,7 +52,7 @@ func protectEntry(name string, e gjson.Result, shimPath, file string, flags ...s
 	if err != nil {
 		return "", Change{Name: name, Action: ActSkipped, Detail: err.Error()}
 	}
-	ch.Detail = "by a local entry of the same name, which Claude Code prefers; " + filepath.Base(file) + " is not changed"
+	ch.Detail = joinDetail("by a local entry of the same name, which Claude Code prefers; "+filepath.Base(file)+" is not changed", ch.Detail)
 	return out, ch
 }
 
@@ -103,7 +103,12 @@ func protect(ge *fileEdit, local claudecfg.ConfigFile, fe *fileEdit, cf claudecf
 				out = append(out, Change{Name: n, Action: ActAlreadyWrapped, Detail: "by a local entry of the same name"})
 				continue
 			}
-			ch.Action, ch.Detail = ActRefreshed, "the local entry that protects it now copies "+filepath.Base(cf.File)+" as it is"
+			if hash == claudecfg.EntryHash(m.Val.Raw) && keepOf(r.Flags) != "" {
+				// The copy is of .mcp.json as it is: only --keep changed.
+				ch.Action, ch.Detail = ActKeepSet, keptWords(r.Flags)+"; set in the local entry that protects it"
+			} else {
+				ch.Action, ch.Detail = ActRefreshed, joinDetail("the local entry that protects it now copies "+filepath.Base(cf.File)+" as it is", keptWords(r.Flags))
+			}
 		}
 		path := make([]string, 0, len(local.JSONPath)+1)
 		for _, k := range append(append(path, local.JSONPath...), n) {

@@ -176,8 +176,11 @@ func pending(rows []Row, k entryKey, written map[string]bool) []Row {
 }
 
 func joinDetail(a, b string) string {
-	if b == "" {
+	switch {
+	case b == "":
 		return a
+	case a == "":
+		return b
 	}
 	return a + "; " + b
 }

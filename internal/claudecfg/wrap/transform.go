@@ -15,6 +15,7 @@ const (
 	ActWrapped        = "wrapped"
 	ActUnwrapped      = "unwrapped"
 	ActShimUpdated    = "shim path updated"
+	ActKeepSet        = "--keep set" // an entry wrapped already, now with wrap's --keep
 	ActAlreadyWrapped = "already wrapped"
 	ActNotWrapped     = "not wrapped"
 	ActSkipped        = "skipped"
@@ -30,7 +31,7 @@ type Change struct {
 
 // Changed reports whether the entry's bytes changed.
 func (c Change) Changed() bool {
-	return c.Action == ActWrapped || c.Action == ActUnwrapped || c.Action == ActShimUpdated || c.Action == ActRefreshed
+	return c.Action == ActWrapped || c.Action == ActUnwrapped || c.Action == ActShimUpdated || c.Action == ActKeepSet || c.Action == ActRefreshed
 }
 
 type splice struct {
@@ -164,15 +165,7 @@ func wrapEntry(name string, e gjson.Result, shimPath string, flags ...string) (s
 	command := claudecfg.LastVal(e, "command")
 	args, argsOK := claudecfg.StringArray(claudecfg.LastVal(e, "args"))
 	if command.Type == gjson.String && argsOK && claudecfg.IsShim(command.String(), args) {
-		ch.Action = ActAlreadyWrapped
-		if command.String() != shimPath {
-			m, _ := claudecfg.LastMember(e, "command")
-			off := m.Val.Index - e.Index
-			ch.Action = ActShimUpdated
-			ch.Detail = "was " + command.String()
-			return e.Raw[:off] + claudecfg.JSONString(shimPath) + e.Raw[off+len(m.Val.Raw):], ch
-		}
-		return "", ch
+		return rewrapEntry(ch, e, command.String(), args, shimPath, flags)
 	}
 	if claudecfg.LastVal(e, claudecfg.MarkerKey).Exists() {
 		ch.Detail = fmt.Sprintf("has an %q key but does not run the shim (edited by hand?); fix it or remove that key", claudecfg.MarkerKey)
@@ -197,11 +190,15 @@ func wrapEntry(name string, e gjson.Result, shimPath string, flags ...string) (s
 			return "", ch
 		}
 		fields = stdioFields(name, e, st, shimPath, command.String(), args, flags)
+		ch.Detail = keptWords(flags)
 	case "http", "sse":
 		var why string
 		if fields, why = remoteFields(name, e, st, shimPath, transport); why != "" {
 			ch.Detail = why
 			return "", ch
+		}
+		if keepOf(flags) != "" {
+			ch.Detail = notKept
 		}
 	default:
 		ch.Detail = fmt.Sprintf("transport %q cannot be wrapped", transport)
