@@ -58,7 +58,7 @@ func (h *Handler) postToolUseFailure(ctx context.Context, in *Input) []byte {
 	line := h.tell(&inc, o.sit)
 	h.record(inc)
 	advice := o.advice
-	if !h.firstInTurn(in, server, inc.Class) {
+	if !h.firstInTurn(in, server, inc.Class+"/"+inc.Action) {
 		advice = ""
 	}
 	return encode(output{SystemMessage: line, HookSpecificOutput: &specific{HookEventName: PostToolUseFailure, AdditionalContext: advice}})

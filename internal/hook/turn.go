@@ -3,8 +3,9 @@ package hook
 import "github.com/mcp-heal/mcp-heal/internal/state"
 
 // firstInTurn reports whether this hook is the one to give the model
-// context about what happened to server (what: the incident's class) in
-// this turn: of every hook of the prompt in.PromptID that has the same to
+// context about what happened to server in this turn (what: the
+// incident's class and what the hook did about it, so a new action is
+// told): of every hook of the prompt in.PromptID that has the same to
 // say, exactly one wins (state.ClaimTold), so 21 calls failing in one turn
 // give the model one block, not 21 copies (Claude Code sends one role
 // "system" block per hook run: docs/claude-code-behaviour.md). The block
