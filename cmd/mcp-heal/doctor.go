@@ -54,7 +54,7 @@ func check(env *Env, name string, args []string, synopsis, help string) (*checkF
 	servers := doctor.Sorted(all)
 	if fs.NArg() == 1 {
 		if servers, err = claudecfg.Select(servers, fs.Args()); err != nil {
-			return nil, nil, nil, claudecfg.NoServerError(o.ProjectDir, fs.Args(), doctor.Sorted(all))
+			return nil, nil, nil, noServerError(o.ProjectDir, fs.Args(), doctor.Sorted(all))
 		}
 	}
 	d := doctor.New(o.ProjectDir, f.timeout)

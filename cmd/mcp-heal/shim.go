@@ -2,12 +2,13 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"runtime"
 	"time"
 
-	"github.com/mcp-heal/mcp-heal/internal/bridge"
+	"github.com/mcp-heal/mcp-heal/internal/ccpolicy"
 	"github.com/mcp-heal/mcp-heal/internal/guardian"
 	"github.com/mcp-heal/mcp-heal/internal/keep"
 	"github.com/mcp-heal/mcp-heal/internal/proc"
@@ -38,16 +39,16 @@ func runShim(ctx context.Context, env *Env, args []string) error {
 	fs.SetInterspersed(false)
 	name := fs.String("name", "", "the server's `name` as Claude Code knows it (default: from the command)")
 	noRetry := fs.Bool("no-retry", false, "never re-send a tools/call after the server died, whatever its annotations say")
-	pingTimeout := fs.Duration("ping-timeout", shim.DefaultPingTimeout, "kill the server when a liveness ping gets no answer within this long")
-	pingInterval := fs.Duration("ping-interval", 0, "ping an idle server this often (0: only when a call is outstanding)")
-	hangAfter := fs.Duration("hang-after", shim.DefaultHangAfter, "ping the server when a call has been outstanding this long with nothing heard from it (a server that answers pings only between calls: 1m or this, the longer)")
+	pingTimeout := fs.Duration("ping-timeout", shim.DefaultPingTimeout, "a ping unanswered this long means the server is deaf: killed after the client cancelled a call, or past --hang-after")
+	pingInterval := fs.Duration("ping-interval", 0, "ping an idle server this often and kill it when deaf (0: off)")
+	hangAfter := fs.Duration("hang-after", 0, "your deadline: kill the server when a call has been outstanding this long with no sign of life from it and a ping goes unanswered (0: none; silence alone never kills a server)")
 	maxFailures := fs.Int("max-failures", 5, "quick failures in a row before the server is marked failed")
 	backoffMax := fs.Duration("backoff-max", 30*time.Second, "longest wait between restarts of a crash-looping server")
 	trafficLog := fs.Bool("traffic-log", false, "log every message (secrets redacted) to the server's traffic log")
 	keepFor := fs.Duration("keep", 0, "keep the server running this long after its client went away, so that the next session or /mcp reconnect re-attaches to it (0: off)")
 	keepEnv := fs.StringSlice("keep-env", nil, "with --keep: the environment variables (`NAMES`) the server's config entry sets, part of what makes it the same server")
 	queueTimeout := fs.Duration("queue-timeout", 0, "fail calls that waited this long for a server that is down (0: wait until it is up or marked failed)")
-	ro := &bridge.Flags{}
+	ro := &remoteFlags{}
 	ro.Register(fs, env.Getenv)
 	if err := parseFlags(env, fs, shimSynopsis, shimDescription, args); err != nil {
 		return err
@@ -71,6 +72,13 @@ func runShim(ctx context.Context, env *Env, args []string) error {
 		*name = shim.DefaultName(cmdArgs, ro.URL)
 	}
 	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level})).With("shim", "mcp-heal", "server", *name)
+
+	if why := policyDenies(env, *name, cmdArgs, ro.URL); why != "" {
+		// Claude Code runs the wrapped entry (a deny rule by command or
+		// URL matches the entry as written, not the server inside it):
+		// an entry wrapped before the rule was written would lift it.
+		return fmt.Errorf("not starting MCP server %q: Claude Code's policy blocks it: %s; run 'mcp-heal unwrap %s' to hand it back to Claude Code", *name, why, *name)
+	}
 
 	var dialer upstream.Dialer
 	qt := *queueTimeout
@@ -107,6 +115,7 @@ func runShim(ctx context.Context, env *Env, args []string) error {
 		BackoffMax:   *backoffMax,
 		QueueTimeout: qt,
 		ResetOnUp:    ro.URL != "",
+		MaxMessage:   int(ro.MaxMessage),
 		Record:       true,
 		Session:      env.Getenv("CLAUDE_CODE_SESSION_ID"),
 		ClaudePID:    os.Getppid(),
@@ -139,4 +148,21 @@ func stdioDialer(goos string, pc proc.Config, name string, window time.Duration,
 		log.Warn("cannot keep the server: it runs unkept", "err", err)
 	}
 	return &proc.Dialer{Config: pc}
+}
+
+// policyDenies says why Claude Code's deniedMcpServers (ccpolicy) blocks the
+// server this shim was asked to run, "" when it does not. The project is
+// the folder Claude Code started the shim in.
+func policyDenies(env *Env, name string, cmdArgs []string, url string) string {
+	dir := env.Getenv("CLAUDE_PROJECT_DIR")
+	if dir == "" {
+		dir, _ = os.Getwd()
+	}
+	o := ccpolicy.Options{Home: env.Getenv("HOME"), ConfigDir: env.Getenv("CLAUDE_CONFIG_DIR"), ProjectDir: dir}
+	e := ccpolicy.Entry{Name: name, URL: url}
+	if len(cmdArgs) > 0 {
+		e.Command, e.Args = cmdArgs[0], cmdArgs[1:]
+	}
+	_, why := ccpolicy.Load(o, nil).Denies(e)
+	return why
 }

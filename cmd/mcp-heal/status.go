@@ -37,7 +37,7 @@ func runStatus(ctx context.Context, env *Env, args []string) error {
 		for _, s := range status.Status(o, session, now, nil, a).Servers {
 			known = append(known, s.Server)
 		}
-		return claudecfg.NoServerError(o.ProjectDir, missing, known)
+		return noServerError(o.ProjectDir, missing, known)
 	}
 	if a == health.Claude && health.Headless(env.Getenv) {
 		for i, s := range rep.Servers {

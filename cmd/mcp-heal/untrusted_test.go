@@ -142,7 +142,7 @@ func TestHookDeepPayloadFailsOpen(t *testing.T) {
 }
 
 // TestDeepMCPJSON: a cloned repository's .mcp.json nested 5 million deep
-// (10 MB, under claudecfg.MaxConfigBytes) is reported, with its position, by
+// (10 MB, under regfile.MaxConfigBytes) is reported, with its position, by
 // status, wrap and the SessionStart hook, none of which crashes. They used to overflow the Go stack (exit 2
 // and a trace).
 func TestDeepMCPJSON(t *testing.T) {
@@ -316,7 +316,7 @@ func TestPlantedMCPJSON(t *testing.T) {
 	}
 }
 
-// TestLargeMCPJSON: a .mcp.json over claudecfg.MaxConfigBytes is refused by name,
+// TestLargeMCPJSON: a .mcp.json over regfile.MaxConfigBytes is refused by name,
 // having read no more than the cap.
 func TestLargeMCPJSON(t *testing.T) {
 	env, home, _ := hookEnv(t)

@@ -84,6 +84,7 @@ func (p *Policy) Decide(e Entry, names ...string) Decision {
 // it is in enabledMcpjsonServers or enableAllProjectMcpServers is set;
 // pending otherwise.
 func (p *Policy) Approval(name string) string {
+	p.loadApproval()
 	for _, obj := range p.approval {
 		for _, d := range strs(last(obj, "disabledMcpjsonServers")) {
 			if d == name {

@@ -24,18 +24,14 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/regfile"
 )
 
-// MaxFileBytes bounds a Claude Code config file mcp-heal reads
-// (docs/limits.md).
-const MaxFileBytes = 16 << 20
-
 // Reader reads one config file: its bytes, and whether it exists and is
 // valid JSON.
 type Reader func(path string) ([]byte, bool)
 
 // ReadFile is the plain Reader: a regular file (never a FIFO or a device),
-// at most MaxFileBytes, valid JSON.
+// at most regfile.MaxConfigBytes (the one capped read), valid JSON.
 func ReadFile(path string) ([]byte, bool) {
-	b, err := regfile.ReadFile(path, MaxFileBytes)
+	b, err := regfile.ReadConfig(path)
 	return b, err == nil && jsoncheck.Valid(b) == nil
 }
 
@@ -123,10 +119,46 @@ type Policy struct {
 	exclusive string // managed-mcp.json, when present
 	deny      []rule
 	allow     []rule
-	allowSet  bool   // some source sets allowedMcpServers (an empty list admits nothing)
-	allowFrom string // the files that set it, for the why
-	trusted   bool
-	approval  []gjson.Result // objects holding the approval lists, highest precedence first
+	allowSet  bool           // some source sets allowedMcpServers (an empty list admits nothing)
+	allowFrom string         // the files that set it, for the why
+	settings  []gjson.Result // the user, project and local settings, highest precedence first
+
+	// The project approval, read on first use (approval): it reads
+	// ~/.claude.json, which can be large, and the shim never needs it.
+	o        Options
+	read     Reader
+	loaded   bool
+	trusted  bool
+	approval []gjson.Result // objects holding the approval lists, highest precedence first
+}
+
+// loadApproval reads the project's own record in ~/.claude.json, then
+// the settings files. Trust is the folder's own record only: Claude Code
+// 2.1.328 and 2.1.332 keep a repository under a trusted parent (~/code)
+// pending.
+func (p *Policy) loadApproval() {
+	if p.loaded {
+		return
+	}
+	p.loaded = true
+	if data, ok := p.read(p.o.GlobalConfigPath()); ok {
+		projects := map[string]gjson.Result{}
+		last(gjson.ParseBytes(data), "projects").ForEach(func(k, v gjson.Result) bool {
+			projects[k.String()] = v
+			return true
+		})
+		for _, k := range p.o.ProjectKeys() {
+			if pr, ok := projects[k]; ok {
+				if last(pr, "hasTrustDialogAccepted").Bool() {
+					p.trusted = true
+				}
+				if len(p.approval) == 0 {
+					p.approval = append(p.approval, pr)
+				}
+			}
+		}
+	}
+	p.approval = append(p.approval, p.settings...)
 }
 
 // Load reads the policy for o through read (ReadFile when nil).
@@ -199,29 +231,9 @@ func Load(o Options, read Reader) *Policy {
 	}
 	p.allowFrom = strings.Join(from, ", ")
 
-	// The project approval: the project's own record in ~/.claude.json,
-	// then the settings files. Trust is the folder's own record only:
-	// Claude Code 2.1.328 and 2.1.332 keep a repository under a trusted
-	// parent (~/code) pending.
-	if data, ok := read(o.GlobalConfigPath()); ok {
-		projects := map[string]gjson.Result{}
-		last(gjson.ParseBytes(data), "projects").ForEach(func(k, v gjson.Result) bool {
-			projects[k.String()] = v
-			return true
-		})
-		for _, k := range o.ProjectKeys() {
-			if pr, ok := projects[k]; ok {
-				if last(pr, "hasTrustDialogAccepted").Bool() {
-					p.trusted = true
-				}
-				if len(p.approval) == 0 {
-					p.approval = append(p.approval, pr)
-				}
-			}
-		}
-	}
+	p.o, p.read = o, read
 	for _, s := range userObjs {
-		p.approval = append(p.approval, s.obj)
+		p.settings = append(p.settings, s.obj)
 	}
 	return p
 }

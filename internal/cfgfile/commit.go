@@ -16,8 +16,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	dirs "github.com/mcp-heal/mcp-heal/internal/paths"
+	"github.com/mcp-heal/mcp-heal/internal/regfile"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 )
 
@@ -88,7 +88,7 @@ func CommitFunc(path string, f func(cur []byte) ([]byte, error)) (backup string,
 	if err != nil {
 		return "", err
 	}
-	old, err := claudecfg.ReadConfig(target)
+	old, err := regfile.ReadConfig(target)
 	if err != nil {
 		return "", err
 	}

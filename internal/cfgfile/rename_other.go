@@ -7,7 +7,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/regfile"
 )
 
 // checkedRename is the compare-and-swap where no atomic exchange exists
@@ -19,7 +19,7 @@ func checkedRename(name, target string, old []byte) error {
 	var err error
 	for deadline := time.Now().Add(busyWait); ; time.Sleep(10 * time.Millisecond) {
 		var cur []byte
-		cur, err = claudecfg.ReadConfig(target)
+		cur, err = regfile.ReadConfig(target)
 		if err == nil && !bytes.Equal(cur, old) {
 			err = ErrChanged
 		}

@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/sys/windows"
 
-	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/regfile"
 )
 
 // checkedRename is the compare-and-swap on Windows, which has no atomic
@@ -72,7 +72,7 @@ func holdAndRename(name, target string, old []byte) error {
 	}
 	f := os.NewFile(uintptr(h), target)
 	defer f.Close()
-	cur, err := io.ReadAll(io.LimitReader(f, claudecfg.MaxConfigBytes+1))
+	cur, err := io.ReadAll(io.LimitReader(f, regfile.MaxConfigBytes+1))
 	if err != nil {
 		return err
 	}

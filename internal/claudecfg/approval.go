@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/mcp-heal/mcp-heal/internal/jsoncheck"
+	"github.com/mcp-heal/mcp-heal/internal/regfile"
 )
 
 // OAuthServers names the servers Claude Code holds OAuth credentials for
@@ -12,7 +13,7 @@ import (
 // cannot sign in for them, so wrap leaves them alone.
 func OAuthServers(o Options) map[string]bool {
 	out := map[string]bool{}
-	data, err := ReadConfig(filepath.Join(o.configDir(), ".credentials.json"))
+	data, err := regfile.ReadConfig(filepath.Join(o.configDir(), ".credentials.json"))
 	if err != nil || jsoncheck.Valid(data) != nil {
 		return out
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/ccpolicy"
 	"github.com/mcp-heal/mcp-heal/internal/jsoncheck"
+	"github.com/mcp-heal/mcp-heal/internal/regfile"
 )
 
 // GlobalConfigPath is ~/.claude.json (or $CLAUDE_CONFIG_DIR/.claude.json).
@@ -40,7 +41,7 @@ type ConfigFile struct {
 // one when the project is not there yet).
 func ConfigFiles(o Options) []ConfigFile {
 	return o.configFiles(func(f string) ([]byte, bool) {
-		b, err := ReadConfig(f)
+		b, err := regfile.ReadConfig(f)
 		return b, err == nil && jsoncheck.Valid(b) == nil
 	})
 }
@@ -90,7 +91,7 @@ func Discover(o Options) ([]Server, error) {
 		if b, ok := cache[file]; ok {
 			return b, b != nil
 		}
-		b, err := ReadConfig(file)
+		b, err := regfile.ReadConfig(file)
 		if err != nil {
 			if !errors.Is(err, os.ErrNotExist) {
 				errs = append(errs, err)

@@ -8,10 +8,8 @@ package claudecfg
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/mcp-heal/mcp-heal/internal/ccpolicy"
-	"github.com/mcp-heal/mcp-heal/internal/cli"
 	"github.com/mcp-heal/mcp-heal/internal/redact"
 )
 
@@ -175,18 +173,4 @@ func Select(servers []Server, names []string) ([]Server, error) {
 		return nil, fmt.Errorf("no MCP server named %q", missing)
 	}
 	return out, nil
-}
-
-// NoServerError is the usage error for server names that are not
-// configured for project: its hint names the servers that are.
-func NoServerError(project string, names []string, servers []Server) error {
-	var known []string
-	for _, s := range servers {
-		known = append(known, s.Name)
-	}
-	hint := "this project has no MCP servers: add one with 'claude mcp add', or pass --project DIR"
-	if len(known) > 0 {
-		hint = "known servers: " + strings.Join(known, ", ")
-	}
-	return &cli.UsageError{Msg: fmt.Sprintf("no MCP server named %s for %s", cli.QuoteList(names), project), Hint: hint}
 }

@@ -91,7 +91,7 @@ func (t *target) serverPIDNow() int {
 	b, err := os.ReadFile(filepath.Join(t.stateDir, "mcp-heal", "shims", strconv.Itoa(shimPID)+".json"))
 	if err == nil {
 		var r state.Record
-		if json.Unmarshal(b, &r) == nil && r.ChildPID > 0 && state.Alive(r.ChildPID) && r.State == state.Running {
+		if json.Unmarshal(b, &r) == nil && r.ChildPID > 0 && procinfo.Alive(r.ChildPID) && r.State == state.Running {
 			return r.ChildPID
 		}
 	}

@@ -82,7 +82,7 @@ type Doctor struct {
 
 // New returns a Doctor for the project in dir.
 func New(dir string, timeout time.Duration) *Doctor {
-	d := &Doctor{Signal: kill, Now: time.Now, Timeout: timeout, Dir: dir, Parallel: 4}
+	d := &Doctor{Signal: state.NudgeShim, Now: time.Now, Timeout: timeout, Dir: dir, Parallel: 4}
 	d.Probe = func(ctx context.Context, s claudecfg.Server, dir string) probe.Result {
 		return probe.Run(ctx, probe.FromServer(s, dir), d.Timeout)
 	}
@@ -187,6 +187,8 @@ func (d *Doctor) judge(r *Report) {
 			add(Error, fmt.Sprintf("shim %d (session %s): %s; calls fail until it starts", rec.ShimPID, short(rec.Session), what), todo)
 		case rec.State == state.Restarting, rec.State == state.Backoff:
 			add(Warn, fmt.Sprintf("shim %d (session %s): %s after %d restarts (%s)", rec.ShimPID, short(rec.Session), rec.State, rec.Restarts, health.ExitSummary(rec)), "")
+		case rec.NotAnswering != nil:
+			add(Warn, fmt.Sprintf("shim %d (session %s): %s", rec.ShimPID, short(rec.Session), health.NotAnswering(rec, s.Name, d.Now(), d.Say)), "")
 		}
 	}
 	if why := keep.Explain(s.Name); why != "" {

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-heal/mcp-heal/internal/procinfo"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
@@ -520,7 +521,7 @@ func (s *session) shimRecords() []*state.Record {
 			continue
 		}
 		var r state.Record
-		if json.Unmarshal(b, &r) == nil && state.Alive(r.ShimPID) {
+		if json.Unmarshal(b, &r) == nil && procinfo.Alive(r.ShimPID) {
 			out = append(out, &r)
 		}
 	}

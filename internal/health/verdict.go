@@ -70,6 +70,8 @@ func Judge(s claudecfg.Server, shim *state.Record, last *state.Incident, now tim
 			d += " (" + in.Action + ")"
 		}
 		return Verdict{Failing, d}
+	case shim != nil && shim.State == state.Running && shim.NotAnswering != nil:
+		return Verdict{NotAnsweringHealth, NotAnswering(shim, s.Name, now, a)}
 	case shim != nil && shim.State == state.Running:
 		return Verdict{Healthy, ""}
 	case shim != nil:

@@ -17,6 +17,7 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/redact"
+	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/text"
 )
 
@@ -48,7 +49,7 @@ func New(getenv func(string) string, log *slog.Logger) *Handler {
 		Now:      time.Now,
 		Log:      log,
 		Discover: claudecfg.Discover,
-		Signal:   kill,
+		Signal:   state.NudgeShim,
 		Procs:    listProcs,
 	}
 }

@@ -244,15 +244,15 @@ func TestHungUnwrappedServerKilled(t *testing.T) {
 	// A server the session runs from --mcp-config (source "dynamic") is
 	// not the user's entry of its name: left alone.
 	r := decode(t, w.hook(t, "PostToolUseFailure", marshal(p)))
-	if strings.Contains(r.HookSpecificOutput.AdditionalContext, "was hung, so mcp-heal stopped it") || !state.Alive(server) {
-		t.Fatalf("source dynamic: got %q, server alive %v; want the user's entry left alone", r.HookSpecificOutput.AdditionalContext, state.Alive(server))
+	if strings.Contains(r.HookSpecificOutput.AdditionalContext, "was hung, so mcp-heal stopped it") || !procinfo.Alive(server) {
+		t.Fatalf("source dynamic: got %q, server alive %v; want the user's entry left alone", r.HookSpecificOutput.AdditionalContext, procinfo.Alive(server))
 	}
 	p["mcp_server"] = map[string]any{"name": "tiny", "source": "user"}
 	r = decode(t, w.hook(t, "PostToolUseFailure", marshal(p)))
 	if !strings.Contains(r.HookSpecificOutput.AdditionalContext, "was hung, so mcp-heal stopped it and Claude Code starts a fresh one on the next call") {
 		t.Fatalf("got %q", r.HookSpecificOutput.AdditionalContext)
 	}
-	testenv.WaitFor(t, 5*time.Second, "the hung server and its child to be gone", func() bool { return !state.Alive(server) && childRunning(claude.Process.Pid, script) == 0 })
+	testenv.WaitFor(t, 5*time.Second, "the hung server and its child to be gone", func() bool { return !procinfo.Alive(server) && childRunning(claude.Process.Pid, script) == 0 })
 	if childRunning(claude.Process.Pid, "86399") != bystander {
 		t.Fatal("the bystander was killed too")
 	}

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-heal/mcp-heal/internal/procinfo"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
@@ -214,7 +215,7 @@ func killShimChildren(dir string) {
 			continue
 		}
 		var r state.Record
-		if json.Unmarshal(b, &r) == nil && r.ChildPID > 0 && state.Alive(r.ChildPID) {
+		if json.Unmarshal(b, &r) == nil && r.ChildPID > 0 && procinfo.Alive(r.ChildPID) {
 			syscall.Kill(r.ChildPID, syscall.SIGKILL)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-heal/mcp-heal/internal/procinfo"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
@@ -188,7 +189,7 @@ func shimChild(t *testing.T, xdgState string, shimPID, not int) int {
 			var r state.Record
 			if json.Unmarshal(b, &r) == nil {
 				last = string(b)
-				if r.State == state.Running && r.ChildPID > 0 && r.ChildPID != not && state.Alive(r.ChildPID) {
+				if r.State == state.Running && r.ChildPID > 0 && r.ChildPID != not && procinfo.Alive(r.ChildPID) {
 					return r.ChildPID
 				}
 			}

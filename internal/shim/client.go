@@ -2,6 +2,7 @@ package shim
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -21,6 +22,10 @@ func (s *Shim) readClient() error {
 			s.flushUp()
 		}
 		line, err := r.Next()
+		if tl, ok := err.(*jsonrpc.TooLongError); ok {
+			s.tooLongFromClient(tl)
+			continue
+		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return nil
@@ -49,6 +54,19 @@ func (s *Shim) readClient() error {
 			s.forwardOrQueue(line)
 		}
 	}
+}
+
+// tooLongFromClient answers a request over the ceiling (already
+// discarded as it streamed) with an error to its id, read from the head:
+// it was not sent. Anything else over it is only logged.
+func (s *Shim) tooLongFromClient(tl *jsonrpc.TooLongError) {
+	m := jsonrpc.PeekHead(tl.Head)
+	s.log.Warn("dropped a message from the client over the size ceiling", "bytes", tl.Len, "limit", tl.Limit, "kind", m.Kind, "method", m.Method)
+	if m.Kind != jsonrpc.KindRequest {
+		return
+	}
+	msg := fmt.Sprintf("mcp-heal: the request (%d bytes) is over the %d-byte message ceiling (mcp-heal shim --max-message); it was not sent to the server", tl.Len, tl.Limit)
+	s.writeOut(jsonrpc.ErrorReply(m.ID, jsonrpc.CodeInvalidRequest, msg, map[string]any{"reason": "message-too-large", "bytes": tl.Len, "limit": tl.Limit}))
 }
 
 // badClientLine answers a line that is not a JSON-RPC message: -32700 with
@@ -189,6 +207,11 @@ func (s *Shim) clientNotification(line []byte, m jsonrpc.Msg) {
 		e := s.inflight[raw]
 		if e != nil && !e.injected {
 			e.cancelled = true
+			if e.gen == s.gen && s.isUp() && !e.ignored {
+				// From now a ping the server stays deaf to is proof of
+				// a hang (hang.go).
+				s.live.Cancelled(s.clk.Now())
+			}
 			if e.gen == 0 {
 				// Never sent: forget it, and do not send the cancellation.
 				delete(s.inflight, raw)

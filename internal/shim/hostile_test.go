@@ -320,3 +320,41 @@ func TestDuplicateRequestID(t *testing.T) {
 		t.Errorf("second answer: got %s, want the first request's result", got[1].Raw)
 	}
 }
+
+// TestHostileClientMemory: a line from the client gets the ceiling a
+// line from the server gets. Before, nothing bounded it: a 64 MiB request
+// took the shim to 203 MiB, and a line without end grew it for as long as
+// it lasted.
+func TestHostileClientMemory(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the peak RSS is read from /proc (Linux only)")
+	}
+	testenv.NeedsFull(t, "a few seconds to write hundreds of MB through the shim")
+	h := startHostile(t) // the default ceiling, 16 MiB - 64 KiB
+	t.Run("64 MiB request", func(t *testing.T) {
+		r := h.call("tools/call", `{"name":"echo","arguments":{"text":"`+strings.Repeat("a", 64<<20)+`"}}`)
+		if r.Get("error.code").Int() != jsonrpc.CodeInvalidRequest || r.Get("error.data.reason").String() != "message-too-large" {
+			t.Fatalf("got %.300s, want a message-too-large error", r.Raw)
+		}
+		if got := h.peakRSS(); got >= maxRSS {
+			t.Errorf("peak RSS %d MiB after a 64 MiB request, want < %d", got, maxRSS)
+		}
+	})
+	t.Run("endless line", func(t *testing.T) {
+		chunk := bytes.Repeat([]byte("b"), 1<<20)
+		h.stdin.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/x","params":{"p":"`))
+		for range 300 {
+			if _, err := h.stdin.Write(chunk); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := h.peakRSS(); got >= maxRSS {
+			t.Errorf("peak RSS %d MiB while the client wrote 300 MB without a line end, want < %d", got, maxRSS)
+		}
+		h.stdin.Write([]byte("\"}}\n"))
+	})
+	if r := h.tool("echo", `{}`); r.Get("result.content.0.text").String() != "ok" {
+		t.Fatalf("the shim stopped serving: %s", r.Raw)
+	}
+	t.Logf("peak RSS of the shim: %d MiB", h.peakRSS())
+}

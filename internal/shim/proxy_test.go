@@ -141,7 +141,7 @@ func TestRespawnReplaysSession(t *testing.T) {
 }
 
 // A 64 MiB message passes intact both ways, the ceiling raised (its
-// default is what Claude Code takes, 16 MiB - 64 KiB). The server is cat:
+// default is what Claude Code takes, 16 MiB - 64 KiB, both ways). The server is cat:
 // it echoes the client's request back, which the shim forwards as a
 // server->client request (id remapped), so the bytes cross the shim twice
 // without a race-instrumented server slowing the test.
@@ -149,7 +149,7 @@ func TestHugeMessage(t *testing.T) {
 	h := newHarness(t, hopt{command: []string{"cat"}, dialer: func(d upstream.Dialer) upstream.Dialer {
 		d.(*proc.Dialer).Config.MaxMessage = 128 << 20
 		return d
-	}})
+	}, opts: func(o *Options) { o.MaxMessage = 128 << 20 }})
 	payload := strings.Repeat("y", 64<<20)
 	start := time.Now()
 	h.send(`{"jsonrpc":"2.0","id":"big","method":"x/echo","params":{"text":"` + payload + `"}}`)

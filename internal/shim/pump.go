@@ -61,9 +61,13 @@ func (s *Shim) fromUpstream(line []byte, gen uint64, more bool) {
 	switch m.Kind {
 	case jsonrpc.KindResponse:
 		s.mu.Lock()
-		s.lastRecv = s.clk.Now()
 		key := string(m.ID)
 		e := s.inflight[key]
+		if e != nil && e.gen == gen && !e.injected && gen == s.gen {
+			s.live.AnsweredRequest(s.clk.Now(), e.sentAt)
+		} else {
+			s.heard(gen)
+		}
 		if e == nil || e.gen != gen {
 			s.mu.Unlock()
 			// A response for a request this server never had in flight,
@@ -76,11 +80,6 @@ func (s *Shim) fromUpstream(line []byte, gen uint64, more bool) {
 		}
 		delete(s.inflight, key)
 		if e.injected {
-			if s.probing {
-				// What was still running as the probe came back
-				// (hang.go: notePong).
-				s.pongOpen = s.callsOn(gen)
-			}
 			s.mu.Unlock()
 			e.waiter <- line // buffered 1; never reaches the client
 			if !more {
@@ -92,6 +91,7 @@ func (s *Shim) fromUpstream(line []byte, gen uint64, more bool) {
 		if gen == s.gen {
 			s.answered++ // this run answered a call: supervise.go, provedHealthy
 		}
+		s.markIgnored(e, gen)
 		line, noted := s.withNote(e, s.worded(line, m.ID))
 		s.mu.Unlock()
 		if changed || noted {
@@ -105,7 +105,7 @@ func (s *Shim) fromUpstream(line []byte, gen uint64, more bool) {
 		// it an id unique for the client's whole session, since a new
 		// server numbers its requests from 0 again.
 		s.mu.Lock()
-		s.lastRecv = s.clk.Now()
+		s.heard(gen)
 		if len(s.srvReqs) >= maxSrvReqs {
 			c := s.conn
 			s.mu.Unlock()
@@ -122,7 +122,7 @@ func (s *Shim) fromUpstream(line []byte, gen uint64, more bool) {
 		s.writeOutMore(replaceID(line, cid), more)
 	default:
 		s.mu.Lock()
-		s.lastRecv = s.clk.Now()
+		s.heard(gen) // a progress notification is a sign of life
 		s.mu.Unlock()
 		s.writeOutMore(line, more)
 	}

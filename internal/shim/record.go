@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/jsoncheck"
+	"github.com/mcp-heal/mcp-heal/internal/procinfo"
 	"github.com/mcp-heal/mcp-heal/internal/redact"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 )
@@ -36,6 +37,7 @@ func (s *Shim) record() {
 		FailedCalls:     s.failedN,
 		Started:         s.start.UTC(),
 	}
+	r.NotAnswering = s.quietRecord(s.quiet)
 	if s.notePending != "" {
 		r.Note, r.NoteKey = s.notePending, s.noteKey
 	}
@@ -95,7 +97,7 @@ func (s *Shim) event(name string, kv ...any) {
 // alive.
 func (s *Shim) Signalled(sig os.Signal) {
 	ppid := os.Getppid()
-	alive := state.Alive(ppid)
+	alive := procinfo.Alive(ppid)
 	s.event("signal", "signal", sig.String(), "parent_pid", ppid, "parent_alive", alive, "original_parent_pid", s.o.ClaudePID)
 }
 

@@ -1,6 +1,10 @@
 package state
 
-import "time"
+import (
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/procinfo"
+)
 
 // IncidentWindow is how long an incident stays open when nothing closes it
 // earlier: status shows it, the hooks warn about its server.
@@ -35,7 +39,7 @@ func Answered(in *Incident) (time.Time, bool) {
 // known to be gone: the session is over, and what it saw no longer holds
 // for anyone (a new session starts every server afresh).
 func SessionEnded(in *Incident) bool {
-	return in != nil && in.ClaudePID > 0 && !Alive(in.ClaudePID)
+	return in != nil && in.ClaudePID > 0 && !procinfo.Alive(in.ClaudePID)
 }
 
 // IsOpen reports whether in leaves its server failing in its session at

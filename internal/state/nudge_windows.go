@@ -70,9 +70,11 @@ func ListenHeal(heal func()) (stop func(), err error) {
 	}, nil
 }
 
-// NudgeShim is SignalShim's sender on Windows: SIGHUP sets the heal event
-// of the shim with pid (which SignalShim has just verified against its
-// record); any other signal is ErrUnsupported.
+// NudgeShim is SignalShim's sender on Windows, and the hooks' and
+// doctor's: SIGHUP sets the heal event of the shim with pid (which
+// SignalShim has just verified against its record); any other signal is
+// ErrUnsupported, so a hook does not stop an unwrapped server's tree on
+// Windows.
 func NudgeShim(pid int, sig syscall.Signal) error {
 	if sig != syscall.SIGHUP {
 		return errors.ErrUnsupported

@@ -83,6 +83,14 @@ const (
 	CauseKept         = "kept"          // let go of, left running for the next client (--keep)
 )
 
+// NotAnswering is a server that has given no sign of life while it owes
+// a call: since when, and the oldest call it owes (Tool for a tools/call).
+type NotAnswering struct {
+	Since  time.Time `json:"since"`
+	Method string    `json:"method"`
+	Tool   string    `json:"tool,omitempty"`
+}
+
 // Record is the state of one running shim.
 type Record struct {
 	Schema    int    `json:"schema"`
@@ -138,6 +146,11 @@ type Record struct {
 	// (ClaimTold) as the shim does before adding it to a plain result.
 	Note    string `json:"note,omitempty"`
 	NoteKey string `json:"note_key,omitempty"`
+	// NotAnswering is set while the server owes a call and has given no
+	// sign of life (no message, no answer to a ping for the ping time-out,
+	// no CPU time) since NotAnswering.Since. The shim does not act on it
+	// by default (silence alone is no proof of a hang): it tells.
+	NotAnswering *NotAnswering `json:"not_answering,omitempty"`
 }
 
 // Dir is the mcp-heal state directory (internal/paths: the rule the
@@ -218,7 +231,7 @@ func Write(r *Record) error {
 	if err := atomic.WriteFile(recordPath(r.ShimPID), strings.NewReader(string(b))); err != nil {
 		return err
 	}
-	return SetAttention(ShimAttention(r.ShimPID), r.State == Failed || r.Note != "")
+	return SetAttention(ShimAttention(r.ShimPID), r.State == Failed || r.Note != "" || r.NotAnswering != nil)
 }
 
 // Remove deletes the record of shim pid; a missing record is not an error.
@@ -270,7 +283,7 @@ func List() ([]*Record, error) {
 		if err != nil {
 			continue
 		}
-		if !Alive(pid) {
+		if !procinfo.Alive(pid) {
 			prune(pid, nil)
 			continue
 		}
@@ -317,14 +330,14 @@ func SignalShim(r *Record, sig syscall.Signal, send func(int, syscall.Signal) er
 // Live reports whether r's shim may still be running: its pid is alive
 // and, when r records the shim's identity, names that process. A reader
 // that skips List (the per-call hooks) checks it for each record it uses.
-func Live(r *Record) bool { return Alive(r.ShimPID) && !stale(r) }
+func Live(r *Record) bool { return procinfo.Alive(r.ShimPID) && !stale(r) }
 
 // stale reports whether r's shim is certainly not running: the process is
 // gone, or its pid names another process. A record without an identity is
 // judged by its pid alone (it is listed, but never signalled).
 func stale(r *Record) bool {
 	if r.ShimStart == "" {
-		return !Alive(r.ShimPID)
+		return !procinfo.Alive(r.ShimPID)
 	}
 	err := VerifyShim(r)
 	var mm *procinfo.MismatchError
@@ -346,29 +359,3 @@ func prune(pid int, r *Record) {
 
 // self is the identity of this process, looked up once.
 var self = sync.OnceValues(procinfo.Self)
-
-// Find returns the live shim records for server in one Claude Code session:
-// matched by session id when known, else by the Claude Code pid (hooks get
-// CLAUDE_PID; a shim's parent is that process). Empty session and zero pid
-// match every record of server.
-func Find(server, session string, claudePID int) ([]*Record, error) {
-	all, err := List()
-	if err != nil {
-		return nil, err
-	}
-	var out []*Record
-	for _, r := range all {
-		if r.Server != server {
-			continue
-		}
-		if session != "" && r.Session != "" {
-			if r.Session != session {
-				continue
-			}
-		} else if claudePID > 0 && r.ClaudePID != claudePID {
-			continue
-		}
-		out = append(out, r)
-	}
-	return out, nil
-}

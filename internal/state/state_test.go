@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-heal/mcp-heal/internal/procinfo"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
@@ -332,5 +333,37 @@ func TestStaleAttention(t *testing.T) {
 		if _, err := os.Lstat(p); (err == nil) != want {
 			t.Errorf("%s: exists %v, want %v", p, err == nil, want)
 		}
+	}
+}
+
+// TestZombieShimIsNotLive: a shim that has exited and not been reaped (a
+// zombie, while its parent has not waited) is gone. state had its own
+// liveness rule, kill(pid, 0), which a zombie passes: its record counted
+// as a live shim, where procinfo.Alive, the one rule now, says it ended.
+func TestZombieShimIsNotLive(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no zombies on Windows: an exited process is told apart by its exit code (procinfo)")
+	}
+	useTempState(t)
+	cmd := child(t, "live")
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Wait() })
+	pid := cmd.Process.Pid
+	// Not waited for: it stays a zombie until the cleanup reaps it.
+	testenv.WaitFor(t, 5*time.Second, "the killed child to be a zombie", func() bool {
+		i, err := procinfo.Get(pid)
+		return err == nil && i.Zombie
+	})
+	r := &Record{Server: "z", ShimPID: pid}
+	if err := Write(r); err != nil {
+		t.Fatal(err)
+	}
+	if Live(r) {
+		t.Errorf("Live(record of zombie %d) = true, want false", pid)
+	}
+	if all, err := List(); err != nil || len(all) != 0 {
+		t.Errorf("List: got %d records (%v), want 0: a zombie shim is gone", len(all), err)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/cfgfile"
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg/cfgtest"
+	"github.com/mcp-heal/mcp-heal/internal/regfile"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
@@ -56,7 +57,7 @@ func writer(path string, d time.Duration) error {
 		var data []byte
 		for try := 0; ; try++ {
 			var err error
-			if data, err = claudecfg.ReadConfig(path); err != nil {
+			if data, err = regfile.ReadConfig(path); err != nil {
 				return err
 			}
 			if !gjson.ValidBytes(data) {
@@ -89,7 +90,7 @@ func writer(path string, d time.Duration) error {
 	return err
 }
 
-// Every read here goes through claudecfg.ReadConfig, as mcp-heal's do.
+// Every read here goes through regfile.ReadConfig, as mcp-heal's do.
 
 // readEvery paces the test's reader. Windows replaces no file that is
 // open, whoever opened it and however shared: a reader at 1 kHz (the pace
@@ -150,7 +151,7 @@ func TestCommitConcurrentWriter(t *testing.T) {
 				return
 			default:
 			}
-			if b, err := claudecfg.ReadConfig(path); err == nil && !gjson.ValidBytes(b) {
+			if b, err := regfile.ReadConfig(path); err == nil && !gjson.ValidBytes(b) {
 				torn.Add(1)
 			}
 			time.Sleep(readEvery)
@@ -179,7 +180,7 @@ loop:
 		var err error
 		switch i % 3 {
 		case 0:
-			cur, rerr := claudecfg.ReadConfig(path)
+			cur, rerr := regfile.ReadConfig(path)
 			if rerr != nil {
 				t.Fatal(rerr)
 			}
@@ -188,7 +189,7 @@ loop:
 		case 1:
 			_, err = cfgfile.Update(path, toggle)
 		default:
-			cur, rerr := claudecfg.ReadConfig(path)
+			cur, rerr := regfile.ReadConfig(path)
 			if rerr != nil {
 				t.Fatal(rerr)
 			}
@@ -216,7 +217,7 @@ loop:
 	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
 		t.Fatalf("writer said %q: %v", out.String(), err)
 	}
-	final, _ := claudecfg.ReadConfig(path)
+	final, _ := regfile.ReadConfig(path)
 	t.Logf("Commit %d done, %d refused as changed; Update %d done, %d gave up; Plan.Commit %d done, %d gave up; writer: %d writes, %d lost, %d torn; reader: %d torn",
 		commits[0], changed[0], commits[1], changed[1], commits[2], changed[2], res.Writes, res.Lost, res.Torn, torn.Load())
 	lost := res.Lost

@@ -14,9 +14,11 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcp-heal/mcp-heal/internal/ccpolicy"
 	"github.com/mcp-heal/mcp-heal/internal/cfgfile"
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/redact"
+	"github.com/mcp-heal/mcp-heal/internal/regfile"
 )
 
 // Request is what wrap or unwrap is asked to do.
@@ -68,7 +70,7 @@ type Backup struct{ File, Backup string }
 // edits. Nothing is written; a file that is not valid JSON fails the whole
 // plan.
 func NewPlan(o claudecfg.Options, r Request) (*Plan, error) {
-	return newPlan(o, r, nil, claudecfg.ReadConfig)
+	return newPlan(o, r, nil, regfile.ReadConfig)
 }
 
 // entryKey names one server entry of a scope: what a Row is about.
@@ -90,6 +92,7 @@ func newPlan(o claudecfg.Options, r Request, only map[entryKey]bool, read func(s
 	if !r.Unwrap {
 		pl.oauth = claudecfg.OAuthServers(o)
 		pl.servers, _ = claudecfg.Discover(o) // for the approval of project servers
+		pl.pol = ccpolicy.Load(o.Policy(), nil)
 	}
 	for _, cf := range files {
 		if r.Scope != "all" && cf.Scope != r.Scope {
@@ -113,6 +116,7 @@ type planner struct {
 	local   claudecfg.ConfigFile // ~/.claude.json's local scope, where copies go
 	oauth   map[string]bool      // wrap: the servers that sign in with OAuth
 	servers []claudecfg.Server   // wrap: for the approval of project servers
+	pol     *ccpolicy.Policy     // wrap: Claude Code's policy, which wrap must not change
 }
 
 // edit is the plan's edit of path, read and checked on first use (nil
@@ -151,7 +155,12 @@ func (pl *planner) plan(cf claudecfg.ConfigFile, only map[entryKey]bool) error {
 	if len(sel) == 0 {
 		return nil
 	}
+	var refused []Change
+	if !pl.r.Unwrap && !(cf.Scope == claudecfg.ScopeProject && pl.r.Project == ProjectSkip) {
+		refused, sel = pl.refuse(fe.new, cf, sel)
+	}
 	rows, to, own, err := pl.changes(fe, cf, sel)
+	rows = append(refused, rows...)
 	if err != nil {
 		return fmt.Errorf("%s: %w", cf.File, err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/cfgfile"
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/regfile"
 )
 
 // Claude Code rewrites ~/.claude.json whenever it starts, on `claude mcp
@@ -54,7 +55,7 @@ func (p *Plan) Commit() ([]Backup, error) {
 			// Created meanwhile (there was nothing to lock): plan again
 			// from it.
 			tries++
-			if err := p.replan(written, claudecfg.ReadConfig); err != nil {
+			if err := p.replan(written, regfile.ReadConfig); err != nil {
 				return out, err
 			}
 			continue
@@ -85,7 +86,7 @@ func (p *Plan) apply(path string, cur []byte, written map[string]bool) ([]byte, 
 		if f == path {
 			return cur, nil
 		}
-		return claudecfg.ReadConfig(f)
+		return regfile.ReadConfig(f)
 	})
 	if err != nil {
 		return nil, err

@@ -1,0 +1,107 @@
+package arch
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
+)
+
+// call is one call of pkg.fn (a selector on an imported package's name) in
+// a non-test file of the module.
+type call struct {
+	dir, pos string // the package's directory (slash-separated, from the module root); file:line
+	expr     *ast.CallExpr
+}
+
+// calls parses the module's non-test Go files and returns the calls of
+// pkg.fn for each "pkg.fn" asked for.
+func calls(t *testing.T, want ...string) map[string][]call {
+	t.Helper()
+	root := testenv.ModuleRoot(t)
+	out := map[string][]call{}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); path != root && (strings.HasPrefix(n, ".") || n == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		ast.Inspect(f, func(n ast.Node) bool {
+			c, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			sel, ok := c.Fun.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			x, ok := sel.X.(*ast.Ident)
+			if !ok {
+				return true
+			}
+			name := x.Name + "." + sel.Sel.Name
+			for _, w := range want {
+				if name == w {
+					p := fset.Position(c.Pos())
+					r, _ := filepath.Rel(root, p.Filename)
+					out[w] = append(out[w], call{dir: filepath.ToSlash(rel), pos: filepath.ToSlash(r) + ":" + strconv.Itoa(p.Line), expr: c})
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestOneRuleEach: each of these is written once.
+//   - "is this process alive" is procinfo.Alive, which counts a zombie as
+//     ended; a kill(pid, 0) probe (state had one) counts it as alive.
+//   - the hooks and doctor send signals through state.NudgeShim (kill(2),
+//     or on Windows the shim's heal event): each had its own `kill`.
+//   - "find this server's shim" is state.Find: only state reads the shim
+//     records' directory (the hook had its own findShims over it).
+func TestOneRuleEach(t *testing.T) {
+	if testenv.UnderWine() {
+		t.Skip("reads the module's source, which the Wine run does not carry (the Linux run checks it)")
+	}
+	found := calls(t, "syscall.Kill", "unix.Kill", "state.ShimsDir")
+	for _, c := range append(found["syscall.Kill"], found["unix.Kill"]...) {
+		if len(c.expr.Args) == 2 {
+			if lit, ok := c.expr.Args[1].(*ast.BasicLit); ok && lit.Value == "0" {
+				t.Errorf("%s: kill(pid, 0) asks whether a process is alive, and a zombie passes it: use procinfo.Alive", c.pos)
+			}
+		}
+		if c.dir == "internal/hook" || c.dir == "internal/doctor" {
+			t.Errorf("%s: %s sends its own signal: send through state.NudgeShim, the one sender", c.pos, c.dir)
+		}
+	}
+	for _, c := range found["state.ShimsDir"] {
+		t.Errorf("%s: reads the shim records itself: state.Find is the one rule for finding a server's shim", c.pos)
+	}
+	if len(found["syscall.Kill"]) == 0 {
+		t.Fatal("found no syscall.Kill at all: the walk missed the module (the test would pass for nothing)")
+	}
+}

@@ -1,0 +1,84 @@
+package state
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/mcp-heal/mcp-heal/internal/jsoncheck"
+	"github.com/mcp-heal/mcp-heal/internal/procinfo"
+)
+
+// Find returns the live shim records for server in one Claude Code
+// session, oldest first: matched by session id when both sides know it,
+// else by the Claude Code pid (hooks get CLAUDE_PID; a shim's parent is
+// that process). Empty session and zero pid match every record of server.
+//
+// It is the one rule for "find this server's shim", the per-call hooks'
+// too: a record of another server is passed over from a gjson peek, before
+// the liveness check and without encoding/json, whose first use costs a
+// fresh hook process more than the rest of its healthy path together.
+// Records whose shim is gone are deleted, as List does; unreadable ones
+// are skipped.
+func Find(server, session string, claudePID int) ([]*Record, error) {
+	ents, err := os.ReadDir(ShimsDir())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []*Record
+	for _, e := range ents {
+		name := e.Name()
+		pid, err := strconv.Atoi(strings.TrimSuffix(name, ".json"))
+		if err != nil || !strings.HasSuffix(name, ".json") {
+			continue
+		}
+		// ReadFile: a FIFO, a device or a link planted among the records
+		// is refused without blocking, and a huge file costs at most
+		// MaxRecordBytes.
+		b, err := ReadFile(recordPath(pid), MaxRecordBytes)
+		if err != nil || jsoncheck.Valid(b) != nil {
+			continue
+		}
+		peek := gjson.GetManyBytes(b, "server", "session", "claude_pid")
+		if !matches(peek[0].String(), peek[1].String(), int(peek[2].Int()), server, session, claudePID) {
+			continue
+		}
+		if !procinfo.Alive(pid) {
+			prune(pid, nil)
+			continue
+		}
+		var r Record
+		if json.Unmarshal(b, &r) != nil || r.ShimPID != pid {
+			continue
+		}
+		if stale(&r) {
+			// The pid names another process since the shim died.
+			prune(pid, &r)
+			continue
+		}
+		out = append(out, &r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Started.Before(out[j].Started) })
+	return out, nil
+}
+
+// matches reports whether a record of recServer, in session recSession
+// under Claude Code recClaude, is one of server's shims in the session
+// asked for.
+func matches(recServer, recSession string, recClaude int, server, session string, claudePID int) bool {
+	if recServer != server {
+		return false
+	}
+	if session != "" && recSession != "" {
+		return recSession == session
+	}
+	return claudePID <= 0 || recClaude == claudePID
+}
