@@ -65,7 +65,7 @@ func TestSocketPathLongHome(t *testing.T) {
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_STATE_HOME", "")
 	t.Setenv("XDG_RUNTIME_DIR", "")
-	id := Identity("srv", "srv", nil, nil, "/")
+	id := Identity("srv", "srv", nil, nil, "/", "/")
 	p, err := SocketPath(id)
 	if err != nil {
 		t.Fatal(err)
