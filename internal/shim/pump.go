@@ -15,10 +15,23 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
 
+// server is implemented by a connection that can hand each message to
+// the shim in the goroutine that read it (proc.Process): a message is then
+// routed and written to the client with no hand-off between goroutines,
+// as a byte relay would move it. Serve returns false when the connection
+// delivers over Recv instead.
+type server interface {
+	Serve(handle func(line []byte, more bool)) bool
+}
+
 // pump forwards one connection's messages to the client until the
-// connection's Recv is closed, then closes done. Owned by the supervisor.
+// connection is dead and every message it read was routed, then closes
+// done. Owned by the supervisor.
 func (s *Shim) pump(c upstream.Conn, gen uint64, done chan<- struct{}) {
 	defer close(done)
+	if sv, ok := c.(server); ok && sv.Serve(func(line []byte, more bool) { s.fromUpstream(line, gen, more) }) {
+		return
+	}
 	recv := c.Recv()
 	for line := range recv {
 		// Flush to the client only when no further message is waiting.
