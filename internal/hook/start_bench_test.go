@@ -54,7 +54,10 @@ func BenchmarkHookStart(b *testing.B) {
 	}
 	w, payload := healthyWorld(b)
 	env := w.env()
-	la := func() string { l, _ := os.ReadFile("/proc/loadavg"); return strings.Join(strings.Fields(string(l))[:3], " ") }
+	la := func() string {
+		l, _ := os.ReadFile("/proc/loadavg")
+		return strings.Join(strings.Fields(string(l))[:3], " ")
+	}
 	before := la()
 	var wall, cpu [2][]time.Duration
 	for range 200 {
