@@ -156,3 +156,7 @@ func (p *Policy) Wraps(name string, wrapped *Entry) string {
 	}
 	return ""
 }
+
+// DriftUnapproved begins the Drift of a local copy wrap made of a project
+// server the user no longer approves (claudecfg).
+const DriftUnapproved = "not approved"

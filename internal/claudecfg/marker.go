@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 
+	"github.com/mcp-heal/mcp-heal/internal/ccpolicy"
+
 	"github.com/tidwall/gjson"
 )
 
@@ -60,4 +62,4 @@ func drift(s Server, project []Server) string {
 
 // DriftUnapproved begins the Drift of a local copy whose project server
 // the user rejected or no longer approves: the copy must go (unwrap).
-const DriftUnapproved = "not approved"
+const DriftUnapproved = ccpolicy.DriftUnapproved
