@@ -207,11 +207,10 @@ func (p *policyWorld) clone(record string) {
 	p.write(filepath.Join(p.home, ".claude.json"), string(b))
 }
 
-// write writes path, or removes it when data is "".
+// write writes path (nothing when data is "").
 func (p *policyWorld) write(path, data string) {
 	p.t.Helper()
 	if data == "" {
-		os.Remove(path)
 		return
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {

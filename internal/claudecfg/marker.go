@@ -6,9 +6,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 
-	"github.com/mcp-heal/mcp-heal/internal/ccpolicy"
-
 	"github.com/tidwall/gjson"
+
+	"github.com/mcp-heal/mcp-heal/internal/ccpolicy"
 )
 
 // What wrap leaves in an entry it rewrites, read back here so that
