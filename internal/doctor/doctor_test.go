@@ -91,6 +91,30 @@ func TestHeal(t *testing.T) {
 		}
 		hups.WaitHUPs(t, 1)
 	})
+	// A running server not answering is restarted on request (heal) and
+	// reported by doctor: the shim only tells of silence, never acts on it.
+	t.Run("server not answering", func(t *testing.T) {
+		useState(t)
+		pid, hups := fakeshim.Start(t)
+		since := time.Now().Add(-42 * time.Second)
+		fakeshim.WriteRecord(t, state.Record{Server: "tiny", Session: "s1", ShimPID: pid, Mode: state.ModeStdio, State: state.Running,
+			NotAnswering: &state.NotAnswering{Since: since, Method: "tools/call", Tool: "crunch"}})
+		d := doctor.New(t.TempDir(), 5*time.Second)
+		reports := d.Check(context.Background(), []claudecfg.Server{good})
+		var seen bool
+		for _, f := range reports[0].Findings {
+			seen = seen || strings.Contains(f.Message, `not answering for 42s (a call of its tool "crunch" outstanding`)
+		}
+		if !seen {
+			t.Errorf("doctor does not say the server is not answering: %+v", reports[0].Findings)
+		}
+		d.Heal(context.Background(), reports)
+		r := reports[0]
+		if len(r.Actions) != 1 || !strings.Contains(r.Actions[0], "which had not answered for 42s") || !r.Healed() {
+			t.Fatalf("got actions %q next %q", r.Actions, r.Next)
+		}
+		hups.WaitHUPs(t, 1)
+	})
 	t.Run("failed shim, command still fails", func(t *testing.T) {
 		useState(t)
 		pid, hups := fakeshim.Start(t)

@@ -33,7 +33,20 @@ func (d *Doctor) heal(r *Report) {
 	healed := false
 	for _, rec := range r.Shims {
 		stuck := (rec.State == state.Restarting || rec.State == state.Backoff) && d.Now().Sub(rec.Updated) > stuckAfter
-		if rec.State != state.Failed && !stuck {
+		// A server not answering runs: its command works. Silence alone
+		// is no proof of a hang, so the shim waits; heal is the user's
+		// request to restart it.
+		quiet := rec.State == state.Running && rec.NotAnswering != nil
+		if rec.State != state.Failed && !stuck && !quiet {
+			continue
+		}
+		if quiet {
+			if err := state.SignalShim(rec, syscall.SIGHUP, d.Signal); err != nil {
+				r.Actions = append(r.Actions, fmt.Sprintf("could not signal shim %d: %v", rec.ShimPID, err))
+				continue
+			}
+			healed = true
+			r.Actions = append(r.Actions, fmt.Sprintf("restarted the server under shim %d (session %s), which had not answered for %s", rec.ShimPID, short(rec.Session), d.Now().Sub(rec.NotAnswering.Since).Round(time.Second)))
 			continue
 		}
 		if !works {

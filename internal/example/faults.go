@@ -74,6 +74,11 @@ type Faults struct {
 	// NoToolsListChanged leaves tools.listChanged out of the
 	// capabilities: a server that never announces a changed list.
 	NoToolsListChanged bool
+	// Ignore lists request methods the server never answers (logged as
+	// `ignored METHOD`), like a hand-written server that drops what it
+	// does not know (server/discover, and ping when it never implemented
+	// it).
+	Ignore []string
 	// CursorDelay: a resources/list with a cursor (the next page) is
 	// answered after this long, concurrently with other requests.
 	CursorDelay time.Duration

@@ -14,6 +14,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -248,8 +249,30 @@ func (s *server) handleLine(ctx context.Context, line []byte) {
 			return
 		}
 		req.ID = append(json.RawMessage(nil), m.ID...)
+		if slices.Contains(s.opts.Faults.Ignore, req.Method) {
+			s.event("ignored %s", req.Method)
+			return
+		}
+		if req.Method == "tools/call" && toolName(req.Params) == ToolHang {
+			// Deaf from this very message on, before the next line is
+			// read: set by the tool's own goroutine, a ping read
+			// meanwhile was still answered, and a test saw the hang
+			// late (docs/shim.md).
+			s.mu.Lock()
+			s.hung = true
+			s.mu.Unlock()
+		}
 		s.startRequest(ctx, req)
 	}
+}
+
+// toolName is a tools/call's params.name ("" when unreadable).
+func toolName(params json.RawMessage) string {
+	var p struct {
+		Name string `json:"name"`
+	}
+	_ = json.Unmarshal(params, &p)
+	return p.Name
 }
 
 func (s *server) notification(line []byte, method string) {

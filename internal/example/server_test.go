@@ -424,3 +424,48 @@ func TestPromptsAndResources(t *testing.T) {
 }
 
 func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
+
+// The hang tool makes the server deaf from its very message on: a ping
+// read right after it is never answered. It used to go deaf in the tool's
+// own goroutine, so the read loop could answer a ping that came in
+// between, and a proxy's test saw the hang one probe late (docs/shim.md).
+// Each round writes the call and the ping in one write.
+func TestHangIsAtomicWithItsMessage(t *testing.T) {
+	for round := range 20 {
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		ctx, cancel := context.WithCancel(context.Background())
+		errc := make(chan error, 1)
+		go func() { errc <- Run(ctx, Options{Era: EraHandshake}, inR, outW, io.Discard); outW.Close() }()
+		lines := make(chan string, 16)
+		go func() {
+			r := jsonrpc.NewReader(outR)
+			for {
+				l, err := r.Next()
+				if err != nil {
+					close(lines)
+					return
+				}
+				lines <- string(l)
+			}
+		}()
+		io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`+"\n")
+		select {
+		case <-lines:
+		case <-time.After(5 * time.Second):
+			t.Fatal("no answer to initialize")
+		}
+		io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+
+			`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"hang"}}`+"\n"+
+			`{"jsonrpc":"2.0","id":"p","method":"ping"}`+"\n")
+		select {
+		case l := <-lines:
+			t.Fatalf("round %d: the server answered after the hang call: %s", round, l)
+		case <-time.After(100 * time.Millisecond):
+		}
+		cancel()
+		inW.Close()
+		<-errc
+		outR.Close()
+	}
+}

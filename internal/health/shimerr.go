@@ -44,6 +44,11 @@ func restarting(remote bool, done bool) string {
 // keepNote says what --keep does and does not keep.
 const keepNote = "a server wrapped with --keep keeps that state across Claude Code restarts, but not across a restart of the server itself"
 
+// DiscoverIgnored is the -32601 message for a server/discover the server
+// left unanswered (it answered later requests) when it died: it is never
+// re-sent.
+const DiscoverIgnored = "Method not found (the server left server/discover unanswered and answered later requests)"
+
 // DiscoverDied is the -32601 message for a server/discover whose server
 // died under it twice: Claude Code then falls back to initialize, as it
 // does for a server without server/discover.
@@ -92,6 +97,8 @@ func NotResentWhy(rule string, attempt int, method string) string {
 		return method + " is not safe to re-send"
 	case "restart":
 		return "the restart was asked for while it ran"
+	case "ignored":
+		return "the server had left it unanswered while it answered later requests"
 	}
 	return rule
 }
@@ -192,6 +199,13 @@ const IdleCheck = "idle health check"
 // unanswered: method, outstanding for so long.
 func Outstanding(method string, d time.Duration) string {
 	return fmt.Sprintf("%s was outstanding for %s with nothing from the server", method, d)
+}
+
+// CancelledDetail says why the shim stopped a server after the client
+// cancelled a call: the probe (a ping, or server/discover) went unanswered
+// for timeout since.
+func CancelledDetail(probe string, timeout time.Duration) string {
+	return fmt.Sprintf("the client cancelled a call, and no answer to %s came within %s", probe, timeout)
 }
 
 // HangDetail says why the shim stopped a server: why it probed

@@ -4,7 +4,9 @@ package hook_test
 
 import (
 	"os"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/testenv/fakeshim"
@@ -37,5 +39,30 @@ func TestPreToolUseRestartNote(t *testing.T) {
 	}
 	if out := w.hook(t, "PreToolUse", payload); len(out) != 0 {
 		t.Fatalf("note the shim gave: got %s, want no output", out)
+	}
+}
+
+// TestPreToolUseNotAnswering: before a call to a server whose shim says it
+// is not answering (it owes a call and gives no sign of life), the model
+// is told, attributed to mcp-heal, with the tool's name quoted.
+func TestPreToolUseNotAnswering(t *testing.T) {
+	payload := marshal(sharedPayload(t, "PreToolUse.mcp.json"))
+	w := newWorld(t)
+	w.useState(t)
+	pid, _ := fakeshim.Start(t)
+	rec := state.Record{Server: "everything", Session: preSession, ClaudePID: os.Getpid(), ShimPID: pid, Mode: state.ModeStdio, State: state.Running,
+		NotAnswering: &state.NotAnswering{Since: time.Now().Add(-90 * time.Second), Method: "tools/call", Tool: "long\nrun"}}
+	fakeshim.WriteRecord(t, rec)
+	r := decode(t, w.hook(t, "PreToolUse", payload))
+	ctx := r.HookSpecificOutput.AdditionalContext
+	if !strings.HasPrefix(ctx, `mcp-heal: MCP server "everything" has not answered for 1m`) ||
+		!strings.Contains(ctx, `s: a call of its tool "long\nrun" is still outstanding`) ||
+		!strings.Contains(ctx, "/mcp-heal heal everything") || r.HookSpecificOutput.PermissionDecision != "" {
+		t.Fatalf("got %+v", r)
+	}
+	rec.NotAnswering = nil
+	fakeshim.WriteRecord(t, rec)
+	if out := w.hook(t, "PreToolUse", payload); len(out) != 0 {
+		t.Fatalf("once it answers again: got %s, want no output", out)
 	}
 }

@@ -35,7 +35,13 @@ func (h *Handler) preToolUse(in *Input) []byte {
 			// silently (and close what the server's last failure
 			// opened, once it answers again).
 			h.track(in)
-			return h.restartNote(r)
+			if note := h.restartNote(r); note != nil {
+				return note
+			}
+			if r.NotAnswering != nil {
+				return contextReply(PreToolUse, health.NotAnsweringContext(in.Server, r.NotAnswering, h.Now()))
+			}
+			return nil
 		}
 	}
 	if inc := h.track(in); inc != nil && health.Class(inc.Class).Dead() {

@@ -251,6 +251,14 @@ func (c *Chunks) AppendTo(dst []byte) []byte {
 	return dst
 }
 
+// HasLine reports whether a whole line is read and waiting: the next Next
+// returns it without reading, so a relay may leave its last write
+// unflushed (never when only part of a line is there: that read may block).
+func (r *Reader) HasLine() bool {
+	b, _ := r.br.Peek(r.br.Buffered())
+	return bytes.IndexByte(b, '\n') >= 0
+}
+
 // Buffered is the number of bytes read from the underlying reader but not
 // yet returned: a proxy that sees more input waiting can batch its writes.
 func (r *Reader) Buffered() int { return r.br.Buffered() }

@@ -1,6 +1,13 @@
 package keep
 
-import "testing"
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
 
 // TestIdentity: what the config entry says makes the identity; Claude
 // Code's own environment (per session) does not.
@@ -43,4 +50,32 @@ func TestSlot(t *testing.T) {
 			t.Errorf("another %s is the same slot", name)
 		}
 	}
+}
+
+// TestSocketPathLongHome: with a home whose runtime directory would make a
+// socket path longer than macOS allows (104 bytes, sockaddr_un.sun_path),
+// the socket goes to the per-user directory in the temp dir, and a
+// listener binds there.
+func TestSocketPathLongHome(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("on Windows the runtime directory is under %LOCALAPPDATA%, not HOME: the premise of this test does not hold")
+	}
+	home := filepath.Join(t.TempDir(), strings.Repeat("h", 100))
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_STATE_HOME", "")
+	t.Setenv("XDG_RUNTIME_DIR", "")
+	id := Identity("srv", "srv", nil, nil, "/")
+	p, err := SocketPath(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p) > 104 || strings.HasPrefix(p, home) {
+		t.Fatalf("socket path %q (%d bytes): want at most 104 bytes, outside the long home", p, len(p))
+	}
+	t.Cleanup(func() { os.Remove(p) })
+	l, err := net.Listen("unix", p)
+	if err != nil {
+		t.Fatalf("listen on %s: %v", p, err)
+	}
+	l.Close()
 }

@@ -10,14 +10,12 @@ package proc
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/exec"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,7 +24,6 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/guardian"
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
-	"github.com/mcp-heal/mcp-heal/internal/redact"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
@@ -86,6 +83,7 @@ type Process struct {
 	bw     *bufio.Writer
 
 	recv   chan []byte
+	serve  serveChoice
 	done   chan struct{}
 	exited chan struct{} // closed once the child is reaped
 	quit   chan struct{} // closed by Close once stopped: stop delivering
@@ -137,6 +135,7 @@ func newProcess(cfg Config, log *slog.Logger, sp spawned) *Process {
 		stdout:  sp.stdout,
 		stderr:  sp.stderr,
 		recv:    make(chan []byte, 64),
+		serve:   serveChoice{chosen: make(chan struct{})},
 		done:    make(chan struct{}),
 		exited:  make(chan struct{}),
 		quit:    make(chan struct{}),
@@ -158,7 +157,10 @@ func (p *Process) Started() time.Time { return p.started }
 // Recv delivers each non-empty line the child wrote, in order (the shim
 // validates and drops what is not JSON-RPC); it is closed after the child
 // exited and its stdout was drained.
-func (p *Process) Recv() <-chan []byte { return p.recv }
+func (p *Process) Recv() <-chan []byte {
+	p.serve.choose(nil)
+	return p.recv
+}
 
 // Done is closed once the child has exited and its output was drained.
 func (p *Process) Done() <-chan struct{} { return p.done }
@@ -193,52 +195,6 @@ func (p *Process) SendLater(msg []byte) error {
 
 // Flush writes what SendLater buffered.
 func (p *Process) Flush() error { return p.bw.Flush() }
-
-func (p *Process) readStdout(prefix []byte) {
-	defer p.readers.Done()
-	var in io.Reader = p.stdout
-	if len(prefix) > 0 {
-		in = io.MultiReader(bytes.NewReader(prefix), p.stdout)
-	}
-	max := p.cfg.MaxMessage
-	if max <= 0 {
-		max = jsonrpc.DefaultMaxMessage
-	}
-	r := jsonrpc.NewReaderMax(in, max)
-	for {
-		// Owned: the message goes to the pump as it was read, with no
-		// copy of its own (a copy of each large answer doubled its cost).
-		line, err := r.NextOwned()
-		if tl, ok := err.(*jsonrpc.TooLongError); ok {
-			p.log.Warn("dropped a message from the server over the size ceiling", "pid", p.pid, "bytes", tl.Len, "limit", tl.Limit, "head", redact.String(string(tl.Head[:min(len(tl.Head), 200)])))
-			// Hand what the dropped message held back to the system now:
-			// the next one would otherwise stack its own on top.
-			debug.FreeOSMemory()
-			if line, err = jsonrpc.DroppedReply(tl), nil; line == nil {
-				continue
-			}
-		}
-		if err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
-				p.log.Debug("read child stdout", "pid", p.pid, "err", err)
-			}
-			if errors.Is(err, io.EOF) {
-				go p.stdoutClosed()
-			}
-			return
-		}
-		if len(line) == 0 {
-			continue
-		}
-		// Every line goes to the shim as it is: whether it is JSON-RPC,
-		// and what happens to one that is not, is the shim's
-		// (fromUpstream, shim/pump.go).
-		select {
-		case p.recv <- line:
-		case <-p.quit:
-		}
-	}
-}
 
 // ClosedStdout is the reason recorded when a server closed its stdout but
 // did not exit.

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"time"
 )
@@ -51,6 +52,10 @@ type Info struct {
 	// Stopped: stopped by a job-control signal (SIGSTOP, SIGTSTP; state
 	// T). A tracing stop (a debugger at a breakpoint, state t) is not.
 	Stopped bool
+	// CPU is the user and system CPU time the process and its reaped
+	// children spent, when HasCPU (Linux only so far).
+	CPU    time.Duration
+	HasCPU bool
 }
 
 // Identity is what is recorded about a process to recognise it later.
@@ -143,8 +148,35 @@ func StoppedIn(pid int) (int, error) {
 	if !jobControl {
 		return 0, nil
 	}
+	t, err := TreeOf(pid)
+	return t.Stopped, err
+}
+
+// Tree is what TreeOf saw of a process tree.
+type Tree struct {
+	// Stopped is a process of the tree stopped by a job-control signal
+	// (as StoppedIn), 0 when none is.
+	Stopped int
+	// CPU is the CPU time the tree's processes and their reaped children
+	// spent, when CPUKnown (Linux). A tree that computes adds to it; one
+	// that waits does not.
+	CPU      time.Duration
+	CPUKnown bool
+}
+
+// treeCPU: Info.CPU is known (Linux).
+const treeCPU = runtime.GOOS == "linux"
+
+// TreeOf looks at pid and its descendants once (at most 4096 of them): a
+// stopped one, and their CPU time.
+func TreeOf(pid int) (Tree, error) {
+	var t Tree
+	if !jobControl && !treeCPU {
+		return t, nil // nothing to learn here (Windows)
+	}
 	seen := map[int]bool{}
 	todo := []int{pid}
+	t.CPUKnown = true
 	for len(todo) > 0 && len(seen) < 4096 {
 		p := todo[0]
 		todo = todo[1:]
@@ -155,20 +187,22 @@ func StoppedIn(pid int) (int, error) {
 		i, err := identify(p)
 		if err != nil {
 			if p == pid {
-				return 0, err
+				return Tree{}, err
 			}
 			continue // exited meanwhile
 		}
-		if i.Stopped {
-			return p, nil
+		if i.Stopped && jobControl && t.Stopped == 0 {
+			t.Stopped = p
 		}
+		t.CPU += i.CPU
+		t.CPUKnown = t.CPUKnown && i.HasCPU
 		kids, err := Children(p)
 		if err != nil && !errors.Is(err, ErrUnsupported) && !errors.Is(err, ErrNotFound) {
-			return 0, err
+			return Tree{}, err
 		}
 		todo = append(todo, kids...)
 	}
-	return 0, nil
+	return t, nil
 }
 
 // Descendants returns the pids of the processes in procs whose parent is

@@ -91,6 +91,21 @@ func parseStat(pid int, stat []byte) (parsed, error) {
 		return parsed{}, errors.New("procinfo: malformed /proc stat of pid " + strconv.Itoa(pid) + ": " + err.Error())
 	}
 	i := &Info{PID: pid, PPID: ppid, PGID: pgid, StartKey: f[19], Zombie: f[0] == "Z" || f[0] == "X", Stopped: f[0] == "T"}
+	// utime stime cutime cstime, in USER_HZ (100 on every Linux since
+	// 2.6: proc(5) reports clock ticks scaled to it).
+	var cpu uint64
+	i.HasCPU = true
+	for _, s := range f[11:15] {
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			i.HasCPU = false
+			break
+		}
+		cpu += n
+	}
+	if i.HasCPU {
+		i.CPU = time.Duration(cpu) * (time.Second / 100)
+	}
 	return parsed{i, ticks}, nil
 }
 

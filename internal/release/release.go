@@ -30,8 +30,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
-	"strings"
+
+	"github.com/mcp-heal/mcp-heal/internal/sha256sums"
 )
 
 // Target is one platform a binary is built for.
@@ -131,7 +131,7 @@ func Build(o Options) error {
 		}
 	}
 	bin := filepath.Join(o.Out, "bin")
-	var sums []string
+	sums := map[string]string{}
 	for _, t := range o.Targets {
 		fmt.Fprintf(o.Log, "build %s\n", t)
 		out := filepath.Join(bin, t.Binary())
@@ -142,12 +142,9 @@ func Build(o Options) error {
 		if err != nil {
 			return err
 		}
-		// The format of sha256sum and shasum -a 256: two spaces, then
-		// the name.
-		sums = append(sums, sum+"  "+t.Binary()+"\n")
+		sums[t.Binary()] = sum
 	}
-	sort.Strings(sums)
-	return os.WriteFile(filepath.Join(bin, "SHA256SUMS"), []byte(strings.Join(sums, "")), 0o644)
+	return os.WriteFile(filepath.Join(bin, "SHA256SUMS"), sha256sums.Format(sums), 0o644)
 }
 
 func hasWindows(ts []Target) bool {

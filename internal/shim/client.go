@@ -207,6 +207,11 @@ func (s *Shim) clientNotification(line []byte, m jsonrpc.Msg) {
 		e := s.inflight[raw]
 		if e != nil && !e.injected {
 			e.cancelled = true
+			if e.gen == s.gen && s.isUp() && !e.ignored {
+				// From now a ping the server stays deaf to is proof of
+				// a hang (hang.go).
+				s.live.Cancelled(s.clk.Now())
+			}
 			if e.gen == 0 {
 				// Never sent: forget it, and do not send the cancellation.
 				delete(s.inflight, raw)

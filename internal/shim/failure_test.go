@@ -111,9 +111,9 @@ func TestHangDetection(t *testing.T) {
 			testenv.WaitFor(t, 5*time.Second, "the hang call to reach the server", func() bool { return h.countEvents("call hang") == 1 })
 			// Sent after the server stopped reading: re-sent to the new one.
 			_, echo := h.start("tools/call", `{"name":"echo","arguments":{"text":"after"}}`)
-			// A minute of silence (the janitor's next tick sees it), then
-			// ten seconds without an answer to the probe.
-			h.silenceUntilProbe(time.Minute, 10*time.Second)
+			// The user's deadline (a minute) with the probe, sent at 3 s,
+			// unanswered.
+			h.silenceUntilKilled(time.Minute + 20*time.Second)
 			r := h.wait(hang, "hang")
 			took := time.Since(start)
 			if r.Get("error.code").Int() != -32603 {

@@ -1,65 +1,32 @@
 package shim
 
 import (
-	"slices"
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/health"
+	"github.com/mcp-heal/mcp-heal/internal/liveness"
 	"github.com/mcp-heal/mcp-heal/internal/procinfo"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
 
-// How a hang is told from a slow call (measured: docs/shim.md, "Hangs").
-//
-// The SDKs most servers are built on (TypeScript, Go, mcp-go, FastMCP)
-// answer ping within milliseconds while a tool call runs. So a call
-// outstanding for DefaultHangAfter with nothing heard from the server
-// starts a ping, and a ping unanswered for DefaultPingTimeout means the
-// server is hung: detected within about 15 s of the call. A server that
-// answers the ping is busy, not hung; it is pinged again after another
-// HangAfter of silence and never killed for being slow.
-//
-// A server that reads one message at a time (a fully single-threaded
-// one) answers the ping only after the call: the shim learns that from
-// the first probe it answers late, and from then on waits SerialHangAfter
-// before it pings that server during a call. A process stopped by a signal
-// (SIGSTOP: state T) cannot answer anything and is killed once two janitor
-// ticks in a row saw it stopped, without a ping.
+// How a hang is told from a slow call: internal/liveness holds the rules
+// (docs/shim.md, "Hangs"); this file feeds them what the shim sees and acts
+// on their verdicts. With the defaults silence alone never kills a server:
+// many cannot answer a ping while a tool runs (a single-threaded one, an
+// event loop blocked by a synchronous call), and Claude Code alone would
+// wait for them.
 const (
-	DefaultHangAfter       = 3 * time.Second
-	DefaultPingTimeout     = 10 * time.Second
-	DefaultSerialHangAfter = 60 * time.Second
-)
-
-// pingHabit is what the shim has learnt about a server's pings during
-// calls. It survives restarts: the next process runs the same program.
-type pingHabit int8
-
-const (
-	pingsUnknown    pingHabit = iota
-	pingsConcurrent           // a ping was answered while a call ran
-	pingsSerial               // pings were answered only after the calls
+	// DefaultPingTimeout: a ping unanswered this long is deafness.
+	DefaultPingTimeout = liveness.DefaultPingTimeout
 )
 
 // CauseStopped starts the reason a stopped server was killed for
 // (health.KillReason of state.CauseStopped).
 const CauseStopped = "hung: stopped by a signal (SIGSTOP)"
 
-// hangAfter is how long a call may go with nothing heard from the server
-// before it is pinged. Called with mu held.
-func (s *Shim) hangAfter() time.Duration {
-	if s.pings == pingsSerial {
-		return s.o.SerialHangAfter
-	}
-	return s.o.HangAfter
-}
-
 // callsOn returns the client's calls outstanding on generation gen: its
-// requests that wait for an answer. A subscriptions/listen stream is no
-// such call: it is open, silent, for as long as the session lasts, and
-// pinging the server every few seconds for it would be a cost for nothing.
-// Called with mu held.
+// requests that wait for an answer. Called with mu held.
 func (s *Shim) callsOn(gen uint64) []*entry {
 	var out []*entry
 	for _, e := range s.inflight {
@@ -70,62 +37,132 @@ func (s *Shim) callsOn(gen uint64) []*entry {
 	return out
 }
 
-// isCall reports whether e is a call of the client's outstanding on
-// generation gen (see callsOn).
-func isCall(e *entry, gen uint64) bool {
-	return e.gen == gen && !e.injected && !e.cancelled && e.method != "subscriptions/listen"
-}
-
-// notePong learns from a probe answered on generation gen how the server
-// treats pings: of the calls outstanding when it was sent, one was still
-// outstanding when the answer came (open: answered during a call,
-// concurrent) or none was (answered after them: serial). Concurrent is
-// final: a late answer may also be a call that ended as the ping arrived.
-// Called with mu held.
-func (s *Shim) notePong(calls, open []*entry) {
-	if len(calls) == 0 || s.pings == pingsConcurrent {
-		return
-	}
-	for _, e := range calls {
-		if slices.Contains(open, e) {
-			s.pings = pingsConcurrent
-			return
+// oldestCall is the oldest of the client's calls outstanding on the current
+// server, nil when none. Called with mu held.
+func (s *Shim) oldestCall() *entry {
+	var old *entry
+	for _, e := range s.inflight {
+		if isCall(e, s.gen) && (old == nil || e.sentAt.Before(old.sentAt)) {
+			old = e
 		}
 	}
-	s.pings = pingsSerial
+	return old
 }
 
-// checkStopped kills the server when a call is outstanding and a process
-// of the server's tree has been stopped by a signal at two checks in a
-// row: it would answer neither the call nor a ping until someone continued
-// it. A stop seen once may be a moment's (job control, a profiler), and an
-// idle server stopped on purpose harms nobody until a call needs it. Called
-// by the janitor alone, which owns stoppedAt. Windows has no such stop
-// (procinfo.StoppedIn reports none): the ping probe covers it there.
-func (s *Shim) checkStopped() {
+// isCall reports whether e is a call of the client's outstanding on
+// generation gen, one the server owes an answer. A subscriptions/listen
+// stream is no such call: it is open, silent, for as long as the session
+// lasts. Nor is a request the client cancelled, or one the server ignored
+// (it answered later requests and left this one: markIgnored).
+func isCall(e *entry, gen uint64) bool {
+	return e.gen == gen && !e.injected && !e.cancelled && !e.ignored && e.method != "subscriptions/listen"
+}
+
+// markIgnored notes that the server of generation gen answered the client's
+// request e: its requests sent earlier and still unanswered were ignored
+// (Claude Code 2.1.332's server/discover to a server that does not answer
+// unknown methods). Such a request is no sign of a hang and is never re-sent
+// (settle.go). Calls (tools/call) and listen streams are left out: a
+// concurrent server answers them in any order. Called with mu held.
+func (s *Shim) markIgnored(e *entry, gen uint64) {
+	if len(s.inflight) == 0 {
+		return
+	}
+	for _, o := range s.inflight {
+		if o.gen == gen && o.seq < e.seq && !o.injected && !o.ignored &&
+			o.method != "tools/call" && o.method != "subscriptions/listen" {
+			o.ignored = true
+			s.log.Debug("the server answered a later request and left this one unanswered: ignored", "id", string(o.id), "method", o.method)
+		}
+	}
+}
+
+// heard records a sign of life from the server of generation gen. Called
+// with mu held.
+func (s *Shim) heard(gen uint64) {
+	if gen == s.gen {
+		s.live.Heard(s.clk.Now())
+	}
+}
+
+// checkTree looks at the server's process tree while a call is
+// outstanding (or a cancelled one waits for its proof): a process stopped
+// by a signal at two checks in a row gets the server killed (it would
+// answer neither the call nor a ping until someone continued it; an idle
+// server stopped on purpose harms nobody until a call needs it), and CPU
+// time spent is a sign of life. Called by the janitor alone. Windows has
+// no such stop (procinfo reports none): the cancel rule covers it there.
+func (s *Shim) checkTree() {
 	s.mu.Lock()
 	var c upstream.Conn
-	gen, method := s.gen, ""
+	method := ""
 	if s.isUp() && s.conn != nil && s.conn != s.killedConn && s.conn.PID() > 0 {
-		if calls := s.callsOn(s.gen); len(calls) > 0 {
-			c, method = s.conn, calls[0].method
+		if e := s.oldestCall(); e != nil {
+			c, method = s.conn, e.method
 		}
 	}
+	gen := s.gen
 	s.mu.Unlock()
 	if c == nil {
-		s.stoppedAt = 0
+		s.mu.Lock()
+		s.live.Stopped(false)
+		s.mu.Unlock()
 		return
 	}
-	pid, err := procinfo.StoppedIn(c.PID())
-	if err != nil || pid == 0 {
-		s.stoppedAt = 0
+	t, err := procinfo.TreeOf(c.PID())
+	now := s.clk.Now()
+	s.mu.Lock()
+	if s.gen != gen {
+		s.mu.Unlock()
 		return
 	}
-	if s.stoppedAt != gen {
-		s.stoppedAt = gen
+	if err == nil && t.CPUKnown {
+		s.live.CPU(now, t.CPU)
+	}
+	kill := s.live.Stopped(err == nil && t.Stopped != 0)
+	s.mu.Unlock()
+	if !kill {
 		return
 	}
-	detail := health.StoppedDetail(method, pid)
+	detail := health.StoppedDetail(method, t.Stopped)
 	s.log.Warn("server is stopped; killing it", "reason", detail)
 	s.kill(c, state.CauseStopped, detail)
+}
+
+// liveConfig is the liveness settings of options o.
+func liveConfig(o Options) liveness.Config {
+	return liveness.Config{Look: o.Look, PingTimeout: o.PingTimeout, Deadline: o.HangAfter, Idle: o.PingInterval}
+}
+
+// quietNow updates what the record says of a server not answering and
+// reports whether it changed. Called with mu held.
+func (s *Shim) quietNow(now time.Time) bool {
+	var q quiet
+	if e := s.oldestCall(); e != nil && s.isUp() {
+		if since, ok := s.live.Quiet(now, e.sentAt); ok {
+			q = quiet{since: since, method: e.method, tool: e.tool}
+		}
+	}
+	if q == s.quiet {
+		return false
+	}
+	s.quiet = q
+	return true
+}
+
+// quiet is a server not answering: since when (on s.clk), and the oldest
+// call it owes.
+type quiet struct {
+	since        time.Time
+	method, tool string
+}
+
+// quietRecord is q for the state record. Called with mu held.
+func (s *Shim) quietRecord(q quiet) *state.NotAnswering {
+	if q.since.IsZero() {
+		return nil
+	}
+	// s.clk is a fake clock in tests: the record holds wall time.
+	since := time.Now().Add(q.since.Sub(s.clk.Now())).UTC()
+	return &state.NotAnswering{Since: since, Method: q.method, Tool: q.tool}
 }

@@ -125,7 +125,9 @@ func newHarness(t *testing.T, ho hopt) *harness {
 		Name: "fake", Dialer: d, Stdin: cr, Stdout: sw,
 		Log:        slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		BackoffMin: 20 * time.Millisecond, BackoffMax: 200 * time.Millisecond,
-		HangAfter: time.Minute, PingTimeout: 5 * time.Second,
+		// No pings before a minute of silence, and a janitor tick of a
+		// second: advanceUntil fires only shorter timers.
+		HangAfter: time.Minute, Look: time.Minute, PingTimeout: 5 * time.Second,
 	}
 	if ho.fakeClock {
 		h.clk = clock.NewFake()
@@ -371,24 +373,15 @@ func (h *harness) advanceUntil(what string, cond func() bool) {
 
 // advanceTimer waits until the code under test has set a timer of exactly
 // d on the fake clock, then moves the clock past it.
-// silenceUntilProbe lets silence pass on the fake clock, fires the
-// janitor's ticks until its probe is out, then the probe's time-out. A tick
-// whose checks ran before the silence went by sets its next timer only
-// after it (on a loaded machine), so one tick is not always enough.
-func (h *harness) silenceUntilProbe(silence, probeTimeout time.Duration) {
+// silenceUntilKilled steps the janitor until the server is killed, at
+// most limit of fake time.
+func (h *harness) silenceUntilKilled(limit time.Duration) {
 	h.t.Helper()
-	h.advanceTimer(time.Second, "the janitor's tick")
-	h.clk.Advance(silence)
-	for i := 0; ; i++ {
-		if _, ok := h.clk.WaitTimer(time.Second, func(d time.Duration) bool { return d == probeTimeout }); ok {
-			break
+	for elapsed := time.Duration(0); h.kills() == 0; elapsed += h.step() {
+		if elapsed > limit {
+			h.t.Fatalf("not killed after %v of silence", elapsed)
 		}
-		if i == 10 {
-			h.t.Fatalf("no probe after %v of silence and 10 janitor ticks", silence)
-		}
-		h.advanceTimer(time.Second, "the janitor's tick")
 	}
-	h.advanceTimer(probeTimeout, "the probe's time-out")
 }
 
 func (h *harness) advanceTimer(d time.Duration, what string) {

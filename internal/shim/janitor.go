@@ -2,20 +2,20 @@ package shim
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
+	"github.com/mcp-heal/mcp-heal/internal/liveness"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
 
 var pingReq = jsonrpc.NewRequest([]byte("0"), "ping", nil)
 
-// janitor runs the periodic checks: queue time-outs, hang detection and
-// idle health probes. It owns the probe goroutines.
+// janitor runs the periodic checks: queue time-outs, liveness (hang.go)
+// and the state record's "not answering". It owns the probe goroutines.
 func (s *Shim) janitor(ctx context.Context) {
 	tick := s.janitorTick()
 	t := s.clk.NewTimer(tick)
@@ -29,28 +29,33 @@ func (s *Shim) janitor(ctx context.Context) {
 		case <-t.C():
 		}
 		s.expireQueue()
-		s.checkStopped()
-		if c, gen, req, why, calls := s.needProbe(); c != nil {
+		s.checkTree()
+		if p := s.due(); p != nil {
 			probes.Add(1)
 			go func() {
 				defer probes.Done()
-				s.probe(ctx, c, gen, req, why, calls)
+				s.probe(ctx, p)
 			}()
 		}
 		// Set once the checks are done: a test on a fake clock knows
 		// from the new timer and checkedAt that this tick's work was.
 		s.mu.Lock()
 		s.checkedAt = s.clk.Now()
+		changed := s.quietNow(s.checkedAt)
 		s.mu.Unlock()
+		if changed {
+			s.record()
+		}
 		t.Reset(tick)
 	}
 }
 
 // janitorTick is the janitor's period: a quarter of its shortest delay,
-// between 5 ms and a second (a stopped server is seen within one).
+// between 5 ms and a second (a stopped server is seen within two).
 func (s *Shim) janitorTick() time.Duration {
-	tick := s.o.HangAfter
-	for _, d := range []time.Duration{s.o.PingTimeout, s.o.QueueTimeout, s.o.PingInterval} {
+	c := s.liveCfg
+	tick := c.Look
+	for _, d := range []time.Duration{c.PingTimeout, s.o.QueueTimeout, c.Idle} {
 		if d > 0 && d < tick {
 			tick = d
 		}
@@ -58,82 +63,86 @@ func (s *Shim) janitorTick() time.Duration {
 	return min(max(tick/4, 5*time.Millisecond), time.Second)
 }
 
-// needProbe says whether to probe the current server now: a request has
-// been outstanding longer than HangAfter (hang.go) with nothing heard
-// from the server for as long, or the server was idle for PingInterval.
-// calls are the client's requests outstanding when the probe goes out.
+// probeReq is one liveness probe to send.
+type probeReq struct {
+	c   upstream.Conn
+	gen uint64
+	req []byte
+}
+
+// due asks the liveness rules what to do now (hang.go): send a probe (it
+// is returned), kill the server, or nothing.
 //
 // The probe is a ping in the handshake era. The stateless era (2026-07-28)
 // has no ping, so there the probe is the client's own server/discover
 // request (a read every stateless server must answer). Until the client has
 // negotiated an era the shim sends nothing of its own: a ping could violate
 // the stateless era and a server/discover the handshake era.
-func (s *Shim) needProbe() (c upstream.Conn, gen uint64, req []byte, why string, calls []*entry) {
+func (s *Shim) due() *probeReq {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	// A server being killed is not probed: its end is already decided.
-	if !s.isUp() || s.probing || s.conn == nil || s.conn == s.killedConn || s.sess.era == "" {
-		return nil, 0, nil, "", nil
+	if !s.isUp() || s.conn == nil || s.conn == s.killedConn || s.sess.era == "" {
+		s.mu.Unlock()
+		return nil
+	}
+	req, probe := pingReq, "a ping"
+	if s.sess.era == EraStateless {
+		req, probe = s.sess.discoverLine, "server/discover"
+		if req == nil {
+			s.mu.Unlock()
+			return nil
+		}
 	}
 	now := s.clk.Now()
-	req = pingReq
-	if s.sess.era == EraStateless {
-		req = s.sess.discoverLine
-		if req == nil {
-			return nil, 0, nil, "", nil
-		}
+	var call time.Time
+	e := s.oldestCall()
+	if e != nil {
+		call = e.sentAt
 	}
-	hang := s.hangAfter()
-	if now.Sub(s.lastRecv) >= hang {
-		for _, e := range s.inflight {
-			if isCall(e, s.gen) && now.Sub(e.sentAt) >= hang {
-				why = health.Outstanding(e.method, now.Sub(e.sentAt).Round(time.Millisecond))
-				break
-			}
-		}
-	}
-	if why == "" && s.o.PingInterval > 0 && now.Sub(s.lastRecv) >= s.o.PingInterval && now.Sub(s.lastProbe) >= s.o.PingInterval {
-		why = health.IdleCheck
-	}
-	if why == "" {
-		return nil, 0, nil, "", nil
-	}
-	s.probing = true
-	s.lastProbe = now
-	return s.conn, s.gen, req, why, s.callsOn(s.gen)
-}
-
-// probe sends one liveness request and kills the server when it gets no
-// answer (any answer, even an error, proves it alive) within PingTimeout.
-func (s *Shim) probe(ctx context.Context, c upstream.Conn, gen uint64, req []byte, why string, calls []*entry) {
-	_, err := s.inject(ctx, c, gen, req, s.o.PingTimeout, c.Done())
-	if errors.Is(err, errTimeout) {
-		probe := "a ping"
-		if s.sessEra() == EraStateless {
-			probe = "server/discover"
-		}
-		detail := health.HangDetail(why, probe, s.o.PingTimeout)
+	a := s.live.Due(now, call)
+	c, gen := s.conn, s.gen
+	s.mu.Unlock()
+	switch a.Kind {
+	case liveness.Probe:
+		return &probeReq{c: c, gen: gen, req: req}
+	case liveness.Kill:
+		detail := s.hangDetail(a, e, probe)
 		s.log.Warn("server is hung; killing it", "reason", detail)
 		s.kill(c, state.CauseHang, detail)
 	}
-	// The probe is over only once its verdict is acted on: cleared before
-	// the kill, a janitor tick in between would probe the doomed server
-	// again, and that probe could decide the kill a second time with a
-	// staler reason.
-	s.mu.Lock()
-	s.probing = false
-	if err == nil {
-		s.lastProbe = s.clk.Now()
-		s.notePong(calls, s.pongOpen)
-	}
-	s.pongOpen = nil
-	s.mu.Unlock()
+	return nil
 }
 
-func (s *Shim) sessEra() string {
+// hangDetail words a kill's proof.
+func (s *Shim) hangDetail(a liveness.Action, e *entry, probe string) string {
+	timeout := s.liveCfg.PingTimeout
+	switch a.Why {
+	case liveness.ForCancel:
+		return health.CancelledDetail(probe, timeout)
+	case liveness.ForIdle:
+		return health.HangDetail(health.IdleCheck, probe, timeout)
+	}
+	method := "a request"
+	if e != nil {
+		method = e.method
+	}
+	return health.HangDetail(health.Outstanding(method, a.Silent.Round(time.Millisecond))+" (--hang-after "+s.liveCfg.Deadline.String()+")", probe, timeout)
+}
+
+// probe sends one liveness request and tells the rules whether an answer
+// (any answer, even an error, proves the server reads) came within
+// PingTimeout.
+func (s *Shim) probe(ctx context.Context, p *probeReq) {
+	_, err := s.inject(ctx, p.c, p.gen, p.req, s.liveCfg.PingTimeout, p.c.Done())
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.sess.era
+	if s.gen == p.gen {
+		if err == nil {
+			s.live.Answered(s.clk.Now())
+		} else {
+			s.live.Unanswered()
+		}
+	}
+	s.mu.Unlock()
 }
 
 // expireQueue answers requests queued longer than QueueTimeout while the

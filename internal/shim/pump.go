@@ -15,10 +15,23 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
 
+// server is implemented by a connection that can hand each message to
+// the shim in the goroutine that read it (proc.Process): a message is then
+// routed and written to the client with no hand-off between goroutines,
+// as a byte relay would move it. Serve returns false when the connection
+// delivers over Recv instead.
+type server interface {
+	Serve(handle func(line []byte, more bool)) bool
+}
+
 // pump forwards one connection's messages to the client until the
-// connection's Recv is closed, then closes done. Owned by the supervisor.
+// connection is dead and every message it read was routed, then closes
+// done. Owned by the supervisor.
 func (s *Shim) pump(c upstream.Conn, gen uint64, done chan<- struct{}) {
 	defer close(done)
+	if sv, ok := c.(server); ok && sv.Serve(func(line []byte, more bool) { s.fromUpstream(line, gen, more) }) {
+		return
+	}
 	recv := c.Recv()
 	for line := range recv {
 		// Flush to the client only when no further message is waiting.
@@ -61,9 +74,13 @@ func (s *Shim) fromUpstream(line []byte, gen uint64, more bool) {
 	switch m.Kind {
 	case jsonrpc.KindResponse:
 		s.mu.Lock()
-		s.lastRecv = s.clk.Now()
 		key := string(m.ID)
 		e := s.inflight[key]
+		if e != nil && e.gen == gen && !e.injected && gen == s.gen {
+			s.live.AnsweredRequest(s.clk.Now(), e.sentAt)
+		} else {
+			s.heard(gen)
+		}
 		if e == nil || e.gen != gen {
 			s.mu.Unlock()
 			// A response for a request this server never had in flight,
@@ -76,11 +93,6 @@ func (s *Shim) fromUpstream(line []byte, gen uint64, more bool) {
 		}
 		delete(s.inflight, key)
 		if e.injected {
-			if s.probing {
-				// What was still running as the probe came back
-				// (hang.go: notePong).
-				s.pongOpen = s.callsOn(gen)
-			}
 			s.mu.Unlock()
 			e.waiter <- line // buffered 1; never reaches the client
 			if !more {
@@ -92,6 +104,7 @@ func (s *Shim) fromUpstream(line []byte, gen uint64, more bool) {
 		if gen == s.gen {
 			s.answered++ // this run answered a call: supervise.go, provedHealthy
 		}
+		s.markIgnored(e, gen)
 		line, noted := s.withNote(e, s.worded(line, m.ID))
 		s.mu.Unlock()
 		if changed || noted {
@@ -105,7 +118,7 @@ func (s *Shim) fromUpstream(line []byte, gen uint64, more bool) {
 		// it an id unique for the client's whole session, since a new
 		// server numbers its requests from 0 again.
 		s.mu.Lock()
-		s.lastRecv = s.clk.Now()
+		s.heard(gen)
 		if len(s.srvReqs) >= maxSrvReqs {
 			c := s.conn
 			s.mu.Unlock()
@@ -122,7 +135,7 @@ func (s *Shim) fromUpstream(line []byte, gen uint64, more bool) {
 		s.writeOutMore(replaceID(line, cid), more)
 	default:
 		s.mu.Lock()
-		s.lastRecv = s.clk.Now()
+		s.heard(gen) // a progress notification is a sign of life
 		s.mu.Unlock()
 		s.writeOutMore(line, more)
 	}

@@ -37,6 +37,7 @@ func (s *Shim) record() {
 		FailedCalls:     s.failedN,
 		Started:         s.start.UTC(),
 	}
+	r.NotAnswering = s.quietRecord(s.quiet)
 	if s.notePending != "" {
 		r.Note, r.NoteKey = s.notePending, s.noteKey
 	}

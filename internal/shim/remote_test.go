@@ -209,7 +209,7 @@ func TestRemoteHang(t *testing.T) {
 		defer d.mu.Unlock()
 		return len(d.calls) == 1
 	})
-	h.silenceUntilProbe(time.Minute, 10*time.Second)
+	h.silenceUntilKilled(time.Minute + 20*time.Second)
 	r := h.wait(ch, "hung call")
 	if r.Get("error.data.reason").String() != "not-retried" || !strings.Contains(r.Get("error.message").String(), "is reconnecting: while this call was running, the remote server hung, so mcp-heal stopped it (tools/call was outstanding for 1m") {
 		t.Errorf("hung call: got %s", r.Raw)

@@ -35,6 +35,7 @@ import (
 //	sink      reads FAKE_N lines, then writes one notification (benchmarks)
 //	hostile   a server that abuses its client (hostile_test.go)
 //	bigfile   one huge answer (bigmsg_bench_test.go)
+//	spin      burns CPU until killed (relay_bench_test.go)
 func TestMain(m *testing.M) {
 	switch os.Getenv("FAKE_MCP") {
 	case "wrapper":
@@ -52,6 +53,8 @@ func TestMain(m *testing.M) {
 	case "bigfile":
 		fakeBigFile()
 		os.Exit(0)
+	case "spin":
+		fakeSpin()
 	}
 	if o, ok, err := example.OptionsFromEnv(); ok {
 		os.Exit(serveExample(o, err))

@@ -132,6 +132,11 @@ func (s *Shim) settle(e *entry, ex upstream.Exit, undelivered bool, purpose stri
 	if undelivered {
 		return nil
 	}
+	if e.ignored {
+		// Left unanswered while the server answered later requests
+		// (hang.go: markIgnored): never re-sent, answered once.
+		return s.ignoredReply(e, ex)
+	}
 	if e.method == "server/discover" && e.retries >= 1 {
 		// Claude Code pins a server that dies on the probe to the
 		// handshake era; let it fall back the same way.
@@ -160,6 +165,21 @@ func (s *Shim) settle(e *entry, ex upstream.Exit, undelivered bool, purpose stri
 		return nil
 	}
 	return s.diedReply(e, ex, "not-retried", "unsafe-method", purpose)
+}
+
+// ignoredReply answers a request the dead server had ignored. A
+// server/discover gets -32601, as a server that does not know it would
+// answer (Claude Code has fallen back to initialize); others a -32603 that
+// says why it was not re-sent. Neither tells the model of the restart:
+// the client stopped waiting for it. Called with mu held.
+func (s *Shim) ignoredReply(e *entry, ex upstream.Exit) []byte {
+	if e.method == "server/discover" {
+		return jsonrpc.ErrorReply(e.id, jsonrpc.CodeMethodNotFound, health.DiscoverIgnored, map[string]any{"reason": "ignored", "retried": false})
+	}
+	due := s.noteDue
+	r := s.diedReply(e, ex, "ignored", "ignored", "")
+	s.noteDue = due
+	return r
 }
 
 // diedReply is the -32603 error for a request lost with its server: reason

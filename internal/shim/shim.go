@@ -16,7 +16,7 @@
 //     about to exit then);
 //   - the supervisor (dial, replay, wait for death, back off), which owns
 //     the per-connection pump (upstream -> stdout);
-//   - the janitor (hang detection, idle pings, queue time-outs);
+//   - the janitor (liveness, idle pings, queue time-outs);
 //   - the state-record writer.
 //
 // Locking: mu guards all session state and is never held across I/O.
@@ -35,6 +35,7 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/clock"
 	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
+	"github.com/mcp-heal/mcp-heal/internal/liveness"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
@@ -52,17 +53,19 @@ type Options struct {
 	// NoRetry turns off re-sending tools/call requests on the strength of
 	// the tool's readOnlyHint/idempotentHint annotations.
 	NoRetry bool
-	// HangAfter: a request outstanding this long with nothing heard from
-	// the server starts a liveness probe (default DefaultHangAfter).
+	// HangAfter is the user's deadline (--hang-after): a call outstanding
+	// this long with no sign of life from the server, and deaf to a ping
+	// for PingTimeout, gets the server killed. 0 (the default, what `wrap`
+	// writes): none; silence alone never kills a server (hang.go).
 	HangAfter time.Duration
-	// PingTimeout: a probe unanswered this long kills the server
-	// (default DefaultPingTimeout).
+	// PingTimeout: a ping unanswered this long is deafness, proof of a
+	// hang after the client cancelled a call (default DefaultPingTimeout).
 	PingTimeout time.Duration
-	// SerialHangAfter replaces HangAfter for a server seen to answer pings
-	// only between calls (default DefaultSerialHangAfter): its silence
-	// during a call is no sign of a hang (see hang.go).
-	SerialHangAfter time.Duration
-	// PingInterval: when > 0, probe an idle server this often.
+	// Look: a call this long with no sign of life starts a ping that only
+	// tells busy from deaf (default liveness.DefaultLook).
+	Look time.Duration
+	// PingInterval: when > 0, probe an idle server this often, and kill it
+	// when deaf.
 	PingInterval time.Duration
 	// MaxFailures quick failures in a row mark the server failed (default 5).
 	MaxFailures int
@@ -134,7 +137,6 @@ type Shim struct {
 	nextSrvID int64
 	nextInjID int64
 	sess      session
-	lastRecv  time.Time
 	lastExit  *upstream.Exit
 	stderr    []string
 	lastErr   string
@@ -148,14 +150,15 @@ type Shim struct {
 	dialSig   string // the command's file as the last Dial found it; the supervisor's alone
 	permanent bool   // the last dial failed for a reason retrying will not fix soon
 	downSince time.Time
-	probing   bool      // the janitor has a liveness probe out
 	checkedAt time.Time // when the janitor last ran its checks (a fake-clock test waits for it)
-	lastProbe time.Time
-	pings     pingHabit // how the server answers pings during calls (hang.go)
-	pongOpen  []*entry  // the calls still outstanding when the probe's answer came
-	stoppedAt uint64    // the janitor's: the generation it last saw stopped (hang.go)
-	upGen     uint64    // the last generation whose handshake replay succeeded
-	answered  int       // client requests generation gen answered
+	// live holds the liveness rules' state for the current server
+	// (hang.go); liveCfg its settings. quiet is what the record says of a
+	// server not answering (the janitor's: quietNow).
+	live     *liveness.Detector
+	liveCfg  liveness.Config
+	quiet    quiet
+	upGen    uint64 // the last generation whose handshake replay succeeded
+	answered int    // client requests generation gen answered
 
 	closers    sync.WaitGroup // upstreams being closed by kill; Run waits
 	killedConn upstream.Conn  // guarded by mu: ended by kill, for killCause and killWhy
@@ -195,6 +198,7 @@ type entry struct {
 	sentAt    time.Time
 	retries   int
 	cancelled bool
+	ignored   bool // the server answered later requests and left this one (hang.go: markIgnored)
 	undeliv   bool // Send failed: the server never got it
 
 	injected bool
@@ -217,16 +221,6 @@ type srvReq struct {
 
 // New returns a Shim; o.Dialer, o.Stdin and o.Stdout are required.
 func New(o Options) *Shim {
-	if o.HangAfter <= 0 {
-		o.HangAfter = DefaultHangAfter
-	}
-	if o.PingTimeout <= 0 {
-		o.PingTimeout = DefaultPingTimeout
-	}
-	if o.SerialHangAfter <= 0 {
-		o.SerialHangAfter = DefaultSerialHangAfter
-	}
-	o.SerialHangAfter = max(o.SerialHangAfter, o.HangAfter)
 	if o.MaxFailures <= 0 {
 		o.MaxFailures = 5
 	}
@@ -253,7 +247,10 @@ func New(o Options) *Shim {
 		log = slog.New(slog.DiscardHandler)
 	}
 	clk := clock.Or(o.Clock)
+	live := liveness.New(liveConfig(o), clk.Now())
 	return &Shim{
+		live:      live,
+		liveCfg:   live.Config(),
 		o:         o,
 		clk:       clk,
 		log:       log,

@@ -46,8 +46,8 @@ func init() {
 			Name:   "shimproc",
 			Dialer: &proc.Dialer{Config: proc.Config{Path: exe, Env: append(os.Environ(), "SHIM_TEST_ROLE=example"), Stderr: os.Stderr, Log: log}},
 			Stdin:  os.Stdin, Stdout: os.Stdout, Log: log,
-			// A hang is caught in seconds, not the default's minute.
-			HangAfter: time.Second, SerialHangAfter: time.Second, PingTimeout: time.Second,
+			// A hang is caught in seconds: the user's deadline.
+			HangAfter: time.Second, PingTimeout: time.Second,
 			Record: true,
 		})
 		if err := s.RunWithSignals(context.Background()); err != nil {

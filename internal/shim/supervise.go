@@ -152,7 +152,7 @@ func (s *Shim) install(c upstream.Conn) uint64 {
 	s.conn = c
 	s.childPID = c.PID()
 	s.childAt = time.Now()
-	s.lastRecv = s.clk.Now()
+	s.live.Up(s.clk.Now())
 	s.answered = 0
 	s.dialFails = 0
 	s.cantStart = false

@@ -83,6 +83,14 @@ const (
 	CauseKept         = "kept"          // let go of, left running for the next client (--keep)
 )
 
+// NotAnswering is a server that has given no sign of life while it owes
+// a call: since when, and the oldest call it owes (Tool for a tools/call).
+type NotAnswering struct {
+	Since  time.Time `json:"since"`
+	Method string    `json:"method"`
+	Tool   string    `json:"tool,omitempty"`
+}
+
 // Record is the state of one running shim.
 type Record struct {
 	Schema    int    `json:"schema"`
@@ -138,6 +146,11 @@ type Record struct {
 	// (ClaimTold) as the shim does before adding it to a plain result.
 	Note    string `json:"note,omitempty"`
 	NoteKey string `json:"note_key,omitempty"`
+	// NotAnswering is set while the server owes a call and has given no
+	// sign of life (no message, no answer to a ping for the ping time-out,
+	// no CPU time) since NotAnswering.Since. The shim does not act on it
+	// by default (silence alone is no proof of a hang): it tells.
+	NotAnswering *NotAnswering `json:"not_answering,omitempty"`
 }
 
 // Dir is the mcp-heal state directory (internal/paths: the rule the
@@ -218,7 +231,7 @@ func Write(r *Record) error {
 	if err := atomic.WriteFile(recordPath(r.ShimPID), strings.NewReader(string(b))); err != nil {
 		return err
 	}
-	return SetAttention(ShimAttention(r.ShimPID), r.State == Failed || r.Note != "")
+	return SetAttention(ShimAttention(r.ShimPID), r.State == Failed || r.Note != "" || r.NotAnswering != nil)
 }
 
 // Remove deletes the record of shim pid; a missing record is not an error.

@@ -17,22 +17,6 @@ var goarch = runtime.GOARCH
 
 var errMismatch = errors.New("the SHA-256 does not match SHA256SUMS")
 
-// parseSums reads sha256sum's format: "HASH  NAME" or "HASH *NAME" (binary
-// mode), CRLF line ends, a last line without its newline.
-func parseSums(s string) map[string]string {
-	out := map[string]string{}
-	for _, line := range strings.Split(s, "\n") {
-		line = strings.TrimSuffix(line, "\r")
-		h, n, ok := strings.Cut(line, " ")
-		if !ok {
-			continue
-		}
-		n = strings.TrimPrefix(strings.TrimPrefix(n, " "), "*")
-		out[n] = strings.ToLower(h)
-	}
-	return out
-}
-
 func fileSHA256(p string) (string, error) {
 	f, err := os.Open(p)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mcp-heal/mcp-heal/internal/paths"
+	"github.com/mcp-heal/mcp-heal/internal/sha256sums"
 )
 
 // goMin is go.mod's `go` line, named in the advice (plugin/launcher_test.go
@@ -164,7 +165,7 @@ func (l *launcher) wantSum(name string) (want, why string) {
 	if err != nil {
 		return "", fmt.Sprintf("mcp-heal: the plugin has no bin/SHA256SUMS to check bin/%s against, so it was not run and mcp-heal's hooks are off; reinstall the plugin (claude plugin install mcp-heal@mcp-heal).", name)
 	}
-	return parseSums(string(b))[name], ""
+	return sha256sums.Lookup(b, name), ""
 }
 
 func (l *launcher) mismatch(bundled string) {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcp-heal/mcp-heal/internal/sha256sums/sumstest"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
@@ -378,4 +379,26 @@ func TestLauncherCommandWithoutPluginData(t *testing.T) {
 		}
 	}
 	p.onlyStable(t)
+}
+
+// TestLauncherSumsTable: the Windows launcher runs the bundled binary
+// exactly when sumstest's SHA256SUMS lists its hash, as the sh launcher
+// does (plugin/sums_test.go) on the same table.
+func TestLauncherSumsTable(t *testing.T) {
+	b := sha256.Sum256(self(t))
+	sum := hex.EncodeToString(b[:])
+	for _, c := range sumstest.Cases {
+		t.Run(c.Name, func(t *testing.T) {
+			p := released(t)
+			os.WriteFile(filepath.Join(p.root, "bin", "SHA256SUMS"), []byte(c.Expand(sum, filepath.Base(p.bundled))), 0o644)
+			code, out, errOut := p.run(t, nil, "version")
+			ran := strings.Contains(out, "fake")
+			if code != 0 && ran || ran != c.Runs {
+				t.Fatalf("exit %d, ran %v, want ran %v\nstdout %q\nstderr %q", code, ran, c.Runs, out, errOut)
+			}
+			if !c.Runs && !strings.Contains(errOut, "does not match the plugin's SHA256SUMS") {
+				t.Errorf("stderr %q, want it to say the binary does not match", errOut)
+			}
+		})
+	}
 }

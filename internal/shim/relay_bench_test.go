@@ -1,0 +1,251 @@
+//go:build unix
+
+package shim
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
+)
+
+// The shim against a byte relay (issue 25), side by side in one run:
+//
+//	go test -run XXX -bench Relay -benchtime 1x ./internal/shim/
+//
+// Three clients of the same server: directly, through testdata/relay (a
+// 40-line Go program that copies bytes both ways through a buffer, the
+// least a proxy can be) and through the real mcp-heal shim. Batches are
+// interleaved, their order rotated each round, so that the machine's load
+// hits the three alike; the load average is printed before and after.
+// BenchmarkRelayLoaded runs the latency workload beside a CPU-bound load
+// (one spinning process per core).
+
+var buildOnce struct {
+	sync.Once
+	relay, cserver, err string
+}
+
+// relayTools builds testdata/relay (go) and testdata/cserver (cc) once.
+func relayTools(tb testing.TB) (relay, cserver string) {
+	tb.Helper()
+	b := &buildOnce
+	b.Do(func() {
+		dir, err := os.MkdirTemp("", "mcp-heal-relay-")
+		if err != nil {
+			b.err = err.Error()
+			return
+		}
+		b.relay, b.cserver = filepath.Join(dir, "relay"), filepath.Join(dir, "cserver")
+		for _, c := range [][]string{
+			{"go", "build", "-o", b.relay, "./internal/shim/testdata/relay"},
+			{"cc", "-O2", "-o", b.cserver, "internal/shim/testdata/cserver/server.c"},
+		} {
+			cmd := exec.Command(c[0], c[1:]...)
+			cmd.Dir = testenv.ModuleRoot(tb)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				b.err = fmt.Sprintf("%s: %v\n%s", strings.Join(c, " "), err, out)
+				return
+			}
+		}
+	})
+	if b.err != "" {
+		tb.Fatal(b.err)
+	}
+	return b.relay, b.cserver
+}
+
+func loadavg() string {
+	b, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// relaySide is one of the three ways to reach the server.
+type relaySide struct {
+	name string
+	c    *pipeClient
+	pid  int // the process between the client and the server (0: none)
+	lat  []time.Duration
+	cpu  time.Duration
+	n    int
+	busy time.Duration // throughput: wall time of the pipelined calls
+	nt   int
+}
+
+func relaySides(b *testing.B, server string) []*relaySide {
+	relay, _ := relayTools(b)
+	direct := startPipe(b, nil, server)
+	rl := startPipe(b, nil, relay, server)
+	sh, _ := benchShim(b, server)
+	sides := []*relaySide{{name: "direct", c: direct}, {name: "relay", c: rl, pid: rl.cmd.Process.Pid}, {name: "shim", c: sh, pid: sh.cmd.Process.Pid}}
+	for _, s := range sides {
+		s.c.handshake(b)
+	}
+	return sides
+}
+
+func pct(d []time.Duration, p int) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[(len(s)-1)*p/100]
+}
+
+// latencyRounds makes calls one at a time, rounds x per calls a side.
+func latencyRounds(b *testing.B, sides []*relaySide, rounds, per int) {
+	id := 100
+	for r := 0; r < rounds; r++ {
+		for k := range sides {
+			s := sides[(r+k)%len(sides)]
+			cpu := cpuTime(s.pid)
+			for i := 0; i < per; i++ {
+				id++
+				t := time.Now()
+				s.c.roundTrip(b, echoCall(id))
+				s.lat = append(s.lat, time.Since(t))
+			}
+			s.cpu += cpuTime(s.pid) - cpu
+			s.n += per
+		}
+	}
+}
+
+func reportLatency(b *testing.B, sides []*relaySide, what string) {
+	d, rl, sh := sides[0], sides[1], sides[2]
+	p50 := func(s *relaySide) time.Duration { return pct(s.lat, 50) }
+	p90 := func(s *relaySide) time.Duration { return pct(s.lat, 90) }
+	addR, addS := p50(rl)-p50(d), p50(sh)-p50(d)
+	report(b, fmt.Sprintf("| %s: p50 | %v | %v | %v | added %v / %v = **%.2f×** |", what,
+		p50(d).Round(time.Microsecond), p50(rl).Round(time.Microsecond), p50(sh).Round(time.Microsecond),
+		addS.Round(time.Microsecond), addR.Round(time.Microsecond), float64(addS)/float64(addR)))
+	report(b, fmt.Sprintf("| %s: p90 | %v | %v | %v | **%.2f×** |", what,
+		p90(d).Round(time.Microsecond), p90(rl).Round(time.Microsecond), p90(sh).Round(time.Microsecond), float64(p90(sh))/float64(p90(rl))))
+	if rl.cpu > 0 {
+		cr, cs := rl.cpu/time.Duration(rl.n), sh.cpu/time.Duration(sh.n)
+		report(b, fmt.Sprintf("| %s: CPU per call of the process in between | — | %v | %v | %.2f× |", what, cr, cs, float64(cs)/float64(cr)))
+	}
+	b.ReportMetric(float64(addS)/float64(addR), "added-p50-shim/relay")
+	b.ReportMetric(float64(p90(sh))/float64(p90(rl)), "p90-shim/relay")
+}
+
+// BenchmarkRelay: latency (3000 calls a side) and throughput (16 in
+// flight, 20k calls a side) of the C server that answers at once.
+func BenchmarkRelay(b *testing.B) {
+	_, server := relayTools(b)
+	sides := relaySides(b, server)
+	report(b, "load average before: "+loadavg())
+	report(b, "| figure | direct | relay | shim | shim / relay |")
+	report(b, "|---|---|---|---|---|")
+	latencyRounds(b, sides, 10, 300)
+	reportLatency(b, sides, "one call at a time")
+
+	const window, per = 16, 5000
+	id := 1_000_000
+	for r := 0; r < 4; r++ {
+		for k := range sides {
+			s := sides[(r+k)%len(sides)]
+			start := time.Now()
+			sent, got := 0, 0
+			for got < per {
+				for sent < per && sent-got < window {
+					id++
+					s.c.write(echoCall(id))
+					sent++
+				}
+				s.c.flush()
+				s.c.read(b)
+				got++
+			}
+			s.busy += time.Since(start)
+			s.nt += per
+		}
+	}
+	rate := func(s *relaySide) float64 { return float64(s.nt) / s.busy.Seconds() }
+	d, rl, sh := sides[0], sides[1], sides[2]
+	report(b, fmt.Sprintf("| throughput, 16 in flight (calls/s) | %.0f | %.0f (%.2f× direct) | %.0f (%.2f× direct) | **%.2f×** |",
+		rate(d), rate(rl), rate(rl)/rate(d), rate(sh), rate(sh)/rate(d), rate(sh)/rate(rl)))
+	b.ReportMetric(rate(sh)/rate(rl), "throughput-shim/relay")
+	report(b, "load average after: "+loadavg())
+}
+
+// BenchmarkRelayLoaded: the latency workload beside one CPU-bound process
+// per core, once the load average is 2 or more.
+func BenchmarkRelayLoaded(b *testing.B) {
+	_, server := relayTools(b)
+	for range runtime.NumCPU() {
+		spin := exec.Command(os.Args[0], "-test.run=^$")
+		spin.Env = append(os.Environ(), "FAKE_MCP=spin")
+		if err := spin.Start(); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { spin.Process.Kill(); spin.Wait() })
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		l, _ := strconv.ParseFloat(strings.Fields(loadavg())[0], 64)
+		if l >= 2 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	sides := relaySides(b, server)
+	report(b, fmt.Sprintf("load average before: %s (%d spinning processes beside)", loadavg(), runtime.NumCPU()))
+	latencyRounds(b, sides, 10, 300)
+	reportLatency(b, sides, "one call at a time, under load")
+	report(b, "load average after: "+loadavg())
+}
+
+// fakeSpin burns CPU until killed: the load beside BenchmarkRelayLoaded.
+func fakeSpin() {
+	x := 0
+	for {
+		x++
+	}
+}
+
+// BenchmarkBigAnswerRelay: a 16 MiB answer of 100-byte lines (a file
+// read), directly, through the relay and through the shim, seven times
+// each, interleaved; medians of the whole answer.
+func BenchmarkBigAnswerRelay(b *testing.B) {
+	relay, _ := relayTools(b)
+	env := []string{"FAKE_MCP=bigfile"}
+	bin := testenv.Binary(b)
+	sides := []struct {
+		name string
+		c    *rawClient
+		d    []time.Duration
+	}{
+		{name: "direct", c: startRaw(b, env, os.Args[0])},
+		{name: "relay", c: startRaw(b, env, relay, os.Args[0])},
+		{name: "shim", c: startRaw(b, append(env, "XDG_STATE_HOME="+b.TempDir()), bin, "shim", "--name", "bigfile", "--max-message", "64MiB", "--", os.Args[0])},
+	}
+	params := fmt.Sprintf(`{"name":"read","arguments":{"shape":1,"bytes":%d}}`, 16<<20)
+	report(b, "load average before: "+loadavg())
+	for i := range sides {
+		sides[i].c.call(b, "tools/call", params) // warm up
+	}
+	for r := 0; r < 7; r++ {
+		for k := range sides {
+			s := &sides[(r+k)%len(sides)]
+			_, all, _ := s.c.call(b, "tools/call", params)
+			s.d = append(s.d, all)
+		}
+	}
+	d, rl, sh := testenv.Median(sides[0].d), testenv.Median(sides[1].d), testenv.Median(sides[2].d)
+	report(b, fmt.Sprintf("| 16 MiB answer of 100-byte lines (median of 7) | %v | %v (%.2f× direct) | %v (**%.2f×** direct) | %.2f× |",
+		d.Round(100*time.Microsecond), rl.Round(100*time.Microsecond), float64(rl)/float64(d), sh.Round(100*time.Microsecond), float64(sh)/float64(d), float64(sh)/float64(rl)))
+	b.ReportMetric(float64(sh)/float64(d), "shim/direct")
+	report(b, "load average after: "+loadavg())
+}
