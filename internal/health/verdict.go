@@ -154,13 +154,13 @@ func ExitText(e *state.Exit) string {
 func ExitSummary(r *state.Record) string {
 	var parts []string
 	if t := ExitText(r.LastExit); t != "" {
-		parts = append(parts, t)
+		parts = append(parts, text.Clip(t, 160))
 	}
 	if r.LastError != "" && (len(parts) == 0 || !strings.Contains(parts[0], r.LastError)) {
-		parts = append(parts, r.LastError)
+		parts = append(parts, text.Clip(r.LastError, 160))
 	}
 	if n := len(r.StderrTail); n > 0 {
-		parts = append(parts, "stderr: "+r.StderrTail[n-1])
+		parts = append(parts, text.Said("its stderr", r.StderrTail[n-1]))
 	}
 	if r.Restarts > 0 {
 		parts = append(parts, fmt.Sprintf("%d restarts", r.Restarts))
@@ -168,5 +168,7 @@ func ExitSummary(r *state.Record) string {
 	if len(parts) == 0 {
 		return "no exit status recorded"
 	}
-	return text.Clip(strings.Join(parts, "; "), 240)
+	// Each part is clipped, not the whole: the stderr line is quoted
+	// whole (text.Said caps it), never cut after its opening «.
+	return strings.Join(parts, "; ")
 }

@@ -359,6 +359,7 @@ func TestFailedCallKeepsIncidentOpen(t *testing.T) {
 	pre["session_id"], pre["tool_name"], pre["mcp_server"] = fail["session_id"], "mcp__tiny__echo", map[string]any{"name": "tiny", "source": "dynamic"}
 	w.hook(t, "PostToolUseFailure", marshal(fail))
 	for i := range 3 {
+		pre["prompt_id"] = fmt.Sprint("turn-", i) // told once per turn (TestContextOncePerTurn)
 		r := decode(t, w.hook(t, "PreToolUse", marshal(pre)))
 		if !strings.Contains(r.HookSpecificOutput.AdditionalContext, "was found disconnected") {
 			t.Fatalf("PreToolUse %d after a failed call: got %+v, want the disconnected note", i, r)
@@ -509,6 +510,7 @@ func TestIncidentsOfTwoSessions(t *testing.T) {
 	if _, err := os.Stat(marker); err != nil {
 		t.Fatalf("A's ok removed the attention marker while B's incident is open: %v", err)
 	}
+	pre["prompt_id"] = "B's next turn" // B was told in this turn already (TestContextOncePerTurn)
 	if r := decode(t, w.hook(t, "PreToolUse", as(pre, "B"))); !strings.Contains(r.HookSpecificOutput.AdditionalContext, "was found disconnected") {
 		t.Fatalf("B's call after A's ok: got %+v, want the note for B", r)
 	}
