@@ -23,7 +23,7 @@ func releasedPlugin(t *testing.T) (root, bundled string) {
 	t.Helper()
 	src := testenv.ModuleRoot(t)
 	root = t.TempDir()
-	for _, f := range []string{"plugin/mcp-heal", "plugin/link.sh", "bin/mcp-heal", ".claude-plugin/plugin.json"} {
+	for _, f := range []string{"plugin/mcp-heal", "plugin/link.sh", "plugin/integrity.sh", "bin/mcp-heal", ".claude-plugin/plugin.json"} {
 		b, err := os.ReadFile(filepath.Join(src, f))
 		if err != nil {
 			t.Fatal(err)

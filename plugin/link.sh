@@ -5,13 +5,22 @@
 # copy (which every plugin update refreshes), so that a shell has
 # `mcp-heal`. It never replaces a file it did not make and never edits a
 # shell's startup files: when ~/.local/bin is not on PATH it prints the
-# line to add.
+# line to add. It never links into a directory another user could write
+# to (theirs, or open to the group or to everyone): whoever can write there
+# could replace what `mcp-heal` runs in the user's shell.
 link_cli() {
 	dir=${HOME:-/nonexistent}/.local/bin
 	if [ ! -x "$stable" ]; then
 		echo "mcp-heal: error: there is no stable copy at $stable to link to (the plugin's data directory cannot be written?)"
 		return 0
 	fi
+	for d in "${dir%/bin}" "$dir"; do
+		if not_private "$d"; then
+			echo "mcp-heal: error: $why, so another user could replace what mcp-heal runs in your shell; nothing was linked"
+			echo "mcp-heal: hint: make it yours and closed to others (chown $(id -un) $d; chmod go-w $d), then run /mcp-heal link again; or, in a shell, run $stable directly"
+			return 0
+		fi
+	done
 	if [ -L "$dir/mcp-heal" ] && [ "$(readlink "$dir/mcp-heal")" = "$stable" ]; then
 		echo "$dir/mcp-heal already links to $stable."
 	elif [ -e "$dir/mcp-heal" ] || [ -L "$dir/mcp-heal" ]; then
@@ -32,4 +41,27 @@ link_cli() {
 		echo '  export PATH="$HOME/.local/bin:$PATH"'
 		;;
 	esac
+}
+
+# not_private succeeds, with why set, when the directory $1 exists and
+# another user could write to it: another uid owns it, or its group or
+# everyone may write (sticky or not: a sticky directory still lets anyone
+# create the name). A missing one is made by mkdir -p, as the user's.
+not_private() {
+	[ -e "$1" ] || return 1
+	if [ ! -O "$1" ]; then
+		why="$1 belongs to another user"
+		return 0
+	fi
+	m=$(ls -ldL "$1" 2>/dev/null) || {
+		why="the permissions of $1 cannot be read"
+		return 0
+	}
+	case $m in
+	d????w* | d???????w*)
+		why="$1 can be written by other users (${m%% *})"
+		return 0
+		;;
+	esac
+	return 1
 }

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -148,5 +149,48 @@ func TestSlashLink(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(link); string(b) != "#!/bin/sh\necho mine\n" {
 		t.Fatal("/mcp-heal link replaced the user's file")
+	}
+}
+
+// TestSlashLinkRefusesOpenDir (issue 24 item 5): /mcp-heal link never
+// links into a ~/.local/bin (or ~/.local) that another user owns or could
+// write to: whoever can write there could replace what `mcp-heal` runs in
+// the user's shell. It says why and how to fix it, and links nothing.
+func TestSlashLinkRefusesOpenDir(t *testing.T) {
+	unixOnly(t, shLauncher)
+	root, _ := releasedPlugin(t)
+	for _, c := range []struct{ name, dir, mode, why string }{
+		{"bin open to everyone", ".local/bin", "0777", "can be written by other users (drwxrwxrwx"},
+		{"bin open to the group", ".local/bin", "0775", "can be written by other users (drwxrwxr-x"},
+		{"sticky .local", ".local", "1777", "can be written by other users (drwxrwxrwt"},
+		{"another uid's bin", ".local/bin", "uid", "belongs to another user"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			home := t.TempDir()
+			dir := filepath.Join(home, c.dir)
+			if err := os.MkdirAll(filepath.Join(home, ".local", "bin"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if c.mode == "uid" {
+				if os.Geteuid() != 0 {
+					t.Skip("making a directory of another uid needs root; the mode cases run")
+				}
+				if err := os.Chown(dir, 4242, 4242); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				m, _ := strconv.ParseUint(c.mode, 8, 32)
+				if err := os.Chmod(dir, os.FileMode(m&0o777)|map[bool]os.FileMode{true: os.ModeSticky}[m&0o1000 != 0]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			code, out := inShell(t, shellEnv(home, "/usr/bin:/bin"), filepath.Join(root, "plugin", "mcp-heal"), "command", "link")
+			if code != 0 || !strings.Contains(out, dir+" "+c.why) || !strings.Contains(out, "nothing was linked") || !strings.Contains(out, "chmod go-w "+dir) {
+				t.Errorf("/mcp-heal link: exit %d\n%s\nwant a refusal saying %q", code, out, c.why)
+			}
+			if _, err := os.Lstat(filepath.Join(home, ".local", "bin", "mcp-heal")); err == nil {
+				t.Errorf("it linked into %s", dir)
+			}
+		})
 	}
 }

@@ -26,6 +26,10 @@ func TestLauncherSumsTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checks, err := os.ReadFile(filepath.Join(src, "plugin", "integrity.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	// The bundled binary is a script: what is checked is the launcher.
 	bin := []byte("#!/bin/sh\necho ran \"$@\"\n")
 	b := sha256.Sum256(bin)
@@ -36,6 +40,7 @@ func TestLauncherSumsTable(t *testing.T) {
 			root, home := t.TempDir(), t.TempDir()
 			for f, data := range map[string][]byte{
 				"plugin/mcp-heal":            launcher,
+				"plugin/integrity.sh":        checks,
 				".claude-plugin/plugin.json": []byte(`{"name": "mcp-heal", "version": "1.2.3"}`),
 				"bin/" + name:                bin,
 				"bin/SHA256SUMS":             []byte(c.Expand(sum, name)),

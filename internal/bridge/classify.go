@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcp-heal/mcp-heal/internal/jsoncheck"
+	"github.com/mcp-heal/mcp-heal/internal/text"
 )
 
 // CodeSessionNotFound is the JSON-RPC code the TypeScript SDK (and servers
@@ -68,8 +70,30 @@ func sessionLost(status int, body []byte) bool {
 	return sessionWords().MatchString(b)
 }
 
+// httpStatus is how mcp-heal words an HTTP error answer: "HTTP 503", then
+// what the body said, quoted and attributed by the one rule for a
+// server's words (text.Said): the body is the server's, never mcp-heal's
+// advice, wherever the line goes (a call's error, a state record, a hook's
+// context).
+func httpStatus(code int, body []byte) string {
+	s := fmt.Sprintf("HTTP %d", code)
+	if said := text.Said("the server", bodyText(body)); said != "" {
+		s += ", " + said
+	}
+	return s
+}
+
+// bodySaid is "; the server said: «…»" for an error body, or "".
+func bodySaid(body []byte) string {
+	if said := text.Said("the server", bodyText(body)); said != "" {
+		return "; " + said
+	}
+	return ""
+}
+
 // bodyText is the human part of an error body: a JSON-RPC error message,
-// or the text itself, trimmed to one short line.
+// or the text itself, trimmed to one short line. It is the server's words:
+// for matching (sessionLost) and logs; a message quotes it (httpStatus).
 func bodyText(body []byte) string {
 	s := ""
 	if jsoncheck.Valid(body) == nil {

@@ -131,13 +131,13 @@ func (d *Dialer) Dial(ctx context.Context) (upstream.Conn, error) {
 		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
 			// The headers are the user's configuration: the same ones
 			// will be refused again.
-			return nil, d.dialError(true, "%s refused the request: HTTP %d %s (check the credentials given with --header or --header-env)", d.target, resp.StatusCode, bodyText(body)).because(nil, resp.StatusCode)
+			return nil, d.dialError(true, "%s refused the request: %s (check the credentials given with --header or --header-env)", d.target, httpStatus(resp.StatusCode, body)).because(nil, resp.StatusCode)
 		}
 		if unavailable(resp.StatusCode) {
-			return nil, d.dialError(false, "%s is unavailable: HTTP %d %s", d.target, resp.StatusCode, bodyText(body)).because(nil, resp.StatusCode)
+			return nil, d.dialError(false, "%s is unavailable: %s", d.target, httpStatus(resp.StatusCode, body)).because(nil, resp.StatusCode)
 		}
 		if mode == TransportSSE {
-			return nil, d.dialError(false, "%s is not a legacy SSE endpoint: GET answered HTTP %d %s", d.target, resp.StatusCode, bodyText(body)).because(nil, resp.StatusCode)
+			return nil, d.dialError(false, "%s is not a legacy SSE endpoint: GET answered %s", d.target, httpStatus(resp.StatusCode, body)).because(nil, resp.StatusCode)
 		}
 		return d.streamable(), nil
 	}

@@ -122,7 +122,7 @@ func (c *sseConn) Send(msg []byte) error {
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		return nil
 	}
-	status := fmt.Sprintf("HTTP %d %s", resp.StatusCode, bodyText(body))
+	status := httpStatus(resp.StatusCode, body)
 	switch {
 	case sessionLost(resp.StatusCode, body):
 		c.die("session lost: "+status, refusable)
@@ -136,9 +136,7 @@ func (c *sseConn) Send(msg []byte) error {
 			c.deliver(oneLine(body))
 		} else {
 			msg := fmt.Sprintf("remote MCP server %s answered HTTP %d %s", c.d.target, resp.StatusCode, http.StatusText(resp.StatusCode))
-			if t := bodyText(body); t != "" {
-				msg += ": " + t
-			}
+			msg += bodySaid(body)
 			c.deliver(jsonrpc.ErrorReply(m.ID, jsonrpc.CodeInternalError, c.red.String(msg), map[string]any{"http_status": resp.StatusCode}))
 		}
 	default:

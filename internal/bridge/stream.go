@@ -123,7 +123,7 @@ func (c *httpConn) get(ctx context.Context, lastID string) (*http.Response, stri
 	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
-	status := fmt.Sprintf("HTTP %d %s", resp.StatusCode, bodyText(body))
+	status := httpStatus(resp.StatusCode, body)
 	switch {
 	case carried && sessionLost(resp.StatusCode, body):
 		return nil, "session lost: " + status, false

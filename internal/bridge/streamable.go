@@ -208,7 +208,7 @@ func (c *httpConn) exchange(x *exchange) {
 		return
 	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	status := fmt.Sprintf("HTTP %d %s", resp.StatusCode, bodyText(body))
+	status := httpStatus(resp.StatusCode, body)
 	switch {
 	case carried && sessionLost(resp.StatusCode, body):
 		c.die("session lost: "+status, c.refusable(x))
@@ -251,9 +251,7 @@ func (c *httpConn) httpError(x *exchange, status int, body []byte) []byte {
 		code = jsonrpc.CodeMethodNotFound
 	}
 	msg := fmt.Sprintf("remote MCP server %s answered HTTP %d %s", c.d.target, status, http.StatusText(status))
-	if t := bodyText(body); t != "" {
-		msg += ": " + t
-	}
+	msg += bodySaid(body)
 	if x.isInit() && (status == http.StatusNotFound || status == http.StatusMethodNotAllowed) && c.d.o.Transport == TransportHTTP {
 		msg += " (if this URL is a legacy HTTP+SSE endpoint, use --transport sse or auto)"
 	}

@@ -124,27 +124,25 @@ func CommitFunc(path string, f func(cur []byte) ([]byte, error)) (backup string,
 // writeTemp writes data to a new temporary file beside target, with
 // target's mode and (best effort) owner, synced. The caller swaps it in
 // and closes it; the file stays open so that its inode cannot be reused
-// while swapIn compares identities.
-func writeTemp(target string, data []byte, st os.FileInfo) (f *os.File, err error) {
+// while swapIn compares identities. On any error (a full disk) the
+// temporary file is closed and removed: no copy of the config is left
+// beside it.
+func writeTemp(target string, data []byte, st os.FileInfo) (*os.File, error) {
 	dir, base := filepath.Split(target)
-	f, err = os.CreateTemp(dir, "."+base+".mcp-heal-*")
+	f, err := os.CreateTemp(dir, "."+base+".mcp-heal-*")
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err = f.Chmod(st.Mode().Perm()); err != nil {
-		return nil, err
+	if err = f.Chmod(st.Mode().Perm()); err == nil {
+		chownLike(f, st)
+		_, err = f.Write(data)
 	}
-	chownLike(f, st)
-	if _, err = f.Write(data); err != nil {
-		return nil, err
+	if err == nil {
+		err = f.Sync()
 	}
-	if err = f.Sync(); err != nil {
+	if err != nil {
+		f.Close()
+		os.Remove(f.Name())
 		return nil, err
 	}
 	return f, nil

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
+	"github.com/mcp-heal/mcp-heal/internal/text"
 )
 
 // The shim's error replies for calls it cannot complete, and its note on
@@ -157,7 +158,8 @@ func OversizeAdvice(limit int64) string {
 
 // CrashLoopError is the error for a call to a server in a crash loop: c
 // says how it last ended, after how long its last run lasted (<0:
-// unknown), stderr its last stderr lines ("" for none), every the longest
+// unknown), stderr its last stderr lines as the server wrote them ("" for
+// none; quoted here, text.Said), every the longest
 // wait between restarts.
 func CrashLoopError(server string, c Cause, after time.Duration, stderr string, every time.Duration) string {
 	lasted, last := "", ""
@@ -165,7 +167,7 @@ func CrashLoopError(server string, c Cause, after time.Duration, stderr string, 
 		lasted = "its last run lasted " + after.String()
 	}
 	if stderr != "" {
-		last = "its last stderr was " + stderr
+		last = text.Said("its last stderr", stderr)
 	}
 	return sentence(server, "is failing (crash loop)", c.Clause(), lasted, last,
 		fmt.Sprintf("mcp-heal keeps restarting it (at most every %s)", every), Outcome{Kind: OutcomeNotSent}.Sentence())

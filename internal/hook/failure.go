@@ -57,7 +57,11 @@ func (h *Handler) postToolUseFailure(ctx context.Context, in *Input) []byte {
 	inc := state.Incident{Session: in.Session, Server: server, Tool: in.ToolName, Event: PostToolUseFailure, Class: string(m.Class), Error: in.Error, Action: o.action, Advice: o.advice}
 	line := h.tell(&inc, o.sit)
 	h.record(inc)
-	return encode(output{SystemMessage: line, HookSpecificOutput: &specific{HookEventName: PostToolUseFailure, AdditionalContext: o.advice}})
+	advice := o.advice
+	if !h.firstInTurn(in, server, inc.Class+"/"+inc.Action) {
+		advice = ""
+	}
+	return encode(output{SystemMessage: line, HookSpecificOutput: &specific{HookEventName: PostToolUseFailure, AdditionalContext: advice}})
 }
 
 // tell decides the one line the user sees about inc (health.UserLine):

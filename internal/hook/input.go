@@ -30,6 +30,7 @@ type Input struct {
 	Source    string // SessionStart: startup, resume, clear, compact
 	ToolName  string
 	ToolUseID string
+	PromptID  string // prompt_id: the user prompt (turn) the call belongs to
 	Server    string // mcp_server.name, else derived from the tool name
 	// ServerSource is mcp_server.source: the scope the session runs the
 	// server from ("user", "local", "project", "plugin", "dynamic").
@@ -58,6 +59,7 @@ func Parse(b []byte) (*Input, error) {
 		Source:       str(r, "source"),
 		ToolName:     str(r, "tool_name"),
 		ToolUseID:    str(r, "tool_use_id"),
+		PromptID:     str(r, "prompt_id"),
 		Server:       str(r, "mcp_server.name"),
 		ServerSource: str(r, "mcp_server.source"),
 		Error:        str(r, "error"),

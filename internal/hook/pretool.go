@@ -44,7 +44,7 @@ func (h *Handler) preToolUse(in *Input) []byte {
 			return nil
 		}
 	}
-	if inc := h.track(in); inc != nil && health.Class(inc.Class).Dead() {
+	if inc := h.track(in); inc != nil && health.Class(inc.Class).Dead() && h.firstInTurn(in, in.Server, "dead-"+inc.Class) {
 		return contextReply(PreToolUse, health.DeadNotice(in.Server, health.Class(inc.Class), inc.Time, h.headless()))
 	}
 	return nil

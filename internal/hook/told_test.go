@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -152,3 +153,38 @@ func TestSessionStartConflictingScopesOnce(t *testing.T) {
 }
 
 func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// TestContextOncePerTurn (issue 24 item 3): 21 calls to a dead server
+// failing at once in one turn give the model one context block, not 21
+// copies (Claude Code sends one role "system" block per hook run); the
+// next turn hears of it again.
+func TestContextOncePerTurn(t *testing.T) {
+	w := newWorld(t)
+	w.userConfig(t, `{}`)
+	fail := sharedPayload(t, "PostToolUseFailure.stdio-not-connected.json")
+	const calls = 21
+	var wg sync.WaitGroup
+	told := make(chan string, calls)
+	for range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			told <- decode(t, w.hook(t, "PostToolUseFailure", marshal(fail))).HookSpecificOutput.AdditionalContext
+		}()
+	}
+	wg.Wait()
+	close(told)
+	n := 0
+	for c := range told {
+		if c != "" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d failure hooks of one turn gave the model %d context blocks, want 1", calls, n)
+	}
+	fail["prompt_id"] = "the next turn"
+	if c := decode(t, w.hook(t, "PostToolUseFailure", marshal(fail))).HookSpecificOutput.AdditionalContext; !strings.Contains(c, "is disconnected") {
+		t.Fatalf("the next turn: got %q, want the advice again", c)
+	}
+}

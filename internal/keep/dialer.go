@@ -224,19 +224,21 @@ func NewDialer(cfg proc.Config, name string, window time.Duration, envNames []st
 	if len(cfg.Guardian) == 0 {
 		return nil, errors.New("the mcp-heal binary cannot be found to run a guardian")
 	}
-	cwd, _ := os.Getwd()
+	cwd, _ := os.Getwd() // $PWD when it names the same folder: any spelling
+	cwd = Canonical(cwd)
+	configDir := ConfigDir(os.Getenv)
 	env := map[string]string{}
 	for _, n := range envNames {
 		if v, ok := os.LookupEnv(n); ok {
 			env[n] = v
 		}
 	}
-	id := Identity(name, cfg.Path, cfg.Args, env, cwd)
+	id := Identity(name, cfg.Path, cfg.Args, env, cwd, configDir)
 	sock, err := SocketPath(id)
 	if err != nil {
 		return nil, err
 	}
-	slot := Slot(name, env, cwd, os.Getenv("CLAUDE_CONFIG_DIR"))
+	slot := Slot(name, env, cwd, configDir)
 	return &Dialer{Proc: cfg, Name: name, Keep: window, Identity: id, Slot: slot, Socket: sock, Log: log}, nil
 }
 

@@ -13,17 +13,21 @@ import (
 )
 
 // Identity is the hash of what makes a kept server the same server: its
-// name, command, arguments, working directory and the environment
-// variables its config entry sets (envNames; wrap --keep names them with
-// --keep-env). The rest of the environment is Claude Code's own and
+// name, command, arguments, working directory, Claude Code's config dir and
+// the environment variables its config entry sets (envNames; wrap --keep
+// names them with --keep-env). The config dir is part of it because it is
+// another account (work and personal, CLAUDE_CONFIG_DIR): its sessions
+// never attach to a server started with the other one's environment. The
+// folders are canonical (Canonical): one folder spelt several ways is one
+// identity. The rest of the environment is Claude Code's own and
 // differs between sessions (CLAUDE_CODE_SESSION_ID and more), so it is
 // left out, or a new session would never find its kept server. A config
 // entry that changes any of them gets a new identity: its old kept server
 // is never reused.
-func Identity(name, command string, args []string, env map[string]string, cwd string) string {
+func Identity(name, command string, args []string, env map[string]string, cwd, configDir string) string {
 	h := sha256.New()
 	field := func(s string) { fmt.Fprintf(h, "%d:%s;", len(s), s) }
-	field("mcp-heal keep 1")
+	field("mcp-heal keep 2")
 	field(name)
 	field(command)
 	field(fmt.Sprint(len(args)))
@@ -32,7 +36,37 @@ func Identity(name, command string, args []string, env map[string]string, cwd st
 	}
 	envFields(field, env)
 	field(cwd)
+	field(configDir)
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Canonical is dir absolute, cleaned and with its symlinks resolved (as
+// far as it exists): the one spelling of a folder that a symlink, its real
+// path and a trailing slash share.
+func Canonical(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		return real
+	}
+	return filepath.Clean(dir)
+}
+
+// ConfigDir is the Claude Code config dir a session with this environment
+// uses: CLAUDE_CONFIG_DIR, else ~/.claude, canonical.
+func ConfigDir(getenv func(string) string) string {
+	if d := getenv("CLAUDE_CONFIG_DIR"); d != "" {
+		return Canonical(d)
+	}
+	home := getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	return Canonical(filepath.Join(home, ".claude"))
 }
 
 // Slot is the hash of what makes two kept servers compete for one place:

@@ -12,18 +12,19 @@ import (
 // TestIdentity: what the config entry says makes the identity; Claude
 // Code's own environment (per session) does not.
 func TestIdentity(t *testing.T) {
-	base := Identity("mem", "npx", []string{"-y", "server-memory"}, map[string]string{"MEMORY_FILE": "/a"}, "/p")
-	same := Identity("mem", "npx", []string{"-y", "server-memory"}, map[string]string{"MEMORY_FILE": "/a"}, "/p")
+	base := Identity("mem", "npx", []string{"-y", "server-memory"}, map[string]string{"MEMORY_FILE": "/a"}, "/p", "/c")
+	same := Identity("mem", "npx", []string{"-y", "server-memory"}, map[string]string{"MEMORY_FILE": "/a"}, "/p", "/c")
 	if base != same {
 		t.Fatal("identity is not deterministic")
 	}
 	for name, other := range map[string]string{
-		"name":  Identity("mem2", "npx", []string{"-y", "server-memory"}, map[string]string{"MEMORY_FILE": "/a"}, "/p"),
-		"cmd":   Identity("mem", "bunx", []string{"-y", "server-memory"}, map[string]string{"MEMORY_FILE": "/a"}, "/p"),
-		"args":  Identity("mem", "npx", []string{"-y", "server-memory", "x"}, map[string]string{"MEMORY_FILE": "/a"}, "/p"),
-		"split": Identity("mem", "npx", []string{"-y server-memory"}, map[string]string{"MEMORY_FILE": "/a"}, "/p"),
-		"env":   Identity("mem", "npx", []string{"-y", "server-memory"}, map[string]string{"MEMORY_FILE": "/b"}, "/p"),
-		"cwd":   Identity("mem", "npx", []string{"-y", "server-memory"}, map[string]string{"MEMORY_FILE": "/a"}, "/q"),
+		"name":       Identity("mem2", "npx", []string{"-y", "server-memory"}, map[string]string{"MEMORY_FILE": "/a"}, "/p", "/c"),
+		"cmd":        Identity("mem", "bunx", []string{"-y", "server-memory"}, map[string]string{"MEMORY_FILE": "/a"}, "/p", "/c"),
+		"args":       Identity("mem", "npx", []string{"-y", "server-memory", "x"}, map[string]string{"MEMORY_FILE": "/a"}, "/p", "/c"),
+		"split":      Identity("mem", "npx", []string{"-y server-memory"}, map[string]string{"MEMORY_FILE": "/a"}, "/p", "/c"),
+		"env":        Identity("mem", "npx", []string{"-y", "server-memory"}, map[string]string{"MEMORY_FILE": "/b"}, "/p", "/c"),
+		"cwd":        Identity("mem", "npx", []string{"-y", "server-memory"}, map[string]string{"MEMORY_FILE": "/a"}, "/q", "/c"),
+		"config dir": Identity("mem", "npx", []string{"-y", "server-memory"}, map[string]string{"MEMORY_FILE": "/a"}, "/p", "/d"),
 	} {
 		if other == base {
 			t.Errorf("a change of %s keeps the identity", name)
@@ -64,7 +65,7 @@ func TestSocketPathLongHome(t *testing.T) {
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_STATE_HOME", "")
 	t.Setenv("XDG_RUNTIME_DIR", "")
-	id := Identity("srv", "srv", nil, nil, "/")
+	id := Identity("srv", "srv", nil, nil, "/", "/")
 	p, err := SocketPath(id)
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,8 @@
 package keep_test
 
 import (
+	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -17,7 +19,14 @@ import (
 func TestOtherSlotsCoexist(t *testing.T) {
 	t.Parallel()
 	projA, projB := t.TempDir(), t.TempDir()
+	work, personal := t.TempDir(), t.TempDir()
 	for name, pair := range map[string][2]session{
+		// Two accounts (issue 24 item 4): the second session must not
+		// attach to the server started with the first one's environment.
+		"another config dir": {
+			{dir: projA, env: []string{"CLAUDE_CONFIG_DIR=" + work, "SECRET=work-token"}},
+			{dir: projA, env: []string{"CLAUDE_CONFIG_DIR=" + personal, "SECRET=personal-token"}},
+		},
 		"another project": {
 			{dir: projA, env: []string{"CLAUDE_PROJECT_DIR=" + projA}},
 			{dir: projB, env: []string{"CLAUDE_PROJECT_DIR=" + projB}},
@@ -73,4 +82,34 @@ func TestOtherSlotsCoexist(t *testing.T) {
 			testenv.WaitGone(t, "after mcp-heal stop", 10*time.Second, kept, theirs)
 		})
 	}
+}
+
+// TestOneFolderManySpellings (issue 24 item 4): one folder spelt three
+// ways (a symlink to it, its real path, a trailing slash; Claude Code
+// passes the folder as it was opened, as PWD) gets one kept server: each
+// session re-attaches to the server the first one started.
+func TestOneFolderManySpellings(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	real := t.TempDir()
+	link := filepath.Join(t.TempDir(), "link")
+	testenv.Symlink(t, real, link)
+	var kept int
+	for i, spelling := range []string{link, real, real + "/"} {
+		c := e.shimAt(t, session{dir: spelling, env: []string{"PWD=" + spelling}}, "1m", e.bin, "example-server")
+		c.handshake()
+		pid := int(c.info().Get("pid").Int())
+		if i == 0 {
+			kept = pid
+		} else if pid != kept {
+			t.Fatalf("the folder spelt %q got server %d, not the kept %d of %q", spelling, pid, kept, link)
+		}
+		if got := c.tool("counter_increment", `{}`); got != strconv.Itoa(i+1) {
+			t.Errorf("counter in the session of %q: %q, want %d (state kept)", spelling, got, i+1)
+		}
+		c.kill()
+		e.keptRecord(t)
+	}
+	e.stop(t)
+	testenv.WaitGone(t, "after mcp-heal stop", 10*time.Second, kept)
 }

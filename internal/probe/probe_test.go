@@ -36,7 +36,7 @@ func TestStdio(t *testing.T) {
 		{"good server", probe.Target{Command: bin, Args: []string{"example-server"}}, 0, true, "", "handshake", ""},
 		{"stateless-era server", probe.Target{Command: bin, Args: []string{"example-server", "--era", "stateless"}}, 0, true, "", "stateless", ""},
 		{"command not found", probe.Target{Command: "mcp-heal-no-such-command"}, 0, false, probe.NotFound, "command not found: mcp-heal-no-such-command", "install mcp-heal-no-such-command"},
-		{"exits 3 with stderr", server("exit3"), 0, false, probe.Exited, "exited with code 3 before answering initialize: fatal: cannot open database", "run the command by hand"},
+		{"exits 3 with stderr", server("exit3"), 0, false, probe.Exited, "exited with code 3 before answering initialize; its stderr said: «fatal: cannot open database»", "run the command by hand"},
 		{"missing env var", server("no-token"), 0, false, probe.MissingEnv, "exited with code 1", "GITHUB_TOKEN is not set"},
 		{"config uses an unset variable", server("exit1", "TOKEN", "${MCP_HEAL_TEST_UNSET_VAR}"), 0, false, probe.MissingEnv, "exited with code 1", "${MCP_HEAL_TEST_UNSET_VAR}"},
 		{"junk on stdout", server("junk"), 5 * time.Second, false, probe.NonJSON, `non-JSON to stdout: "Server listening on stdio"`, "stderr"},

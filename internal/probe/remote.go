@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/bridge"
+	"github.com/mcp-heal/mcp-heal/internal/text"
 )
 
 // probeHTTP opens a session with the bridge, as `mcp-heal shim --url`
@@ -90,7 +91,7 @@ func httpFailure(u *url.URL, err error, timeout time.Duration) Result {
 		}
 		return fail(HTTPStatus, "the server answered "+err.Error(), "check the server's logs")
 	case errors.As(err, &re):
-		return fail(RPCError, "the server answered initialize with an error: "+re.Message, "check the server's configuration")
+		return fail(RPCError, "the server answered initialize with an error; "+text.Said("the server", re.Message), "check the server's configuration")
 	case bridge.ConnRefused(err):
 		return fail(Refused, fmt.Sprintf("connection refused: nothing listens on %s", host), "start the server, or fix the host and port in the URL")
 	case errors.As(err, &dns):

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/proc"
+	"github.com/mcp-heal/mcp-heal/internal/text"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
 
@@ -97,7 +98,7 @@ func exitFailure(t Target, ex upstream.Exit, nonJSON string, missing map[string]
 	}
 	p := &Problem{Kind: Exited, Summary: "the server " + how + " before answering initialize", ExitCode: code, Stderr: stderr}
 	if len(stderr) > 0 {
-		p.Summary += ": " + stderr[len(stderr)-1]
+		p.Summary += "; " + text.Said("its stderr", stderr[len(stderr)-1])
 		p.Hint = "run the command by hand to see the whole error"
 	} else {
 		p.Hint = "run the command by hand: it printed nothing on stderr"

@@ -83,6 +83,7 @@ var pluginFiles = []string{
 	"commands/mcp-heal.md",
 	"plugin/mcp-heal",
 	"plugin/link.sh",
+	"plugin/integrity.sh",
 	"bin/mcp-heal",
 	"LICENSE",
 	"README.md",

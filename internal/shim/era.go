@@ -7,6 +7,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcp-heal/mcp-heal/internal/health"
+	"github.com/mcp-heal/mcp-heal/internal/text"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
 
@@ -54,7 +55,7 @@ func (s *Shim) rediscover(ctx context.Context, c upstream.Conn, gen uint64, ss s
 		return fmt.Errorf("server/discover: %w", err)
 	}
 	if r := gjson.GetBytes(resp, "error"); r.Exists() {
-		return fmt.Errorf("server/discover answered with an error: %s", r.Get("message").String())
+		return fmt.Errorf("server/discover answered with an error; %s", text.Said("the server", r.Get("message").String()))
 	}
 	supported := false
 	gjson.GetBytes(resp, "result.supportedVersions").ForEach(func(_, v gjson.Result) bool {
@@ -62,7 +63,7 @@ func (s *Shim) rediscover(ctx context.Context, c upstream.Conn, gen uint64, ss s
 		return !supported
 	})
 	if !supported {
-		msg := fmt.Sprintf("restarted server does not list protocol version %q in server/discover (it lists %s)", ss.version, gjson.GetBytes(resp, "result.supportedVersions").Raw)
+		msg := fmt.Sprintf("restarted server does not list protocol version %q in server/discover (it lists %s)", ss.version, text.Quote(gjson.GetBytes(resp, "result.supportedVersions").Raw))
 		s.log.Warn(msg)
 		s.mu.Lock()
 		s.lastErr = msg

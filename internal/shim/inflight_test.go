@@ -217,7 +217,7 @@ func TestReplayVersionMismatch(t *testing.T) {
 	h.s.mu.Lock()
 	last, version := h.s.lastErr, h.s.sess.version
 	h.s.mu.Unlock()
-	if !strings.Contains(last, `negotiated protocol version "2025-06-18"`) || version != "2025-11-25" {
+	if !strings.Contains(last, `negotiated protocol version «2025-06-18»`) || version != "2025-11-25" {
 		t.Errorf("lastErr %q, session version %q", last, version)
 	}
 }

@@ -31,8 +31,21 @@ import (
 // noteRestart records that the model is owed the news of a restart for
 // cause c. Called with mu held.
 func (s *Shim) noteRestart(c health.Cause) {
+	s.forgetNoteClaim() // the previous restart's note is no longer owed
 	s.note, s.noteDue, s.notePending = c, true, ""
 	s.noteKey = fmt.Sprintf("restart-note-%d-%d-%d", s.pid, s.start.UnixNano(), s.restarts)
+}
+
+// forgetNoteClaim removes the claim of the last restart note, if any
+// (state.ForgetClaim): a shim leaves one claim at most behind, not one per
+// restart.
+func (s *Shim) forgetNoteClaim() {
+	if s.noteKey == "" || !s.o.Record {
+		return
+	}
+	if err := state.ForgetClaim(s.noteKey); err != nil {
+		s.log.Warn("forgetting a restart note's claim", "err", err)
+	}
 }
 
 // withNote returns line, the result of tools/call e, with the restart
@@ -47,7 +60,7 @@ func (s *Shim) withNote(e *entry, line []byte) (out []byte, changed bool) {
 	if !s.noteDue || e.method != "tools/call" {
 		return line, false
 	}
-	if s.notePending != "" && state.Told(s.noteKey) {
+	if s.notePending != "" && state.Claimed(s.noteKey) {
 		s.noteDue, s.notePending = false, "" // the hook told the model
 		return line, true
 	}

@@ -3,11 +3,13 @@
 package shim
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/health"
+	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
@@ -100,5 +102,42 @@ func TestAddText(t *testing.T) {
 		if string(got) != tt.want || ok != (tt.want != "") {
 			t.Errorf("addText(%s) = %s, %v; want %s", tt.in, got, ok, tt.want)
 		}
+	}
+}
+
+// TestToldBounded: the claims that settle who tells a restart note do not
+// pile up (issue 24 item 5: told/ grew by one file per restart, forever):
+// a shim keeps the claim of its last note only, and none once it exits.
+func TestToldBounded(t *testing.T) {
+	testenv.UseStateDir(t, t.TempDir())
+	h := newHarness(t, hopt{opts: func(o *Options) { o.Record = true }})
+	h.handshake()
+	told := func() int {
+		ents, err := os.ReadDir(state.ToldDir())
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		return len(ents)
+	}
+	const restarts = 5
+	for i := range restarts {
+		pid := h.killChild()
+		h.waitUp(pid)
+		if r := h.tool("echo", `{"text":"x"}`); !strings.Contains(r.Get("result.content.1.text").String(), "was restarted") {
+			t.Fatalf("restart %d: no note on the first result: %s", i+1, r.Raw)
+		}
+	}
+	if n := told(); n > 1 {
+		t.Errorf("after %d restarts told/ holds %d files, want at most 1 (the last note's claim)", restarts, n)
+	}
+	h.in.Close()
+	select {
+	case err := <-h.runDone:
+		h.runDone <- err // for the harness's own close
+	case <-time.After(15 * time.Second):
+		t.Fatal("shim did not stop within 15s after client EOF")
+	}
+	if n := told(); n != 0 {
+		t.Errorf("after the shim exited told/ holds %d files, want none", n)
 	}
 }

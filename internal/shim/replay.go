@@ -9,6 +9,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
+	"github.com/mcp-heal/mcp-heal/internal/text"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
 
@@ -34,12 +35,12 @@ func (s *Shim) replay(ctx context.Context, c upstream.Conn, gen uint64, dead <-c
 		return fmt.Errorf("initialize: %w", err)
 	}
 	if r := gjson.GetBytes(resp, "error"); r.Exists() {
-		return fmt.Errorf("initialize answered with an error: %s", r.Get("message").String())
+		return fmt.Errorf("initialize answered with an error; %s", text.Said("the server", r.Get("message").String()))
 	}
 	if v := gjson.GetBytes(resp, "result.protocolVersion").String(); v != ss.version {
 		// The client negotiated ss.version and will keep speaking it; a
 		// server that now answers otherwise is still used, and said so.
-		msg := fmt.Sprintf("restarted server negotiated protocol version %q, the client uses %q", v, ss.version)
+		msg := fmt.Sprintf("restarted server negotiated protocol version %s, the client uses %q", text.Quote(v), ss.version)
 		s.log.Warn(msg)
 		s.mu.Lock()
 		s.lastErr = msg

@@ -335,6 +335,7 @@ func (s *Shim) Run(ctx context.Context) error {
 		if err := state.Remove(s.pid); err != nil {
 			s.log.Warn("remove state record", "err", err)
 		}
+		s.forgetNoteClaim()
 	}
 	s.event("shim-exit", "uptime_ms", time.Since(s.start).Milliseconds())
 	return nil

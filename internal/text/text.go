@@ -2,15 +2,25 @@
 // server's line, an error, a status detail) for logs, errors and replies.
 package text
 
-import "unicode/utf8"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // Clip returns s cut to at most n bytes, then "…" when it was cut. The cut
-// never splits a UTF-8 sequence, so what is quoted stays valid text.
+// never splits a UTF-8 sequence, so what is quoted stays valid text, and
+// never leaves a server's words (Quote) open: a cut inside «…» closes it,
+// "…»", so what follows the cut is never read as inside the quote, nor
+// the quote's words as outside it.
 func Clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:runeStart(s, n)] + "…"
+	s = s[:runeStart(s, n)]
+	if strings.LastIndex(s, "«") > strings.LastIndex(s, "»") {
+		return s + "…»"
+	}
+	return s + "…"
 }
 
 // ClipBytes is Clip of b, without copying more of b than it keeps.
