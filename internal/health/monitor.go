@@ -13,8 +13,8 @@ import (
 // hands every line a monitor prints to the model as a task notification,
 // which wakes an idle session (docs/claude-code-behaviour.md, "Plugin
 // monitors"). Each line says what happened, whether the server's state
-// was lost, and what to do; a server's own words are quoted (text.Safe,
-// clipped) and attributed, never mcp-heal's.
+// was lost, and what to do; a server's own words are quoted and
+// attributed by the one rule (text.Said), never mcp-heal's.
 
 // MonitorRestarted is the line for a server the shim restarted (r its
 // record, now up again): the restart note the first result would carry.
@@ -32,7 +32,7 @@ func MonitorFailing(r *state.Record) string {
 	}
 	s := fmt.Sprintf("mcp-heal: MCP server %s is failing (crash loop): %s", q, recordCause(r).Clause())
 	if n := len(r.StderrTail); n > 0 {
-		s += "; its last stderr line: " + serverWords(r.StderrTail[n-1])
+		s += "; last, on stderr, " + text.Said("the server", r.StderrTail[n-1])
 	}
 	return s + fmt.Sprintf("; mcp-heal keeps retrying it and its calls fail meanwhile. Continue without it and ask the user to run %s.", doctor)
 }
@@ -41,12 +41,6 @@ func MonitorFailing(r *state.Record) string {
 // shim had given it up.
 func MonitorRecovered(r *state.Record) string {
 	return fmt.Sprintf("mcp-heal: MCP server %s works again after failing; %s. Its tools answer again: nothing to run.", quote(r.Server), stateLost(r.Mode == state.ModeRemote))
-}
-
-// serverWords quotes a server's own line (its stderr): one line, control
-// characters escaped, clipped, in quotes.
-func serverWords(s string) string {
-	return fmt.Sprintf("%q", text.Clip(text.Safe(s), 160))
 }
 
 // recordCause is the cause of r's last exit.

@@ -43,8 +43,8 @@ type Options struct {
 	Burst int
 	Now   func() time.Time
 	List  func(session string, claudePID int) ([]*state.Record, error) // state.FindSession
-	Claim func(key string) (bool, error)  // state.ClaimTold
-	Alive func(pid int) bool              // procinfo.Alive
+	Claim func(key string) (bool, error)                               // state.ClaimTold
+	Alive func(pid int) bool                                           // procinfo.Alive
 }
 
 func (o *Options) defaults() {
@@ -117,8 +117,8 @@ func Run(ctx context.Context, o Options) error {
 type shim struct {
 	server   string
 	restarts int
-	failed   bool // its failure was told (or it was failed when first seen and told)
-	restart  bool // a restart not told yet
+	failed   bool      // its failure was told (or it was failed when first seen and told)
+	restart  bool      // a restart not told yet
 	quiet    time.Time // the not_answering episode told (its since)
 	rec      *state.Record
 }
@@ -126,7 +126,7 @@ type shim struct {
 // watcher turns successive snapshots of the records into lines.
 type watcher struct {
 	o       Options
-	shims   map[string]*shim // by shim pid and start
+	shims   map[string]*shim         // by shim pid and start
 	pending map[string]func() string // by server: the line owed, worded when sent
 	lastAt  map[string]time.Time     // by server: when its last line was sent
 	sent    []time.Time              // lines of the last minute

@@ -114,7 +114,7 @@ func TestCrashLoopOneLine(t *testing.T) {
 	for i := 0; i < 30; i++ {
 		lines = append(lines, f.step(time.Second, failed)...)
 	}
-	if len(lines) != 1 || !strings.Contains(lines[0], `is failing (crash loop): the server process exited with code 3; its last stderr line: "Error: TOKEN is not set\\x1b[2J"`) || !strings.Contains(lines[0], "/mcp-heal doctor api") {
+	if len(lines) != 1 || !strings.Contains(lines[0], `is failing (crash loop): the server process exited with code 3; last, on stderr, the server said: «Error: TOKEN is not set\x1b[2J»`) || !strings.Contains(lines[0], "/mcp-heal doctor api") {
 		t.Fatalf("crash loop: %q", lines)
 	}
 	back := rec("api", 20, state.Running, 7)
