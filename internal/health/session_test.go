@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 )
@@ -44,7 +43,7 @@ func TestHeadlessNeverAsksReconnect(t *testing.T) {
 			if n := health.DeadNotice(srv, c, now, true); strings.Contains(n, ask) {
 				t.Errorf("%s: headless PreToolUse notice: %q", c, n)
 			}
-			v := health.Judge(claudecfg.Server{Name: srv, Wrapped: true}, nil, &state.Incident{Server: srv, Class: string(c), Time: now}, now, health.Claude)
+			v := health.Judge(health.Entry{Name: srv, Wrapped: true}, nil, &state.Incident{Server: srv, Class: string(c), Time: now}, now, health.Claude)
 			if d := health.ForHeadless(v.Detail, srv); strings.Contains(d, ask) || !strings.Contains(d, "next session") {
 				t.Errorf("%s: headless status detail %q", c, d)
 			}
