@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -80,6 +81,20 @@ func (s *session) lifecycle(server, event string) []string {
 	for _, l := range strings.Split(string(b), "\n") {
 		if strings.Contains(l, `"event":"`+event+`"`) {
 			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// lifecycleTimes returns the times of server's lifecycle events event.
+func (s *session) lifecycleTimes(server, event string) []time.Time {
+	var out []time.Time
+	for _, l := range s.lifecycle(server, event) {
+		var e struct {
+			Time time.Time `json:"time"`
+		}
+		if json.Unmarshal([]byte(l), &e) == nil {
+			out = append(out, e.Time)
 		}
 	}
 	return out
