@@ -47,7 +47,7 @@ func TestCheck(t *testing.T) {
 		{doctor.OK, []string{"answers: mcp-heal-example"}},
 		{doctor.Error, []string{"command not found: mcp-heal-no-such-server", "not protected"}},
 		{doctor.Error, []string{"exited with code 3 before answering initialize; its stderr said: «fatal: bad config»"}},
-		{doctor.Error, []string{`non-JSON to stdout: "listening..."`}},
+		{doctor.Error, []string{`non-JSON to stdout: «listening...»`}},
 		{doctor.Error, []string{"no answer to initialize within 2s"}},
 		{doctor.Error, []string{"connection refused"}},
 		{doctor.Warn, []string{"not approved: not run; the user rejected it in this project"}},
