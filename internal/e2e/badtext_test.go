@@ -4,6 +4,8 @@ package e2e
 
 import (
 	"testing"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // An answer holding invalid UTF-8 and lone surrogates (example.BadText: a
@@ -12,6 +14,7 @@ import (
 // client decodes it with U+FFFD and takes it (issue 23 item 3). Before,
 // the shim dropped the line as not JSON-RPC and the call waited for ever.
 func TestBadTextAsAlone(t *testing.T) {
+	testenv.NeedsFull(t, "real Claude Code")
 	t.Parallel()
 	modes := []mode{alone, healed}
 	seen := make([]ToolResult, len(modes))
