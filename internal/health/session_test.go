@@ -65,3 +65,19 @@ func TestHeadlessFromEnv(t *testing.T) {
 		}
 	}
 }
+
+// A running server that owes a call and gives no sign of life is "not
+// answering" in status, for how long and which call, with heal as the way
+// to restart it; once the shim clears the field it is ok again.
+func TestJudgeNotAnswering(t *testing.T) {
+	now := time.Now()
+	r := state.Record{Server: "srv", State: state.Running, NotAnswering: &state.NotAnswering{Since: now.Add(-75 * time.Second), Method: "tools/call", Tool: "crunch"}}
+	v := health.Judge(health.Entry{Name: "srv", Wrapped: true}, &r, nil, now, health.Claude)
+	if v.Health != health.NotAnsweringHealth || !strings.HasPrefix(v.Detail, `not answering for 1m15s (a call of its tool "crunch" outstanding;`) || !strings.Contains(v.Detail, "/mcp-heal heal srv") {
+		t.Fatalf("got %+v", v)
+	}
+	r.NotAnswering = nil
+	if v := health.Judge(health.Entry{Name: "srv", Wrapped: true}, &r, nil, now, health.Claude); v.Health != health.Healthy {
+		t.Fatalf("once it answers: got %+v", v)
+	}
+}
