@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
+	"github.com/mcp-heal/mcp-heal/internal/text"
 )
 
 // sseConn is one legacy HTTP+SSE session (MCP 2024-11-05, "Transports",
@@ -31,12 +32,12 @@ func (d *Dialer) openLegacy(ctx context.Context, cancel context.CancelFunc, resp
 	}
 	ep, err := d.u.Parse(strings.TrimSpace(string(first.Data)))
 	if err != nil {
-		return nil, fmt.Errorf("legacy SSE server %s sent an invalid endpoint: %v", d.target, redactURLError(err))
+		return nil, fmt.Errorf("legacy SSE server %s sent an invalid endpoint (%s)", d.target, text.Quote(redactURLError(err).Error()))
 	}
 	// 2024-11-05: the endpoint must be on the same origin; anything else
 	// would send our headers to a host the user did not name.
 	if origin(ep) != origin(d.u) {
-		return nil, fmt.Errorf("legacy SSE server %s named an endpoint on another origin (%s://%s)", d.target, ep.Scheme, ep.Host)
+		return nil, fmt.Errorf("legacy SSE server %s named an endpoint on another origin (%s)", d.target, text.Quote(ep.Scheme+"://"+ep.Host))
 	}
 	c := &sseConn{d: d, endpoint: ep.String()}
 	c.init(d.o.Logger, d.red, d.o.Grace, ctx, cancel)

@@ -156,3 +156,12 @@ func (p *Policy) Wraps(name string, wrapped *Entry) string {
 	}
 	return ""
 }
+
+// DriftUnapproved begins the Drift of a local copy wrap made of a project
+// server the user no longer approves (claudecfg).
+const DriftUnapproved = "not approved"
+
+// Empty says whether no policy restricts MCP servers in this session (no
+// managed-mcp.json, no deny rule, no allowlist): every entry runs, as far
+// as the policy goes.
+func (p *Policy) Empty() bool { return p.exclusive == "" && len(p.deny) == 0 && !p.allowSet }

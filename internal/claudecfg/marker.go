@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/mcp-heal/mcp-heal/internal/ccpolicy"
 )
 
 // What wrap leaves in an entry it rewrites, read back here so that
@@ -60,4 +62,4 @@ func drift(s Server, project []Server) string {
 
 // DriftUnapproved begins the Drift of a local copy whose project server
 // the user rejected or no longer approves: the copy must go (unwrap).
-const DriftUnapproved = "not approved"
+const DriftUnapproved = ccpolicy.DriftUnapproved

@@ -18,6 +18,7 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/keep"
 	"github.com/mcp-heal/mcp-heal/internal/probe"
 	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/status"
 )
 
 // Severity of a finding.
@@ -148,8 +149,8 @@ func (d *Doctor) judge(r *Report) {
 		return
 	}
 	if s.Unapproved() {
-		add(Warn, health.NotApproved(s.Approval), health.NotApprovedHint(s, d.Say))
-		if hint := health.DriftHint(s, d.Say); hint != "" {
+		add(Warn, health.NotApproved(s.Approval), health.NotApprovedHint(status.Entry(s), d.Say))
+		if hint := health.DriftHint(status.Entry(s), d.Say); hint != "" {
 			// wrap's local copy of it: Claude Code runs that unasked.
 			add(Error, "a local copy that mcp-heal made of this project server still runs it", hint)
 		}
@@ -177,7 +178,7 @@ func (d *Doctor) judge(r *Report) {
 	if s.Protects != "" {
 		add(OK, health.ConflictNote(s.Protects), "")
 	}
-	if hint := health.DriftHint(s, d.Say); hint != "" {
+	if hint := health.DriftHint(status.Entry(s), d.Say); hint != "" {
 		add(Warn, "the local entry that protects this project server is out of date", hint)
 	}
 	for _, rec := range r.Shims {

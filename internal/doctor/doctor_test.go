@@ -47,7 +47,7 @@ func TestCheck(t *testing.T) {
 		{doctor.OK, []string{"answers: mcp-heal-example"}},
 		{doctor.Error, []string{"command not found: mcp-heal-no-such-server", "not protected"}},
 		{doctor.Error, []string{"exited with code 3 before answering initialize; its stderr said: «fatal: bad config»"}},
-		{doctor.Error, []string{`non-JSON to stdout: "listening..."`}},
+		{doctor.Error, []string{`non-JSON to stdout: «listening...»`}},
 		{doctor.Error, []string{"no answer to initialize within 2s"}},
 		{doctor.Error, []string{"connection refused"}},
 		{doctor.Warn, []string{"not approved: not run; the user rejected it in this project"}},
@@ -96,10 +96,11 @@ func TestHeal(t *testing.T) {
 	t.Run("server not answering", func(t *testing.T) {
 		useState(t)
 		pid, hups := fakeshim.Start(t)
-		since := time.Now().Add(-42 * time.Second)
+		now := time.Now()
 		fakeshim.WriteRecord(t, state.Record{Server: "tiny", Session: "s1", ShimPID: pid, Mode: state.ModeStdio, State: state.Running,
-			NotAnswering: &state.NotAnswering{Since: since, Method: "tools/call", Tool: "crunch"}})
+			NotAnswering: &state.NotAnswering{Since: now.Add(-42 * time.Second), Method: "tools/call", Tool: "crunch"}})
 		d := doctor.New(t.TempDir(), 5*time.Second)
+		d.Now = func() time.Time { return now } // the words say "for 42s" however slow the check
 		reports := d.Check(context.Background(), []claudecfg.Server{good})
 		var seen bool
 		for _, f := range reports[0].Findings {

@@ -42,8 +42,9 @@ type session struct {
 	allow      []string     // extra permission allow rules (e.g. "Bash(mcp-heal:*)")
 	pid        atomic.Int64 // the running claude process
 	mu         sync.Mutex
-	pgids      []int // process groups to kill at cleanup
-	pids       []int // processes to kill at cleanup (servers the test stopped)
+	pgids      []int         // process groups to kill at cleanup
+	pids       []int         // processes to kill at cleanup (servers the test stopped)
+	timeout    time.Duration // of a -p run; 0: 3 minutes
 }
 
 // claudeCodeEnv picks the Claude Code release a session runs: unset, the
@@ -439,7 +440,11 @@ func (s *session) driveSteps(interactive bool, steps ...step) *run {
 		for _, st := range steps {
 			prompts = append(prompts, st.Prompt)
 		}
-		r := s.runP(prompts, 3*time.Minute)
+		timeout := s.timeout
+		if timeout == 0 {
+			timeout = 3 * time.Minute
+		}
+		r := s.runP(prompts, timeout)
 		r.mustOK(s.t)
 		if !last.wait(s.model, 0) {
 			s.t.Fatalf("the session ended before the model got %s\nstream:\n%s", last, r.dump())

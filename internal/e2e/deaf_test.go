@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // TestScenario4Deaf is the hang the SIGSTOP row does not cover: the server
@@ -83,4 +86,76 @@ func (s *session) lifecycle(server, event string) []string {
 		}
 	}
 	return out
+}
+
+// lifecycleTimes returns the times of server's lifecycle events event.
+func (s *session) lifecycleTimes(server, event string) []time.Time {
+	var out []time.Time
+	for _, l := range s.lifecycle(server, event) {
+		var e struct {
+			Time time.Time `json:"time"`
+		}
+		if json.Unmarshal([]byte(l), &e) == nil {
+			out = append(out, e.Time)
+		}
+	}
+	return out
+}
+
+// TestDeafServerRestartedAfterEsc: the same deaf server in an interactive
+// session, where the user presses Esc during the call instead of waiting
+// for a time-out. Claude Code then cancels the call; the server stays deaf
+// to the shim's probe and is restarted about 10 s later, and the next
+// prompt's call is answered. Claude Code alone leaves the server hung for
+// the rest of the session.
+func TestDeafServerRestartedAfterEsc(t *testing.T) {
+	testenv.NeedsFull(t, "Claude Code in tmux")
+	t.Parallel()
+	var s *session
+	s = newModeSession(t, healed,
+		Turn{
+			Before: func() error { return os.WriteFile(dataFile(s, "hang"), nil, 0o600) },
+			Tools:  []ToolUse{call("ex", "echo", map[string]any{"text": "while deaf"})},
+		},
+		Turn{Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "after"})}},
+		Turn{Text: "Done."},
+	)
+	s.addExample("ex", true, nil, "--hang-file", dataFile(s, "hang"))
+	ts := s.startInteractive()
+	if !ts.waitScreen("? for shortcuts", 2*time.Minute) {
+		t.Fatalf("interactive claude did not become ready\n%s", ts)
+	}
+	ts.typeLine("Echo through the ex server.")
+	if !s.model.WaitTurn(0, 3*time.Minute) {
+		t.Fatalf("the model was never asked for the first turn\n%s", ts)
+	}
+	// Let the call reach the deaf server, then interrupt it.
+	deadline := time.Now().Add(time.Minute)
+	for _, err := os.Stat(dataFile(s, "hang")); err == nil; _, err = os.Stat(dataFile(s, "hang")) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the call never reached the server\n%s", ts)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(2 * time.Second)
+	esc := time.Now()
+	ts.keys("Escape")
+	for len(s.lifecycle("ex", "kill")) == 0 {
+		if time.Since(esc) > time.Minute {
+			t.Fatalf("the deaf server was not restarted within a minute of the Esc (no kill event)\n%s", ts)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	kills := s.lifecycleTimes("ex", "kill")
+	t.Logf("killed %v after the Esc", kills[0].Sub(esc).Round(time.Millisecond))
+	if k := s.lifecycle("ex", "kill"); !strings.Contains(k[0], "the client cancelled a call, and no answer to") {
+		t.Errorf("kill: %s", k[0])
+	}
+	ts.waitScreen("? for shortcuts", 30*time.Second)
+	ts.typeLine("Echo again.")
+	if !s.model.WaitTurn(2, 3*time.Minute) {
+		t.Fatalf("the model was never asked for the last turn\n%s", ts)
+	}
+	wantOK(t, "the call after the Esc", mustResult(t, s.model, 2, ToolUseID(1, 0)), "after")
+	ts.quit()
 }

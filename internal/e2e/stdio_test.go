@@ -294,6 +294,22 @@ func scenarioHung(t *testing.T, m mode) outcome {
 	if d := calls[1].Duration(); d > 8*time.Second {
 		t.Errorf("the call to the hung server took %v, want it replaced within a few seconds", d)
 	}
+	// Caught within 2 s (two checks 750 ms apart) of the call reaching
+	// the shim: after its PreToolUse hook answered.
+	if kills := s.lifecycleTimes("ex", "kill"); len(kills) != 1 {
+		t.Errorf("%d kills, want one", len(kills))
+	} else {
+		sent := calls[1].Start
+		for _, e := range r.Events {
+			if e.Type == "system" && e.Subtype == "hook_response" && strings.Contains(string(e.Raw), `"PreToolUse"`) && e.At.After(sent) && e.At.Before(kills[0]) {
+				sent = e.At
+			}
+		}
+		t.Logf("the stopped server was killed %v after its call was sent on", kills[0].Sub(sent).Round(time.Millisecond))
+		if d := kills[0].Sub(sent); d > 2*time.Second {
+			t.Errorf("the stopped server was killed %v after its call reached the shim, want within 2 s", d)
+		}
+	}
 	wantHooksRan(t, r, "PreToolUse")
 	return o
 }

@@ -3,17 +3,17 @@ package health
 import (
 	"path/filepath"
 
-	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/ccpolicy"
 )
 
 // NotApproved is what doctor, heal and the probe say about a project
-// (.mcp.json) server the user has not approved (approval: claudecfg.Pending
-// or claudecfg.Rejected): it is listed and never run, since running it is
+// (.mcp.json) server the user has not approved (approval: ccpolicy.Pending
+// or ccpolicy.Rejected): it is listed and never run, since running it is
 // exactly what Claude Code's approval prompt protects a user who cloned a
 // repository from.
 func NotApproved(approval string) string {
 	why := "Claude Code never got the user's approval for it (its prompt, or the folder's trust dialog, was never accepted)"
-	if approval == claudecfg.Rejected {
+	if approval == ccpolicy.Rejected {
 		why = "the user rejected it in this project (disabledMcpjsonServers)"
 	}
 	return "not approved: not run; " + why
@@ -25,10 +25,24 @@ const ApproveFirst = "approve it in Claude Code (/mcp) if you trust the reposito
 
 // NotApprovedHint is what to do about project server s that is not
 // approved: approve it in Claude Code only if its file is trusted.
-func NotApprovedHint(s claudecfg.Server, a Audience) string {
+func NotApprovedHint(s Entry, a Audience) string {
 	file := s.File
 	if s.Protects != "" {
 		file = s.Protects // wrap's local copy of it
 	}
 	return "if you trust " + filepath.Base(file) + " in " + filepath.Dir(file) + ", approve " + s.Name + " in Claude Code (/mcp), then run " + a.Cmd("doctor "+s.Name)
+}
+
+// Entry is what health reads of a configured server (a claudecfg.Server,
+// converted by its callers): health does not import the config package, so
+// the shim, which links health, links no config discovery.
+type Entry struct {
+	Name     string
+	File     string // the config file it was read from
+	Wrapped  bool
+	Shadowed bool
+	Approval string // ccpolicy.Approved, Pending or Rejected ("" when not asked)
+	Protects string // a local copy's .mcp.json
+	Drift    string
+	Policy   *ccpolicy.Decision
 }

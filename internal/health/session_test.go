@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 )
@@ -44,7 +43,7 @@ func TestHeadlessNeverAsksReconnect(t *testing.T) {
 			if n := health.DeadNotice(srv, c, now, true); strings.Contains(n, ask) {
 				t.Errorf("%s: headless PreToolUse notice: %q", c, n)
 			}
-			v := health.Judge(claudecfg.Server{Name: srv, Wrapped: true}, nil, &state.Incident{Server: srv, Class: string(c), Time: now}, now, health.Claude)
+			v := health.Judge(health.Entry{Name: srv, Wrapped: true}, nil, &state.Incident{Server: srv, Class: string(c), Time: now}, now, health.Claude)
 			if d := health.ForHeadless(v.Detail, srv); strings.Contains(d, ask) || !strings.Contains(d, "next session") {
 				t.Errorf("%s: headless status detail %q", c, d)
 			}
@@ -64,5 +63,21 @@ func TestHeadlessFromEnv(t *testing.T) {
 		if got := health.Headless(func(k string) string { return env[k] }); got != tt.want {
 			t.Errorf("%+v: Headless = %v", tt, got)
 		}
+	}
+}
+
+// A running server that owes a call and gives no sign of life is "not
+// answering" in status, for how long and which call, with heal as the way
+// to restart it; once the shim clears the field it is ok again.
+func TestJudgeNotAnswering(t *testing.T) {
+	now := time.Now()
+	r := state.Record{Server: "srv", State: state.Running, NotAnswering: &state.NotAnswering{Since: now.Add(-75 * time.Second), Method: "tools/call", Tool: "crunch"}}
+	v := health.Judge(health.Entry{Name: "srv", Wrapped: true}, &r, nil, now, health.Claude)
+	if v.Health != health.NotAnsweringHealth || !strings.HasPrefix(v.Detail, `not answering for 1m15s (a call of its tool "crunch" outstanding;`) || !strings.Contains(v.Detail, "/mcp-heal heal srv") {
+		t.Fatalf("got %+v", v)
+	}
+	r.NotAnswering = nil
+	if v := health.Judge(health.Entry{Name: "srv", Wrapped: true}, &r, nil, now, health.Claude); v.Health != health.Healthy {
+		t.Fatalf("once it answers: got %+v", v)
 	}
 }

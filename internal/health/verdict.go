@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/ccpolicy"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/text"
 )
@@ -44,7 +44,7 @@ func ShimClass(r *state.Record) Class {
 // incident the hooks recorded within state.IncidentWindow, its newest shim's own
 // state, then what the config says (pending approval, rejected). shim is
 // the newest live shim record (or nil), last the newest incident (or nil).
-func Judge(s claudecfg.Server, shim *state.Record, last *state.Incident, now time.Time, a Audience) Verdict {
+func Judge(s Entry, shim *state.Record, last *state.Incident, now time.Time, a Audience) Verdict {
 	in := last
 	if !state.IsOpen(in, now) {
 		in = nil
@@ -80,9 +80,9 @@ func Judge(s claudecfg.Server, shim *state.Record, last *state.Incident, now tim
 		return Verdict{Healthy, ""}
 	// What the config says comes after what was seen: a server with
 	// incidents was loaded, whatever the approval lists say.
-	case s.Approval == claudecfg.Pending:
+	case s.Approval == ccpolicy.Pending:
 		return Verdict{Pending, "not approved yet: Claude Code asks before loading project servers"}
-	case s.Approval == claudecfg.Rejected:
+	case s.Approval == ccpolicy.Rejected:
 		return Verdict{Disabled, "rejected in this project (disabledMcpjsonServers)"}
 	case !s.Wrapped:
 		return Verdict{Unknown, "not wrapped: no shim reports on it"}
@@ -114,11 +114,11 @@ func FailedShim(r *state.Record, server string, a Audience) (what, todo string) 
 // DriftHint is what to do about a local entry that protects a project
 // server whose .mcp.json entry changed or went away since wrap copied it
 // ("" when it did not).
-func DriftHint(s claudecfg.Server, a Audience) string {
+func DriftHint(s Entry, a Audience) string {
 	switch {
 	case s.Drift == "":
 		return ""
-	case strings.HasPrefix(s.Drift, "removed"), strings.HasPrefix(s.Drift, claudecfg.DriftUnapproved):
+	case strings.HasPrefix(s.Drift, "removed"), strings.HasPrefix(s.Drift, ccpolicy.DriftUnapproved):
 		return s.Drift + ": run " + a.Cmd("unwrap "+s.Name)
 	}
 	return s.Drift + ": run " + a.Cmd("wrap "+s.Name)

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 )
@@ -94,7 +93,7 @@ func TestVocabulary(t *testing.T) {
 				t.Errorf("Dead = %v, want %v", c.Dead(), want.dead)
 			}
 			in := &state.Incident{Time: now.Add(-time.Minute), Server: x, Class: string(c)}
-			v := health.Judge(claudecfg.Server{Name: x, Wrapped: true}, nil, in, now, health.Shell)
+			v := health.Judge(health.Entry{Name: x, Wrapped: true}, nil, in, now, health.Shell)
 			if c == health.OK {
 				if v.Health != health.Healthy {
 					t.Errorf("status after ok: %+v", v)
@@ -105,7 +104,7 @@ func TestVocabulary(t *testing.T) {
 				t.Errorf("status:\n got %q %q\nwant %q %q", v.Health, v.Detail, health.Failing, want.status)
 			}
 			// The same verdict from /mcp-heal names the slash command only.
-			vc := health.Judge(claudecfg.Server{Name: x, Wrapped: true}, nil, in, now, health.Claude)
+			vc := health.Judge(health.Entry{Name: x, Wrapped: true}, nil, in, now, health.Claude)
 			if want.dead && !strings.HasSuffix(vc.Detail, ": run /mcp reconnect srv") {
 				t.Errorf("status from /mcp-heal: %q", vc.Detail)
 			}
@@ -181,7 +180,7 @@ func TestShimErrorsClassified(t *testing.T) {
 		if c := health.ShimClass(&r); c != tt.class {
 			t.Errorf("ShimClass = %s, want %s", c, tt.class)
 		}
-		v := health.Judge(claudecfg.Server{Name: "srv", Wrapped: true}, &r, nil, time.Now(), health.Shell)
+		v := health.Judge(health.Entry{Name: "srv", Wrapped: true}, &r, nil, time.Now(), health.Shell)
 		if v.Health != health.Failing || v.Detail != tt.status {
 			t.Errorf("status: got %q %q\nwant %q", v.Health, v.Detail, tt.status)
 		}

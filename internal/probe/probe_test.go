@@ -39,7 +39,7 @@ func TestStdio(t *testing.T) {
 		{"exits 3 with stderr", server("exit3"), 0, false, probe.Exited, "exited with code 3 before answering initialize; its stderr said: «fatal: cannot open database»", "run the command by hand"},
 		{"missing env var", server("no-token"), 0, false, probe.MissingEnv, "exited with code 1", "GITHUB_TOKEN is not set"},
 		{"config uses an unset variable", server("exit1", "TOKEN", "${MCP_HEAL_TEST_UNSET_VAR}"), 0, false, probe.MissingEnv, "exited with code 1", "${MCP_HEAL_TEST_UNSET_VAR}"},
-		{"junk on stdout", server("junk"), 5 * time.Second, false, probe.NonJSON, `non-JSON to stdout: "Server listening on stdio"`, "stderr"},
+		{"junk on stdout", server("junk"), 5 * time.Second, false, probe.NonJSON, `non-JSON to stdout: «Server listening on stdio»`, "stderr"},
 		{"junk then works", probe.Target{Command: bin, Args: []string{"example-server", "--junk-stdout"}}, 0, true, "", "handshake", ""},
 		{"hangs", server("hang"), 500 * time.Millisecond, false, probe.Timeout, "no answer to initialize within 500ms", "hung"},
 		{"killed by a signal", probe.Target{Command: "sh", Args: []string{"-c", "kill -9 $$"}}, 0, false, probe.Exited, "killed by signal killed", ""},

@@ -50,7 +50,7 @@ func probeStdio(ctx context.Context, t Target, timeout time.Duration) Result {
 	nonJSON := ct.firstNonJSON()
 	if err == nil {
 		if nonJSON != "" {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("the server wrote non-JSON to stdout (%q); Claude Code logs an error for each such line: send it to stderr", nonJSON))
+			r.Warnings = append(r.Warnings, fmt.Sprintf("the server wrote non-JSON to stdout (%s); Claude Code logs an error for each such line: send it to stderr", text.Quote(nonJSON)))
 		}
 		return r
 	}
@@ -61,7 +61,7 @@ func probeStdio(ctx context.Context, t Target, timeout time.Duration) Result {
 	case errors.Is(err, errExited):
 		return exitFailure(t, p.Exit(), nonJSON, missing)
 	case nonJSON != "":
-		return fail(NonJSON, fmt.Sprintf("the server wrote non-JSON to stdout: %q", nonJSON),
+		return fail(NonJSON, fmt.Sprintf("the server wrote non-JSON to stdout: %s", text.Quote(nonJSON)),
 			"an MCP stdio server must write only JSON-RPC on stdout: send logs and banners to stderr")
 	case errors.Is(err, context.DeadlineExceeded):
 		r := fail(Timeout, fmt.Sprintf("no answer to initialize within %s", timeout), "the server may be hung or slow to start: run it by hand to see what it waits for")
@@ -113,7 +113,7 @@ func exitFailure(t Target, ex upstream.Exit, nonJSON string, missing map[string]
 	} else if len(names) > 0 {
 		p.Kind, p.Hint = MissingEnv, fmt.Sprintf("the config uses ${%s}, which is not set: export it before starting Claude Code or put the value in \"env\"", names[0])
 	} else if nonJSON != "" {
-		p.Kind, p.Hint = NonJSON, fmt.Sprintf("it also wrote non-JSON to stdout (%q): an MCP stdio server must write only JSON-RPC there", nonJSON)
+		p.Kind, p.Hint = NonJSON, fmt.Sprintf("it also wrote non-JSON to stdout (%s): an MCP stdio server must write only JSON-RPC there", text.Quote(nonJSON))
 	}
 	return Result{Problem: p}
 }

@@ -184,7 +184,7 @@ func judged(s Server, recs []*state.Record, incidents []state.Incident, session 
 	} else if judge != nil && judge.Class != string(health.OK) {
 		judge, why = closed(judge)
 	}
-	v := health.Judge(s.Server, shim, judge, now, a)
+	v := health.Judge(Entry(s.Server), shim, judge, now, a)
 	s.Health, s.HealthDetail = v.Health, v.Detail
 	if v.Health == health.Healthy && v.Detail == "" {
 		s.HealthDetail = why
@@ -209,3 +209,9 @@ func closed(in *state.Incident) (*state.Incident, string) {
 // URL (tokens in arguments or query strings); env and header values are
 // never serialised at all.
 func redacted(s claudecfg.Server) claudecfg.Server { return s.Redacted() }
+
+// Entry is what health reads of configured server s (health does not
+// import the config package: the shim links health).
+func Entry(s claudecfg.Server) health.Entry {
+	return health.Entry{Name: s.Name, File: s.File, Wrapped: s.Wrapped, Shadowed: s.Shadowed, Approval: s.Approval, Protects: s.Protects, Drift: s.Drift, Policy: s.Policy}
+}

@@ -60,7 +60,7 @@ func (rep Report) WriteText(w io.Writer, home string, now time.Time, a health.Au
 			if s.Protects != "" {
 				notes = append(notes, fmt.Sprintf("  %s: %s", s.Name, health.ConflictNote(s.Protects)))
 			}
-			if d := health.DriftHint(s.Server, a); d != "" {
+			if d := health.DriftHint(Entry(s.Server), a); d != "" {
 				notes = append(notes, fmt.Sprintf("  %s: %s", s.Name, d))
 			}
 			for _, r := range s.Shims {

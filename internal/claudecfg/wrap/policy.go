@@ -14,7 +14,7 @@ import (
 // list mcp-heal's).
 func (pl *planner) refuse(data []byte, cf claudecfg.ConfigFile, sel []string) (rows []Change, rest []string) {
 	obj, ok := claudecfg.At(data, cf.JSONPath)
-	if !ok || pl.pol == nil {
+	if !ok || pl.pol == nil || pl.pol.Empty() {
 		return nil, sel
 	}
 	written := claudecfg.Written(obj)
