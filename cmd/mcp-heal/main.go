@@ -46,6 +46,7 @@ type command struct {
 var commands = []command{
 	{"shim", "run an MCP server (or bridge a remote one) and heal its failures", runShim},
 	{"hook", "handle one Claude Code hook event (JSON on stdin)", runHook},
+	{"monitor", "tell this Claude Code session's model of its servers' changes, one line each", runMonitor},
 	{"status", "show every MCP server, its shim and recent incidents", runStatus},
 	{"doctor", "probe servers and explain what is wrong", runDoctor},
 	{"heal", "fix what can be fixed now and say what the user must do", runHeal},

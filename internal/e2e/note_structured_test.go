@@ -64,7 +64,7 @@ func TestRestartNoteStructuredOnce(t *testing.T) {
 			t.Errorf("turn %d's request holds the note before the restart", r.Turn)
 		}
 	}
-	for _, want := range []string{"is gone", "--keep"} {
+	for _, want := range []string{"is gone"} {
 		if !strings.Contains(string(last.Body), want) {
 			t.Errorf("what the model holds at the end lacks %q", want)
 		}

@@ -56,7 +56,7 @@ func TestRestartNoteReachesModelOnce(t *testing.T) {
 	}
 	after := mustResult(t, s.model, 3, ToolUseID(2, 0))
 	wantOK(t, "first plain call after the kill", after, "again")
-	for _, want := range []string{`MCP server "every" was restarted: the server process was killed by signal 9 (SIGKILL)`, "is gone", "--keep"} {
+	for _, want := range []string{`MCP server "every" was restarted: the server process was killed by signal 9 (SIGKILL)`, "is gone"} {
 		if !strings.Contains(after.Text, want) {
 			t.Errorf("the first answer after the restart, as the model saw it, lacks %q:\n%s", want, after.Text)
 		}

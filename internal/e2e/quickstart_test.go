@@ -78,12 +78,14 @@ func processesOf(home string) []string {
 }
 
 // TestReleasedQuickStartAndUninstall is issue 18 items 1 and 5 with the
-// real CLI, a fresh HOME, the released plugin and no Go: the README's
-// quick start run line by line works as written (the Bash tool has
-// `mcp-heal` right after install; /mcp-heal link gives the user's shell
-// one; wrap in a shell; /mcp-heal status), and the README's uninstall, run
-// line by line after a --keep server was kept, leaves no process of that
-// HOME and no file of mcp-heal's.
+// real CLI (the newest release, 2.1.332), a fresh HOME, the released
+// plugin and no Go: the README's quick start run line by line works as
+// written (the Bash tool has `mcp-heal` right after install; /mcp-heal
+// link gives the user's shell one; wrap in a shell; /mcp-heal status, its
+// notes one a line; an interactive session runs the plugin's monitor; wrap
+// --keep after wrap --all keeps), and the README's uninstall, run line by
+// line after a --keep server was kept, leaves no process of that HOME and
+// no file of mcp-heal's.
 func TestReleasedQuickStartAndUninstall(t *testing.T) {
 	testenv.NeedsFull(t, "the release step and Claude Code")
 	if _, err := os.Stat("/proc/self/environ"); err != nil {
@@ -92,6 +94,7 @@ func TestReleasedQuickStartAndUninstall(t *testing.T) {
 	dir := releaseMarketplace(t)
 	bash := Turn{Tools: []ToolUse{{Name: "Bash", Input: map[string]any{"command": "mcp-heal version", "description": "mcp-heal's version"}}}}
 	s := newSession(t, bash, Turn{Text: "Done."})
+	s.claude = testenv.NPMBin(t, "claude", testenv.ClaudeCode332) // the newest release
 	s.userScope = true
 	s.servers["tiny"] = map[string]any{"command": testenv.Binary(t), "args": []string{"example-server"}}
 	s.writeClaudeJSON()
@@ -112,7 +115,10 @@ func TestReleasedQuickStartAndUninstall(t *testing.T) {
 	}
 
 	// Install: /plugin marketplace add, /plugin install.
-	installRelease(t, s, dir)
+	root, _ := installRelease(t, s, dir)
+	if _, err := os.Stat(filepath.Join(root, "monitors", "monitors.json")); err != nil {
+		t.Errorf("the installed plugin has no monitor: %v", err)
+	}
 
 	// 1. A new session. Its Bash tool has mcp-heal, the checked binary.
 	r := s.runP([]string{"What version of mcp-heal is this?"}, 3*time.Minute)
@@ -141,15 +147,27 @@ func TestReleasedQuickStartAndUninstall(t *testing.T) {
 	if out := s.shellLine(t, "mcp-heal wrap --all"); !strings.Contains(out, "tiny: wrapped") {
 		t.Fatalf("mcp-heal wrap --all:\n%s", out)
 	}
-	// 3. /mcp-heal status.
-	if out := s.slash(t, "/mcp-heal status"); !strings.Contains(out, "tiny") || strings.Contains(out, "exited with status") {
+	// 3. /mcp-heal status: its notes one a line (issue 26: they printed
+	// on one line, joined by a literal \n).
+	if out := s.slash(t, "/mcp-heal status"); !strings.Contains(out, "tiny") || strings.Contains(out, "exited with status") || strings.Contains(out, `\n`) {
 		t.Fatalf("/mcp-heal status: the model saw:\n%s", out)
 	}
 
-	// A kept server (docs/keeper.md; wrap leaves a wrapped entry as it
-	// is, so unwrap first), then a session that uses it: it outlives the
-	// session.
-	s.shellLine(t, "mcp-heal unwrap --all && mcp-heal wrap --all --keep 10m")
+	// An interactive session of the installed plugin (user scope): Claude
+	// Code starts its monitor through the installed launcher.
+	ts := s.startInteractive()
+	if !ts.waitScreen("? for shortcuts", time.Minute) {
+		t.Fatalf("interactive claude did not become ready\n%s", ts)
+	}
+	s.waitMonitor(t)
+	ts.quit()
+
+	// A kept server (docs/keeper.md): wrap --keep on the entry wrap --all
+	// wrapped sets --keep and says so; then a session that uses it: it
+	// outlives the session.
+	if out := s.shellLine(t, "mcp-heal wrap --all --keep 10m"); !strings.Contains(out, "tiny: --keep set") || !strings.Contains(out, "was not kept") {
+		t.Fatalf("mcp-heal wrap --all --keep 10m after wrap --all:\n%s", out)
+	}
 	s.newConversation(Turn{Tools: []ToolUse{{Name: "mcp__tiny__echo", Input: map[string]any{"text": "hi"}}}}, Turn{Text: "Done."})
 	if r := s.runP([]string{"echo hi"}, 3*time.Minute); r.Err != nil || len(s.model.Calls()) != 1 || !s.model.Calls()[0].OK() {
 		t.Fatalf("a call through the kept server: %v %+v\n%s", r.Err, s.model.Calls(), r.Stderr)

@@ -87,8 +87,9 @@ func UserLine(s Situation) (kind, line string) {
 		}
 		doctor := Claude.Cmd("doctor " + s.Server)
 		if p := s.Probe; p.Probed && !p.Works && !s.Stuck {
-			// Its command cannot start: `/mcp reconnect` alone would
-			// fail again, so the line says why and where to look first.
+			// Its command cannot start (not found, not executable: seen
+			// without starting it): `/mcp reconnect` alone would fail
+			// again, so the line says why and where to look first.
 			why := text.Clip(p.Why, 160)
 			if s.Headless {
 				return ToldReconnect, fmt.Sprintf("mcp-heal: MCP server %s %s and cannot start (%s): fix it (%s); the next session starts it, as this headless (-p) session cannot reconnect it.", q, what, why, doctor)
@@ -98,7 +99,7 @@ func UserLine(s Situation) (kind, line string) {
 		if s.Headless {
 			return ToldReconnect, fmt.Sprintf("mcp-heal: MCP server %s %s and this headless (-p) session cannot reconnect it; the next session starts it afresh (%s).", q, what, doctor)
 		}
-		return ToldReconnect, fmt.Sprintf("mcp-heal: MCP server %s %s and Claude Code will not use it again in this session: run %s.", q, what, Claude.Reconnect(s.Server))
+		return ToldReconnect, fmt.Sprintf("mcp-heal: MCP server %s %s and Claude Code will not use it again in this session: run %s (if that fails too, %s says why).", q, what, Claude.Reconnect(s.Server), doctor)
 	}
 	return "", ""
 }

@@ -42,8 +42,14 @@ func restarting(remote bool, done bool) string {
 	return "is restarting"
 }
 
-// keepNote says what --keep does and does not keep.
-const keepNote = "a server wrapped with --keep keeps that state across Claude Code restarts, but not across a restart of the server itself"
+// stateLost is stateGone as the restart note says it: short, as the note
+// rides on a result the model reads for its own content.
+func stateLost(remote bool) string {
+	if remote {
+		return "its state for the old session (open pages, sessions, history) is gone"
+	}
+	return "its state from before (open pages, sessions, history) is gone"
+}
 
 // DiscoverIgnored is the -32601 message for a server/discover the server
 // left unanswered (it answered later requests) when it died: it is never
@@ -106,9 +112,20 @@ func NotResentWhy(rule string, attempt int, method string) string {
 
 // RestartNote is the note on the first answer after a restart: the call
 // succeeded (o: re-sent, queued or fresh), but whatever the server held
-// is gone, and what --keep would keep.
+// is gone. It rides on a result, so it is short (about 170 characters;
+// once it was 400, the same words on every restart): what happened, what
+// became of this call when that is news, and what was lost. When the
+// plugin's monitor told the model already, the shim leaves it out
+// (internal/monitor).
 func RestartNote(server string, c Cause, o Outcome) string {
-	return "mcp-heal: " + sentence(server, restarting(c.Remote, true), c.Clause(), o.sentence(c.Remote), stateGone(c.Remote), keepNote)
+	var call string
+	switch o.Kind {
+	case OutcomeResent:
+		call = "this call was re-sent"
+	case OutcomeQueued:
+		call = "this call waited for it"
+	}
+	return "mcp-heal: " + sentence(server, restarting(c.Remote, true), c.Clause(), call, stateLost(c.Remote))
 }
 
 // DroppedError is the error for a call whose answer mcp-heal dropped: c

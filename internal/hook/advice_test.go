@@ -37,8 +37,10 @@ func TestAdviceDecisions(t *testing.T) {
 		signalErr bool
 		want      want
 	}{
+		// No probe: what the file system says without starting anything
+		// (the command is not there) is said, with doctor.
 		{"unwrapped not-connected: no probe", `MCP server "srv" is not connected`, nil, false,
-			want{health.ActNone, "is disconnected and Claude Code will not restart it in this session: continue without it and ask the user to run `/mcp reconnect srv`", false}},
+			want{health.ActNone, "is disconnected and cannot start (command not found: /no/such); Claude Code will not retry it in this session. Continue without it and ask the user to fix it (`/mcp-heal doctor srv`), then run `/mcp reconnect srv`.", false}},
 		{"closed before run", `MCP server "srv" connection closed before the tool call ran`, nil, false,
 			want{health.ActNone, "so it had no effect: retry it now", false}},
 		{"wrapped crash loop: no probe, no signal", `MCP error -32603: MCP server "srv" is failing (crash loop): it exited with code 1; mcp-heal keeps restarting it (at most every 30s); this call was not sent`,

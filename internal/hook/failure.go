@@ -148,7 +148,16 @@ func (h *Handler) healUnwrapped(in *Input, server string, m health.Match) outcom
 	}
 
 	// Whether its command works now is for doctor to find out, which the
-	// user runs: a hook starts no process from a config entry.
+	// user runs: a hook starts no process from a config entry. What a
+	// look at the file system tells without starting anything (the
+	// command is not found, not executable) is said, so that neither the
+	// model nor the user is sent to `/mcp reconnect` alone, which would
+	// fail again.
+	if m.Class.Dead() && found && s.Transport == "stdio" {
+		if why, cant := health.StartFailure(s.Command, nil); cant {
+			sit.Probe = health.Found{Probed: true, Why: why}
+		}
+	}
 	return advise(health.ActNone, sit)
 }
 

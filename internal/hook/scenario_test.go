@@ -283,10 +283,14 @@ func TestNotConnected(t *testing.T) {
 	for _, tt := range []struct {
 		name, servers, want, user string
 	}{
-		// No probe: the user's line cannot name a cause either.
-		{"command works now", fmt.Sprintf(`{"tiny":{"command":"sh","args":["-c","touch %s; exec %s example-server"]}}`, mark, bin), "continue without it and ask the user to run `/mcp reconnect tiny`", "will not use it again in this session: run /mcp reconnect tiny."},
-		{"command fails", fmt.Sprintf(`{"tiny":{"command":"sh","args":["-c","touch %s; echo 'Error: TINY_API_KEY is not set' >&2; exit 1"]}}`, mark), "continue without it and ask the user to run `/mcp reconnect tiny`", "will not use it again in this session: run /mcp reconnect tiny."},
-		{"not configured", `{}`, "continue without it and ask the user to run `/mcp reconnect tiny`", "run /mcp reconnect tiny."},
+		// No probe: the user's line cannot name a cause, and says where
+		// to look if /mcp reconnect fails too.
+		{"command works now", fmt.Sprintf(`{"tiny":{"command":"sh","args":["-c","touch %s; exec %s example-server"]}}`, mark, bin), "continue without it and ask the user to run `/mcp reconnect tiny`", "will not use it again in this session: run /mcp reconnect tiny (if that fails too, /mcp-heal doctor tiny says why)."},
+		{"command fails", fmt.Sprintf(`{"tiny":{"command":"sh","args":["-c","touch %s; echo 'Error: TINY_API_KEY is not set' >&2; exit 1"]}}`, mark), "continue without it and ask the user to run `/mcp reconnect tiny`", "will not use it again in this session: run /mcp reconnect tiny (if that fails too, /mcp-heal doctor tiny says why)."},
+		// A command that is not there is seen without starting anything:
+		// the user's line says so and names doctor, not reconnect alone.
+		{"command not found", `{"tiny":{"command":"/nonexistent/tiny-server"}}`, "cannot start (command not found: /nonexistent/tiny-server); Claude Code will not retry it in this session. Continue without it and ask the user to fix it (`/mcp-heal doctor tiny`), then run `/mcp reconnect tiny`.", "is disconnected and cannot start (command not found: /nonexistent/tiny-server): fix it (/mcp-heal doctor tiny), then run /mcp reconnect tiny."},
+		{"not configured", `{}`, "continue without it and ask the user to run `/mcp reconnect tiny`", "run /mcp reconnect tiny (if that fails too, /mcp-heal doctor tiny says why)."},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWorld(t)

@@ -33,7 +33,7 @@ func TestUserToldOncePerIncident(t *testing.T) {
 	pre := sharedPayload(t, "PreToolUse.mcp.json")
 	pre["session_id"] = sharedPayload(t, "PostToolUseFailure.stdio-not-connected.json")["session_id"]
 	pre["tool_name"], pre["mcp_server"] = "mcp__tiny__echo", map[string]any{"name": "tiny", "source": "dynamic"}
-	want := "mcp-heal: MCP server \"tiny\" is disconnected and Claude Code will not use it again in this session: run /mcp reconnect tiny."
+	want := "mcp-heal: MCP server \"tiny\" is disconnected and Claude Code will not use it again in this session: run /mcp reconnect tiny (if that fails too, /mcp-heal doctor tiny says why)."
 	var told []string
 	for range 3 {
 		told = append(told, decode(t, w.hook(t, "PostToolUseFailure", fail)).SystemMessage)

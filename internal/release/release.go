@@ -79,6 +79,7 @@ var pluginFiles = []string{
 	".claude-plugin/marketplace.json",
 	".claude-plugin/icon.png",
 	"hooks/hooks.json",
+	"monitors/monitors.json",
 	"commands/mcp-heal.md",
 	"plugin/mcp-heal",
 	"plugin/link.sh",

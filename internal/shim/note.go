@@ -82,7 +82,7 @@ func (s *Shim) withNote(e *entry, line []byte) (out []byte, changed bool) {
 		}
 		return line, false
 	}
-	changed = s.notePending != ""
+	changed = true // the record drops note_key (and note)
 	s.noteDue, s.notePending = false, ""
 	if s.o.Record {
 		if won, err := state.ClaimTold(s.noteKey); err == nil && !won {

@@ -50,7 +50,7 @@ func TestRestartNoteStructured(t *testing.T) {
 		h.waitUp(pid)
 		structured("first call after the restart")
 		r := record("the note published in the record", func(r *state.Record) bool { return r.Note != "" })
-		if !strings.Contains(r.Note, `MCP server "fake" was restarted`) || !strings.Contains(r.Note, "is gone") || !strings.Contains(r.Note, "--keep") || r.NoteKey == "" {
+		if !strings.Contains(r.Note, `MCP server "fake" was restarted`) || !strings.Contains(r.Note, "is gone") || r.NoteKey == "" {
 			t.Errorf("published note %q (key %q)", r.Note, r.NoteKey)
 		}
 		// state.Write sets the marker after it renames the record in.
@@ -76,5 +76,48 @@ func TestRestartNoteStructured(t *testing.T) {
 		if r := h.tool("echo", `{"text":"y"}`); r.Get("result.content.#").Int() != 1 {
 			t.Errorf("later call: got %s, want no note", r.Raw)
 		}
+	}
+}
+
+// TestRestartNoteKeyForMonitor: from the restart on, the record carries
+// the note's key (note_key) while the model is owed the news, with no
+// note and no attention marker (a plain result can still carry it); when
+// another reader claims it first (the plugin's monitor, which told the
+// model in a line of its own), the next result carries no note, and the
+// record drops the key once the news is given.
+func TestRestartNoteKeyForMonitor(t *testing.T) {
+	testenv.UseStateDir(t, t.TempDir())
+	h := newHarness(t, hopt{opts: func(o *Options) { o.Record = true }})
+	h.handshake()
+	record := func(what string, ok func(*state.Record) bool) *state.Record {
+		t.Helper()
+		var r *state.Record
+		testenv.WaitFor(t, 5*time.Second, what, func() bool {
+			var err error
+			r, err = state.Read(os.Getpid())
+			return err == nil && ok(r)
+		})
+		return r
+	}
+	for _, monitor := range []bool{true, false} {
+		pid := h.killChild()
+		h.waitUp(pid)
+		r := record("the note's key in the record", func(r *state.Record) bool { return r.NoteKey != "" && r.State == state.Running })
+		if r.Note != "" {
+			t.Errorf("a note published before any structured result: %q", r.Note)
+		}
+		if _, err := os.Lstat(state.AttentionDir() + "/" + state.ShimAttention(os.Getpid())); err == nil {
+			t.Error("attention marker set for a note a plain result can carry")
+		}
+		if monitor {
+			if won, err := state.ClaimTold(r.NoteKey); err != nil || !won {
+				t.Fatalf("the monitor's claim: %v %v", won, err)
+			}
+		}
+		res := h.tool("echo", `{"text":"x"}`)
+		if n := res.Get("result.content.#").Int(); monitor && n != 1 || !monitor && n != 2 {
+			t.Errorf("monitor told it first: %v; first result after the restart: %s", monitor, res.Raw)
+		}
+		record("the key dropped once the news was given", func(r *state.Record) bool { return r.NoteKey == "" })
 	}
 }

@@ -37,9 +37,15 @@ func (s *Shim) record() {
 		FailedCalls:     s.failedN,
 		Started:         s.start.UTC(),
 	}
+	if s.noteDue {
+		// The model is owed the news of this restart: whoever claims
+		// the key's told/ marker first tells it (the plugin's monitor,
+		// the PreToolUse hook for a Note, or withNote).
+		r.NoteKey = s.noteKey
+	}
 	r.NotAnswering = s.quietRecord(s.quiet)
 	if s.notePending != "" {
-		r.Note, r.NoteKey = s.notePending, s.noteKey
+		r.Note = s.notePending
 	}
 	if s.childPID != 0 {
 		r.ChildStarted = s.childAt.UTC()

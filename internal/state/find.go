@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -26,6 +27,28 @@ import (
 // Records whose shim is gone are deleted, as List does; unreadable ones
 // are skipped.
 func Find(server, session string, claudePID int) ([]*Record, error) {
+	return find(server, false, session, claudePID)
+}
+
+// FindSession returns the live shim records of every server of one Claude
+// Code session (the plugin's monitor), by Find's rule.
+func FindSession(session string, claudePID int) ([]*Record, error) {
+	return find("", true, session, claudePID)
+}
+
+// RecordsChanged is when the shim records last changed: the time of their
+// directory, which every Write (a rename into it) and Remove changes
+// (zero when there is none). One stat, for a watcher that reads the
+// records only after a change.
+func RecordsChanged() time.Time {
+	fi, err := os.Stat(ShimsDir())
+	if err != nil {
+		return time.Time{}
+	}
+	return fi.ModTime()
+}
+
+func find(server string, all bool, session string, claudePID int) ([]*Record, error) {
 	ents, err := os.ReadDir(ShimsDir())
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -48,7 +71,7 @@ func Find(server, session string, claudePID int) ([]*Record, error) {
 			continue
 		}
 		peek := gjson.GetManyBytes(b, "server", "session", "claude_pid")
-		if !matches(peek[0].String(), peek[1].String(), int(peek[2].Int()), server, session, claudePID) {
+		if !all && peek[0].String() != server || !matches(peek[1].String(), int(peek[2].Int()), session, claudePID) {
 			continue
 		}
 		if !procinfo.Alive(pid) {
@@ -70,13 +93,9 @@ func Find(server, session string, claudePID int) ([]*Record, error) {
 	return out, nil
 }
 
-// matches reports whether a record of recServer, in session recSession
-// under Claude Code recClaude, is one of server's shims in the session
-// asked for.
-func matches(recServer, recSession string, recClaude int, server, session string, claudePID int) bool {
-	if recServer != server {
-		return false
-	}
+// matches reports whether a record in session recSession under Claude
+// Code recClaude is one of the session asked for.
+func matches(recSession string, recClaude int, session string, claudePID int) bool {
 	if session != "" && recSession != "" {
 		return recSession == session
 	}

@@ -1,0 +1,312 @@
+//go:build unix
+
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
+)
+
+// monitorEvent is how Claude Code hands the model a line of the plugin's
+// monitor: a task notification whose summary is the monitor's
+// description (monitors/monitors.json), in a system block after a tool
+// result, or in a user block of its own that wakes an idle session.
+var monitorEvent = regexp.MustCompile(`<summary>Monitor event: "mcp-heal: MCP server changes"</summary>\s*<event>([^<]*)</event>`)
+
+// monitorLines are the monitor's lines the model holds in request r (the
+// whole conversation so far).
+func monitorLines(r *Request) []string {
+	var out []string
+	for _, m := range r.Messages {
+		for _, b := range m.Content {
+			for _, sm := range monitorEvent.FindAllStringSubmatch(b.Text, -1) {
+				out = append(out, sm[1])
+			}
+		}
+	}
+	return out
+}
+
+func hasMonitorLine(r *Request) bool { return len(monitorLines(r)) > 0 }
+
+// isMonitor matches `mcp-heal monitor`, as the plugin's launcher execs it.
+func isMonitor(argv []string) bool { return len(argv) >= 2 && argv[len(argv)-1] == "monitor" }
+
+// waitMonitor waits for the session's monitor process.
+func (s *session) waitMonitor(t *testing.T) proc {
+	t.Helper()
+	var p []proc
+	testenv.WaitFor(t, time.Minute, "the plugin's monitor (mcp-heal monitor) under Claude Code", func() bool {
+		p = findProcs(s.claudePID(), isMonitor)
+		return len(p) > 0
+	})
+	return p[0]
+}
+
+// cpuTime is the CPU time pid used so far (utime + stime, Linux).
+func cpuTime(pid int) time.Duration {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return -1
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	u, _ := strconv.Atoi(f[11])
+	s, _ := strconv.Atoi(f[12])
+	return time.Duration(u+s) * 10 * time.Millisecond // USER_HZ 100
+}
+
+// TestMonitor: the plugin's monitor with the real Claude Code. One
+// healthy interactive session stays idle for five minutes and gets no
+// line (the monitor using next to no CPU), while beside it, one after the
+// other:
+//   - interactive, on 2.1.328 and 2.1.332: a wrapped server killed while
+//     the session is idle: one line (restarted, state gone) wakes the model
+//     before any request of the user's; the next call's result carries no
+//     restart note (the monitor claimed it), so the model is told once;
+//   - interactive: a crash loop and a server whose command is gone: one
+//     line each, with what to run;
+//   - `-p`: Claude Code starts no monitor there (2.1.328 and 2.1.332
+//     alike), so the restart note stays on the result.
+func TestMonitor(t *testing.T) {
+	testenv.NeedsFull(t, "Claude Code")
+	t.Parallel()
+	h := startHealthy(t)
+	for _, version := range []string{testenv.ClaudeCode, testenv.ClaudeCode332} {
+		t.Run("killed idle/"+version[strings.LastIndex(version, "@")+1:], func(t *testing.T) { monitorKilledIdle(t, version) })
+	}
+	t.Run("crash loop and give-up", monitorFailures)
+	t.Run("print", monitorPrint)
+	h.finish(t)
+}
+
+func monitorKilledIdle(t *testing.T, version string) {
+	s := newSession(t,
+		Turn{Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "before"})}},
+		Turn{Text: "Done."},
+		Turn{Text: "Noted."}, // woken by the monitor's line
+		Turn{Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "after"})}},
+		Turn{Text: "Done again."},
+	)
+	s.claude = testenv.NPMBin(t, "claude", version)
+	s.withPlugin()
+	s.addExample("ex", true, nil)
+	ts := s.startInteractive()
+	if !ts.waitScreen("? for shortcuts", time.Minute) {
+		t.Fatalf("interactive claude did not become ready\n%s", ts)
+	}
+	ts.typeLine("Echo before.")
+	if !s.model.WaitTurn(1, 3*time.Minute) {
+		t.Fatalf("the first call never ended\n%s", ts)
+	}
+	ts.waitScreen("? for shortcuts", 30*time.Second)
+	s.waitMonitor(t)
+	killed := time.Now()
+	if _, err := s.killServer(exampleMatch); err != nil {
+		t.Fatal(err)
+	}
+	woke := s.model.WaitRequest(hasMonitorLine, time.Minute)
+	if woke == nil {
+		m := s.model.Main()
+		t.Logf("last request: %s", truncate(tailText(m[len(m)-1]), 3000))
+		t.Fatalf("no line of the monitor reached the model within a minute of the kill\n%s", ts)
+	}
+	lines := monitorLines(woke)
+	t.Logf("%s: the line reached the model %s after the kill, in the request for turn %d: %q", version, woke.At.Sub(killed).Round(time.Millisecond), woke.Turn, lines)
+	if woke.Turn != 2 || len(lines) != 1 || !strings.HasPrefix(lines[0], `mcp-heal: MCP server "ex" was restarted: the server process was killed by signal 9 (SIGKILL); its state from before (open pages, sessions, history) is gone.`) {
+		t.Errorf("want one line, restarted and state gone, waking the model (turn 2) before any request of the user's")
+	}
+	if ts.waitScreen("Monitor event: mcp-heal: MCP server", 30*time.Second) {
+		t.Logf("what the user sees:\n%s", ts.capture())
+	} else {
+		t.Errorf("the user was not shown the line\n%s", ts)
+	}
+	ts.waitScreen("? for shortcuts", 30*time.Second)
+	ts.typeLine("Echo after.")
+	if !s.model.WaitTurn(4, 3*time.Minute) {
+		t.Fatalf("the call after the kill never ended\n%s", ts)
+	}
+	after := mustResult(t, s.model, 4, ToolUseID(3, 0))
+	wantOK(t, "the call after the kill", after, "after")
+	if strings.Contains(after.Text, "was restarted") {
+		t.Errorf("the result after the monitor's line carries the restart note too: %q", after.Text)
+	}
+	last := s.model.ForTurn(4)
+	if n := strings.Count(string(last.Body), "was restarted"); n != 1 || len(monitorLines(last)) != 1 {
+		t.Errorf("the model holds the restart %d times and %d monitor lines at the end, want 1 and 1", n, len(monitorLines(last)))
+	}
+	ts.quit()
+}
+
+// monitorFailures: two wrapped servers, killed while the session is
+// idle: "loop" fails every start from then on (a crash loop), "gone"
+// loses its command (it cannot start). One line each.
+func monitorFailures(t *testing.T) {
+	s := newSession(t,
+		Turn{Tools: []ToolUse{call("loop", "echo", map[string]any{"text": "a"}), call("gone", "echo", map[string]any{"text": "b"})}},
+		Turn{Text: "Done."},
+		Turn{Text: "Noted."}, Turn{Text: "Noted."}, Turn{Text: "Noted."}, Turn{Text: "Noted."},
+	)
+	s.withPlugin()
+	loop := dataFile(s, "starts")
+	if err := os.WriteFile(loop, []byte("1000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.addExample("loop", true, nil, "--fail-starts", "1000", "--fail-file", loop)
+	cmd := filepath.Join(s.home, "bin", "gone-server")
+	os.MkdirAll(filepath.Dir(cmd), 0o755)
+	if err := os.Link(testenv.Binary(t), cmd); err != nil {
+		t.Fatal(err)
+	}
+	s.addStdio("gone", true, nil, cmd, "example-server")
+	ts := s.startInteractive()
+	if !ts.waitScreen("? for shortcuts", time.Minute) {
+		t.Fatalf("interactive claude did not become ready\n%s", ts)
+	}
+	ts.typeLine("Echo through both.")
+	if !s.model.WaitTurn(1, 3*time.Minute) {
+		t.Fatalf("the first calls never ended\n%s", ts)
+	}
+	ts.waitScreen("? for shortcuts", 30*time.Second)
+	s.waitMonitor(t)
+	if err := os.WriteFile(loop, []byte("0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(cmd); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	for _, m := range []func([]string) bool{serverMatch("example-server", "--fail-starts"), serverMatch("gone-server")} {
+		if _, err := s.killServer(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	both := func(r *Request) bool {
+		l := strings.Join(monitorLines(r), "\n")
+		return strings.Contains(l, `"loop" is failing (crash loop)`) && strings.Contains(l, `"gone" cannot start`)
+	}
+	r := s.model.WaitRequest(both, 2*time.Minute)
+	if r == nil {
+		last := s.model.Main()
+		t.Fatalf("the model did not get both lines within two minutes; it holds %q\n%s", monitorLines(last[len(last)-1]), ts)
+	}
+	t.Logf("both lines reached the model %s after the kills", r.At.Sub(killed).Round(time.Millisecond))
+	// The shims keep retrying "loop" in the background: no more lines.
+	time.Sleep(30 * time.Second)
+	main := s.model.Main()
+	lines := monitorLines(main[len(main)-1])
+	t.Logf("the monitor's lines: %q", lines)
+	if len(lines) != 2 {
+		t.Errorf("%d lines, want 2 (one each)", len(lines))
+	}
+	for _, l := range lines {
+		if !strings.Contains(l, "ask the user to run /mcp-heal doctor ") {
+			t.Errorf("line %q does not say what to run", l)
+		}
+	}
+	t.Logf("what the user sees:\n%s", ts.capture())
+	ts.quit()
+}
+
+// monitorPrint: in -p Claude Code starts no monitor, so the restart note
+// stays on the first result after a kill.
+func monitorPrint(t *testing.T) {
+	for _, version := range []string{testenv.ClaudeCode, testenv.ClaudeCode332} {
+		var monitors []proc
+		var s *session
+		s = newSession(t,
+			Turn{Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "before"})}},
+			Turn{Before: func() error {
+				monitors = findProcs(s.claudePID(), isMonitor)
+				_, err := s.killServer(exampleMatch)
+				time.Sleep(2 * time.Second) // the shim restarts it meanwhile
+				return err
+			}, Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "after"})}},
+			Turn{Text: "Done."},
+		)
+		s.claude = testenv.NPMBin(t, "claude", version)
+		s.withPlugin()
+		s.addExample("ex", true, nil)
+		r := s.runP([]string{"Echo twice."}, 3*time.Minute)
+		r.mustOK(t)
+		after := mustResult(t, s.model, 2, ToolUseID(1, 0))
+		wantOK(t, version+": the call after the kill", after, "after")
+		if len(monitors) != 0 || !strings.Contains(after.Text, `MCP server "ex" was restarted`) || hasMonitorLine(s.model.ForTurn(2)) {
+			t.Errorf("%s -p: monitors running %v, result %q: want no monitor and the note on the result", version, monitors, after.Text)
+		}
+	}
+}
+
+// healthy is an interactive session left idle for five minutes.
+type healthy struct {
+	s       *session
+	ts      *tmuxSession
+	idle    time.Time
+	monitor proc
+	cpu     time.Duration
+}
+
+func startHealthy(t *testing.T) *healthy {
+	s := newSession(t,
+		Turn{Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "one"})}},
+		Turn{Text: "Done."},
+		Turn{Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "two"})}},
+		Turn{Text: "Done again."},
+	)
+	s.withPlugin()
+	s.addExample("ex", true, nil)
+	h := &healthy{s: s, ts: s.startInteractive()}
+	if !h.ts.waitScreen("? for shortcuts", time.Minute) {
+		t.Fatalf("interactive claude did not become ready\n%s", h.ts)
+	}
+	h.ts.typeLine("Echo one.")
+	if !s.model.WaitTurn(1, 3*time.Minute) {
+		t.Fatalf("the first call never ended\n%s", h.ts)
+	}
+	h.monitor = s.waitMonitor(t)
+	h.idle, h.cpu = time.Now(), cpuTime(h.monitor.PID)
+	return h
+}
+
+// finish waits out the five idle minutes, makes one more call, and checks
+// that the model never got a line.
+func (h *healthy) finish(t *testing.T) {
+	if d := 5*time.Minute - time.Since(h.idle); d > 0 {
+		time.Sleep(d)
+	}
+	cpu := cpuTime(h.monitor.PID) - h.cpu
+	idle := time.Since(h.idle)
+	h.ts.typeLine("Echo two.")
+	if !h.s.model.WaitTurn(3, 3*time.Minute) {
+		t.Fatalf("the call after the idle time never ended\n%s", h.ts)
+	}
+	wantOK(t, "the call after five idle minutes", mustResult(t, h.s.model, 3, ToolUseID(2, 0)), "two")
+	var lines []string
+	for _, r := range h.s.model.Main() {
+		lines = append(lines, monitorLines(r)...)
+	}
+	t.Logf("healthy session: idle %s; the monitor used %s of CPU meanwhile; %d main requests", idle.Round(time.Second), cpu, len(h.s.model.Main()))
+	if len(lines) != 0 || len(h.s.model.Main()) != 4 {
+		t.Errorf("a healthy session got monitor lines %q or requests of its own (%d main requests, want 4)", lines, len(h.s.model.Main()))
+	}
+	if cpu > 2*time.Second {
+		t.Errorf("the monitor used %s of CPU in %s idle", cpu, idle)
+	}
+	h.ts.quit()
+}
+
+func tailText(r *Request) string {
+	var b strings.Builder
+	for _, m := range r.Tail() {
+		for _, bl := range m.Content {
+			b.WriteString(m.Role + "/" + bl.Type + ": " + bl.Text + string(bl.Content) + " | ")
+		}
+	}
+	return b.String()
+}

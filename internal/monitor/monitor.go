@@ -1,0 +1,250 @@
+// Package monitor is `mcp-heal monitor`, the plugin's monitor: a process
+// Claude Code starts for each interactive session (the plugin's
+// monitors/monitors.json) and hands every line of whose stdout to the
+// model as a task notification, which wakes an idle session. It prints
+// one short line per change of this session's servers that the model
+// should act on: a restart (the state the server held is gone), a crash
+// loop or a command that cannot start (its calls fail: what to run), a
+// server that owes a call and gives no sign of life (state.NotAnswering),
+// a server that works again. A healthy session gets nothing.
+//
+// It watches the shims' state records (internal/state): one stat of the
+// records' directory per poll (state.RecordsChanged: a record is replaced
+// by a rename, which changes the directory's time), and the session's
+// records are read (state.FindSession) only after a change. Lines are bounded in rate (Options.Gap, Options.Burst). A
+// restart's line claims the restart note's told/ marker (note_key) first,
+// so the model hears of a restart once: from the monitor, or from the
+// note on a result, or from the PreToolUse hook, whoever is first.
+package monitor
+
+import (
+	"context"
+	"io"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/health"
+	"github.com/mcp-heal/mcp-heal/internal/procinfo"
+	"github.com/mcp-heal/mcp-heal/internal/state"
+)
+
+// Options configure Run.
+type Options struct {
+	Session   string // CLAUDE_CODE_SESSION_ID: whose shims to watch
+	ClaudePID int    // CLAUDE_PID: the session's Claude Code; Run ends when it is gone
+	Out       io.Writer
+	Poll      time.Duration // how often the records' directory is looked at (1 s)
+	// Settle is how long a restarted server must stay up before its
+	// restart is told (a crash loop is told as one, not as restarts).
+	Settle time.Duration
+	// Gap is the least time between two lines about one server, Burst
+	// the most lines in any minute: what a flapping server can cost the
+	// model.
+	Gap   time.Duration
+	Burst int
+	Now   func() time.Time
+	List  func(session string, claudePID int) ([]*state.Record, error) // state.FindSession
+	Claim func(key string) (bool, error)                               // state.ClaimTold
+	Alive func(pid int) bool                                           // procinfo.Alive
+}
+
+func (o *Options) defaults() {
+	if o.Poll <= 0 {
+		o.Poll = time.Second
+	}
+	if o.Settle <= 0 {
+		o.Settle = time.Second
+	}
+	if o.Gap <= 0 {
+		o.Gap = 20 * time.Second
+	}
+	if o.Burst <= 0 {
+		o.Burst = 4
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.List == nil {
+		o.List = state.FindSession
+	}
+	if o.Claim == nil {
+		o.Claim = state.ClaimTold
+	}
+	if o.Alive == nil {
+		o.Alive = procinfo.Alive
+	}
+}
+
+// Run watches until ctx ends, the session's Claude Code is gone, or a
+// line cannot be written (Claude Code closed the pipe).
+func Run(ctx context.Context, o Options) error {
+	o.defaults()
+	w := newWatcher(o)
+	var last time.Time
+	t := time.NewTicker(o.Poll)
+	defer t.Stop()
+	for first := true; ; first = false {
+		if !first {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-t.C:
+			}
+		}
+		if o.ClaudePID > 0 && !o.Alive(o.ClaudePID) {
+			return nil
+		}
+		now := o.Now()
+		// A rename into the directory changes its time; one within the
+		// last two seconds may hide another in the same tick of a
+		// coarse clock, so the records are read again until it is older.
+		mt := state.RecordsChanged()
+		if !mt.Equal(last) || now.Sub(mt) < 2*time.Second || w.busy() {
+			last = mt
+			recs, err := o.List(o.Session, o.ClaudePID)
+			if err != nil {
+				continue
+			}
+			for _, line := range w.step(now, recs) {
+				if _, err := io.WriteString(o.Out, line+"\n"); err != nil {
+					return nil
+				}
+			}
+		}
+	}
+}
+
+// shim is what the monitor knows of one shim of the session.
+type shim struct {
+	server   string
+	restarts int
+	failed   bool      // its failure was told (or it was failed when first seen and told)
+	restart  bool      // a restart not told yet
+	quiet    time.Time // the not_answering episode told (its since)
+	rec      *state.Record
+}
+
+// watcher turns successive snapshots of the records into lines.
+type watcher struct {
+	o       Options
+	shims   map[string]*shim         // by shim pid and start
+	pending map[string]func() string // by server: the line owed, worded when sent
+	lastAt  map[string]time.Time     // by server: when its last line was sent
+	sent    []time.Time              // lines of the last minute
+}
+
+func newWatcher(o Options) *watcher {
+	return &watcher{o: o, shims: map[string]*shim{}, pending: map[string]func() string{}, lastAt: map[string]time.Time{}}
+}
+
+// busy reports whether a line waits, or a restart waits to settle: the
+// next poll reads the records whatever the directory says.
+func (w *watcher) busy() bool {
+	if len(w.pending) > 0 {
+		return true
+	}
+	for _, s := range w.shims {
+		if s.restart {
+			return true
+		}
+	}
+	return false
+}
+
+// step takes the session's records now and returns the lines to print.
+func (w *watcher) step(now time.Time, recs []*state.Record) []string {
+	live := map[string]bool{}
+	for _, r := range recs {
+		key := r.ShimStart + "/" + r.Started.String() + "/" + itoa(r.ShimPID)
+		live[key] = true
+		s := w.shims[key]
+		if s == nil {
+			// First seen: what happened before is the news of a note
+			// still owed (note_key), or of a failure.
+			s = &shim{server: r.Server, restarts: r.Restarts, restart: r.NoteKey != ""}
+			w.shims[key] = s
+		}
+		s.rec = r
+		if r.Restarts > s.restarts {
+			s.restarts, s.restart = r.Restarts, true
+		}
+		if q := r.NotAnswering; q != nil && r.State == state.Running && !q.Since.Equal(s.quiet) {
+			s.quiet = q.Since
+			rec := r
+			w.pending[r.Server] = func() string { return health.MonitorNotAnswering(rec, w.o.Now()) }
+		}
+		switch {
+		case r.State == state.Failed && !s.failed:
+			s.failed, s.restart = true, false
+			rec := r
+			w.pending[r.Server] = func() string { return health.MonitorFailing(rec) }
+		case r.State == state.Running && s.failed:
+			s.failed, s.restart = false, false
+			rec := r
+			w.pending[r.Server] = func() string {
+				w.claim(rec.NoteKey)
+				return health.MonitorRecovered(rec)
+			}
+		case r.State == state.Running && s.restart && r.ChildPID > 0 && now.Sub(r.ChildStarted) >= w.o.Settle:
+			s.restart = false
+			if r.NoteKey == "" {
+				// The model was told already (an error for the call
+				// the server died under, or the note on a result).
+				break
+			}
+			rec := r
+			w.pending[r.Server] = func() string {
+				if !w.claim(rec.NoteKey) {
+					return "" // a result or a hook told it first
+				}
+				return health.MonitorRestarted(rec)
+			}
+		}
+	}
+	for k := range w.shims {
+		if !live[k] {
+			delete(w.shims, k)
+		}
+	}
+	return w.flush(now)
+}
+
+// claim takes the restart note's told/ marker: true when this line is
+// the one to tell the model of the restart.
+func (w *watcher) claim(key string) bool {
+	if key == "" {
+		return true
+	}
+	won, err := w.o.Claim(key)
+	return err == nil && won
+}
+
+// flush sends the lines the rate allows: one per server per Gap, Burst in
+// any minute; the rest wait (a newer line about a server replaces the one
+// waiting).
+func (w *watcher) flush(now time.Time) []string {
+	kept := w.sent[:0]
+	for _, t := range w.sent {
+		if now.Sub(t) < time.Minute {
+			kept = append(kept, t)
+		}
+	}
+	w.sent = kept
+	var out []string
+	for _, server := range sortedKeys(w.pending) {
+		if len(w.sent) >= w.o.Burst {
+			break
+		}
+		if t, ok := w.lastAt[server]; ok && now.Sub(t) < w.o.Gap {
+			continue
+		}
+		line := w.pending[server]()
+		delete(w.pending, server)
+		if line == "" {
+			continue
+		}
+		w.lastAt[server] = now
+		w.sent = append(w.sent, now)
+		out = append(out, line)
+	}
+	return out
+}

@@ -1,0 +1,81 @@
+//go:build unix
+
+package monitor
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
+)
+
+// syncBuf is the monitor's stdout.
+type syncBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestRunWatchesRecords: Run sees a record written into the state
+// directory (a real record of a live process, read through
+// state.FindSession), prints its failure once, says nothing of another
+// session's failing shim, and ends when the session's Claude Code is
+// gone.
+func TestRunWatchesRecords(t *testing.T) {
+	testenv.UseStateDir(t, testenv.TempDir(t))
+	claude := exec.Command("sleep", "60")
+	if err := claude.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer claude.Process.Kill()
+	out := &syncBuf{}
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(context.Background(), Options{Session: "s1", ClaudePID: claude.Process.Pid, Out: out, Poll: 20 * time.Millisecond})
+	}()
+	other := &state.Record{Server: "other", Session: "s2", ClaudePID: 1, ShimPID: claude.Process.Pid, State: state.Failed, Failure: "cannot-start", LastError: "command not found: /x", Started: time.Now()}
+	if err := state.Write(other); err != nil {
+		t.Fatal(err)
+	}
+	r := &state.Record{Server: "gone", Session: "s1", ClaudePID: claude.Process.Pid, ShimPID: os.Getpid(), State: state.Running, Started: time.Now()}
+	if err := state.Write(r); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if s := out.String(); s != "" {
+		t.Fatalf("healthy: %q", s)
+	}
+	r.State, r.Failure, r.LastError = state.Failed, "cannot-start", "command not found: /opt/gone"
+	if err := state.Write(r); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, 5*time.Second, "the line", func() bool { return strings.Contains(out.String(), `"gone" cannot start`) })
+	time.Sleep(200 * time.Millisecond)
+	if n := strings.Count(out.String(), "\n"); n != 1 {
+		t.Fatalf("%d lines: %q", n, out.String())
+	}
+	claude.Process.Kill()
+	claude.Wait()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not end when Claude Code was gone")
+	}
+}
