@@ -56,7 +56,7 @@ echo "$1 $2" >> '` + trace + `'
 			t.Fatal(err)
 		}
 	}
-	a, b := filepath.Join(l.home, "a"), filepath.Join(l.home, "b")
+	a, b := filepath.Join(l.home, "a"), filepath.Join(l.home, "b 'q' |x")
 	run := func(stateHome, event string) {
 		t.Helper()
 		cmd := exec.Command(filepath.Join(l.root, "plugin", "mcp-heal"), "hook", event)
