@@ -46,6 +46,7 @@ func runExampleServer(ctx context.Context, env *Env, args []string) error {
 	fs.StringVar(&o.CatalogFile, "catalog-file", "", "extra tools, prompts, resources ('tool NAME' lines...): re-read every 50 ms, changes announced with list_changed")
 	fs.StringVar(&o.HangFile, "hang-file", "", "a tools/call arriving while this file exists removes it and hangs the server (no answers, pings included)")
 	fs.BoolVar(&o.CrashOnDiscover, "crash-on-discover", false, "exit 1 on server/discover, like servers that die on unknown methods")
+	fs.BoolVar(&o.Faults.TestTools, "test-tools", false, "add the tools a proxy's tests call (badtext: an answer holding invalid UTF-8 and lone surrogates; cutshort; ...)")
 	if err := parseFlags(env, fs, "example-server [flags]", exampleServerHelp, args); err != nil {
 		return err
 	}

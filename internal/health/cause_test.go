@@ -9,6 +9,7 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/text"
 )
 
 // causes is one of each cause the shim reports, local and remote.
@@ -179,5 +180,16 @@ func TestShimSentencesRead(t *testing.T) {
 		if tt.got != tt.want {
 			t.Errorf("got  %s\nwant %s", tt.got, tt.want)
 		}
+	}
+}
+
+// TestExitSummaryQuotesOnce: a remote's error body, in both the exit's
+// reason and the last error, is given once, whole and quoted.
+func TestExitSummaryQuotesOnce(t *testing.T) {
+	said := text.Said("the server", strings.Repeat("busy ", 30))
+	r := &state.Record{LastExit: &state.Exit{Reason: "server unavailable: HTTP 503, " + said}, LastError: "http://h/mcp is unavailable: HTTP 503, " + said, Restarts: 1}
+	got := health.ExitSummary(r)
+	if strings.Count(got, "«") != 1 || !strings.Contains(got, said) {
+		t.Errorf("ExitSummary = %q, want the server's words once, whole: %q", got, said)
 	}
 }

@@ -149,15 +149,33 @@ func ExitText(e *state.Exit) string {
 	return ""
 }
 
+// sameWords reports whether b quotes a server's words (text.Quote) that a
+// quotes already.
+func sameWords(a, b string) bool {
+	i := strings.Index(b, "«")
+	if i < 0 {
+		return false
+	}
+	j := strings.Index(b[i:], "»")
+	if j < 0 {
+		return false
+	}
+	return strings.Contains(a, b[i:i+j+len("»")])
+}
+
 // ExitSummary says in a few words how a shim's child last ended: exit
 // status, last error, last stderr line, restarts.
 func ExitSummary(r *state.Record) string {
 	var parts []string
 	if t := ExitText(r.LastExit); t != "" {
-		parts = append(parts, text.Clip(t, 160))
+		parts = append(parts, text.Clip(t, 240))
 	}
-	if r.LastError != "" && (len(parts) == 0 || !strings.Contains(parts[0], r.LastError)) {
-		parts = append(parts, text.Clip(r.LastError, 160))
+	// The last error often repeats the exit's reason in other words (a
+	// remote's "server unavailable: HTTP 503, the server said: «…»" and
+	// "<url> is unavailable: HTTP 503, the server said: «…»"): the
+	// server's words are given once.
+	if e := r.LastError; e != "" && (len(parts) == 0 || !strings.Contains(parts[0], e) && !sameWords(parts[0], e)) {
+		parts = append(parts, text.Clip(e, 240))
 	}
 	if n := len(r.StderrTail); n > 0 {
 		parts = append(parts, text.Said("its stderr", r.StderrTail[n-1]))

@@ -177,7 +177,33 @@ func BenchmarkRelay(b *testing.B) {
 	report(b, fmt.Sprintf("| throughput, 16 in flight (calls/s) | %.0f | %.0f (%.2f× direct) | %.0f (%.2f× direct) | **%.2f×** |",
 		rate(d), rate(rl), rate(rl)/rate(d), rate(sh), rate(sh)/rate(d), rate(sh)/rate(rl)))
 	b.ReportMetric(rate(sh)/rate(rl), "throughput-shim/relay")
+
+	// The true memory of a wrapped server: the shim and the guardian it
+	// runs the server under (its child), after the calls above.
+	mem := func(pids ...int) string {
+		var rss, anon int
+		for _, p := range pids {
+			rss, anon = rss+rssKB(p), anon+anonKB(p)
+		}
+		return fmt.Sprintf("%.1f MiB VmRSS, %.1f MiB private (RssAnon)", float64(rss)/1024, float64(anon)/1024)
+	}
+	g := childOf(sh.pid)
+	report(b, fmt.Sprintf("| memory after the calls | — | relay: %s | shim: %s; guardian: %s; together: %s | — |", mem(rl.pid), mem(sh.pid), mem(g), mem(sh.pid, g)))
 	report(b, "load average after: "+loadavg())
+}
+
+// childOf is the first child of pid (Linux: each thread lists the
+// children it started), -1 when there is none.
+func childOf(pid int) int {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, t := range tasks {
+		b, _ := os.ReadFile(t)
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			n, _ := strconv.Atoi(f[0])
+			return n
+		}
+	}
+	return -1
 }
 
 // BenchmarkRelayLoaded: the latency workload beside one CPU-bound process
