@@ -78,10 +78,18 @@ func installRelease(t *testing.T, s *session, dir string) (root, data string) {
 			InstallPath string `json:"installPath"`
 		}
 		i := strings.Index(string(out), "[")
-		if i < 0 || json.Unmarshal(out[i:], &list) != nil || len(list) != 1 || list[0].ID != "mcp-heal@mcp-heal" || !list[0].Enabled {
+		if i < 0 || json.Unmarshal(out[i:], &list) != nil {
+			t.Fatalf("plugin list: got %s, want a JSON list", out)
+		}
+		// 2.1.332 lists its built-in plugins (cc-plugin-...@builtin) too.
+		for _, p := range list {
+			if p.ID == "mcp-heal@mcp-heal" && p.Enabled {
+				root = p.InstallPath
+			}
+		}
+		if root == "" {
 			t.Fatalf("plugin list: got %s, want mcp-heal@mcp-heal enabled", out)
 		}
-		root = list[0].InstallPath
 	}
 	return root, filepath.Join(s.home, ".claude", "plugins", "data", "mcp-heal-mcp-heal")
 }
