@@ -1,7 +1,7 @@
 # Sourced by plugin/mcp-heal in a source checkout (never in the released
 # plugin, which has no go.mod): build the mcp-heal binary with the local Go
-# into the plugin's cache. The caller has set root, cache, key, bin, kind
-# and go_min, and defined say and install_stable.
+# into the plugin's cache. The caller has set root, data, cache, key, bin,
+# kind and go_min, and defined say and keep_stable.
 
 building="mcp-heal: building its binary from source with the local Go (needs Go $go_min or newer; the first build takes about a minute, up to a few on a slow machine)"
 
@@ -64,12 +64,17 @@ lock() {
 # first (in the background for hooks, which pass through until it is
 # ready; the command waits), or says why there is none and exits 0.
 from_source() {
-	nocache="mcp-heal: cannot build its binary: ${data:-$datah}/bin cannot be written (read-only, full, a symlink or another user's), so mcp-heal's hooks are off."
+	where=$root/bin/.build
+	[ -n "$data" ] && where=$data/bin
+	nocache="mcp-heal: cannot build its binary: $where cannot be written (read-only, full, a symlink or another user's), so mcp-heal's hooks are off."
 	if [ -z "$cache" ]; then
 		say nocache "$nocache"
 		exit 0
 	fi
 	if [ $kind = hook ]; then
+		# PreToolUse, before every MCP call, starts no build and says
+		# nothing (SessionStart does): the call goes through.
+		[ "$event" = PreToolUse ] && exit 0
 		if [ -e "$cache/.build-failed-$key" ]; then
 			why=
 			IFS= read -r why <"$cache/.build-failed-$key"
@@ -106,7 +111,7 @@ from_source() {
 		done
 	fi
 	if [ -x "$bin" ]; then
-		install_stable
+		keep_stable
 		return 0
 	fi
 	why="the build did not finish"

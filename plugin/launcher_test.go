@@ -97,7 +97,7 @@ func TestLauncherBuildsOnceConcurrently(t *testing.T) {
 	ents, _ := os.ReadDir(filepath.Join(l.data, "bin"))
 	var names []string
 	for _, e := range ents {
-		if e.Name() != "build.log" {
+		if e.Name() != "build.log" && e.Name() != "paths" { // paths: the binary's answer, recorded
 			names = append(names, e.Name())
 		}
 	}
@@ -178,12 +178,14 @@ func TestLauncherPreToolUseHealthyPath(t *testing.T) {
 	trace := filepath.Join(l.home, "ran")
 	fake := filepath.Join(l.home, "fake-mcp-heal")
 	const payload = `{"hook_event_name":"PreToolUse","tool_name":"mcp__a__b","mcp_server":{"name":"a"}}`
-	if err := os.WriteFile(fake, []byte("#!/bin/sh\ncat > '"+trace+"'\necho '{\"decided\":true}'\n"), 0o755); err != nil {
+	// `paths` is the real binary's: the launcher records its answer.
+	script := "#!/bin/sh\n[ \"$1\" = paths ] && exec '" + testenv.Binary(t) + "' paths\ncat > '" + trace + "'\necho '{\"decided\":true}'\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("MCP_HEAL_BIN", fake)
-	run := func() string {
-		cmd := exec.Command(filepath.Join(l.root, "plugin", "mcp-heal"), "hook", "PreToolUse")
+	run := func(event string) string {
+		cmd := exec.Command(filepath.Join(l.root, "plugin", "mcp-heal"), "hook", event)
 		cmd.Env = append(claudeEnv(l.home), "CLAUDE_PLUGIN_ROOT="+l.root, "CLAUDE_PLUGIN_DATA="+l.data, "MCP_HEAL_BIN="+fake)
 		cmd.Stdin = strings.NewReader(payload)
 		out, err := cmd.Output()
@@ -192,7 +194,10 @@ func TestLauncherPreToolUseHealthyPath(t *testing.T) {
 		}
 		return string(out)
 	}
-	if out := run(); out != "" {
+	// A session starts with SessionStart, which records the paths.
+	run("SessionStart")
+	os.Remove(trace)
+	if out := run("PreToolUse"); out != "" {
 		t.Fatalf("healthy path printed %q, want nothing", out)
 	}
 	if _, err := os.Stat(trace); err == nil {
@@ -203,7 +208,7 @@ func TestLauncherPreToolUseHealthyPath(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(att, "shim-12345"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if out := run(); !strings.Contains(out, "decided") {
+	if out := run("PreToolUse"); !strings.Contains(out, "decided") {
 		t.Fatalf("with a marker: got %q, want the binary's reply", out)
 	}
 	got, err := os.ReadFile(trace)
@@ -220,7 +225,7 @@ func TestLauncherPreToolUseHealthyPath(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(att, ".server-a.77.tmp"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if out := run(); out != "" {
+	if out := run("PreToolUse"); out != "" {
 		t.Fatalf("with only a temporary file: got %q, want the healthy path", out)
 	}
 }

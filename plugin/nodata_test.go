@@ -47,9 +47,10 @@ func stableDir(t *testing.T, home string) []string {
 // TestCommandWithoutPluginDataMakesNoSecondCopy is issue 26's item 4: run
 // as `/mcp-heal` runs it (no CLAUDE_PLUGIN_DATA), the launcher took the
 // stable copy's directory for its cache and left a second checked copy,
-// bin/mcp-heal-<version>, beside the stable one. Now the stable copy is
-// what it runs; with none yet, it checks the bundled binary and installs
-// the stable copy from it, and nothing else.
+// bin/mcp-heal-<version>, beside the stable one. Now it checks the bundled
+// binary on every run (without plugin data there is no record of where
+// the binary puts the stable copy, issue 26) and installs the stable copy
+// from it, and nothing else.
 func TestCommandWithoutPluginDataMakesNoSecondCopy(t *testing.T) {
 	unixOnly(t, shLauncher)
 	want := []string{"mcp-heal", "mcp-heal.version"}
@@ -75,10 +76,10 @@ func TestCommandWithoutPluginDataMakesNoSecondCopy(t *testing.T) {
 		if got := stableDir(t, home); !slices.Equal(got, want) {
 			t.Errorf("stable dir: got %q, want %q", got, want)
 		}
-		// The stable copy now serves: the bundled file is not run again.
+		// Checked on every run: a changed bundled file never runs.
 		os.WriteFile(bundled, []byte("#!/bin/sh\necho tampered\n"), 0o755)
-		if out, _ := runNoData(t, root, home, "command", "version"); !strings.HasPrefix(out, "mcp-heal ") {
-			t.Fatalf("stable copy not used: got %q", out)
+		if out, errOut := runNoData(t, root, home, "command", "version"); strings.Contains(out+errOut, "tampered") {
+			t.Fatalf("a changed bundled binary ran: %q %q", out, errOut)
 		}
 	})
 }

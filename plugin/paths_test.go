@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // stubUname writes a `uname` that reports sysname and machine into a
@@ -22,52 +20,76 @@ func stubUname(t *testing.T, sysname, machine string) string {
 	return dir
 }
 
-// TestLauncherPathsAgreeWithBinary: the launcher (which checks the
-// attention directory with builtins before every MCP call, and installs
-// the stable copy wrapped servers run) and the binary (which writes the
-// state and reads the stable copy's path) compute the same paths, for each
-// platform the release builds and for each way the environment can set
-// them. The launcher sees the platform through a stub `uname`; the binary
-// computes the platform's rule with --goos. This is the macOS bug of
-// issue 8: the binary used ~/Library/Application Support on darwin while
-// the launcher looked under ~/.local/state.
-func TestLauncherPathsAgreeWithBinary(t *testing.T) {
+// TestLauncherFastPathFollowsBinaryPaths: the launcher has no path rule of
+// its own (issue 26): its PreToolUse fast path looks in the attention
+// directory the binary named (`mcp-heal paths`, recorded under the
+// environment it was resolved for), and when HOME or an XDG_* variable
+// changes, the record no longer holds and the binary decides and answers
+// again. The binary here names a directory no shell rule would guess, as
+// adrg/xdg's ~/Library/Application Support was on macOS. Before, the
+// launcher computed ~/.local/state/mcp-heal/attention itself: it ran the
+// binary for a marker the binary does not read and skipped it for one it
+// does.
+func TestLauncherFastPathFollowsBinaryPaths(t *testing.T) {
 	unixOnly(t, shLauncher)
-	bin := testenv.Binary(t)
-	launcher := filepath.Join(testenv.ModuleRoot(t), "plugin", "mcp-heal")
-	envs := map[string][]string{
-		"defaults":     {"HOME=/home/u"},
-		"xdg":          {"HOME=/home/u", "XDG_STATE_HOME=/s", "XDG_DATA_HOME=/d", "XDG_RUNTIME_DIR=/run/user/7", "CLAUDE_PLUGIN_DATA=/p/data"},
-		"relative xdg": {"HOME=/home/u", "XDG_STATE_HOME=rel/state", "XDG_DATA_HOME=./d", "XDG_RUNTIME_DIR=r", "CLAUDE_PLUGIN_DATA=p"},
-		"no home":      {},
-		"empty values": {"HOME=/h", "XDG_STATE_HOME=", "XDG_DATA_HOME=", "CLAUDE_PLUGIN_DATA="},
+	l := newLauncherEnv(t)
+	trace := filepath.Join(l.home, "ran")
+	fake := filepath.Join(l.home, "fake-mcp-heal")
+	script := `#!/bin/sh
+if [ "$1" = paths ]; then
+	printf 'state=%s\nattention=%s\ndata=%s\nstable=%s\nruntime=%s\nplugin_data=\n' "$XDG_STATE_HOME/x" "$XDG_STATE_HOME/elsewhere" "$HOME/d" "$HOME/d/bin/mcp-heal" "$XDG_STATE_HOME/x/run"
+	exit 0
+fi
+echo "$1 $2" >> '` + trace + `'
+`
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
 	}
-	for _, target := range []struct{ goos, sysname, machine string }{
-		{"linux", "Linux", "x86_64"},
-		{"linux", "Linux", "aarch64"},
-		{"darwin", "Darwin", "x86_64"},
-		{"darwin", "Darwin", "arm64"},
-	} {
-		for name, env := range envs {
-			t.Run(target.sysname+"-"+target.machine+"/"+name, func(t *testing.T) {
-				path := "PATH=" + stubUname(t, target.sysname, target.machine) + ":/usr/bin:/bin"
-				cmd := exec.Command(launcher, "paths")
-				cmd.Env = append([]string{path}, env...)
-				sh, err := cmd.CombinedOutput()
-				if err != nil {
-					t.Fatalf("launcher paths: %v\n%s", err, sh)
-				}
-				cmd = exec.Command(bin, "paths", "--goos", target.goos)
-				cmd.Env = append([]string{path}, env...)
-				goOut, err := cmd.CombinedOutput()
-				if err != nil {
-					t.Fatalf("mcp-heal paths: %v\n%s", err, goOut)
-				}
-				if string(sh) != string(goOut) || strings.Count(string(sh), "\n") != 6 {
-					t.Fatalf("launcher and binary disagree\nlauncher:\n%s\nbinary:\n%s", sh, goOut)
-				}
-			})
+	ran := func() bool {
+		_, err := os.Stat(trace)
+		os.Remove(trace)
+		return err == nil
+	}
+	mark := func(dir string) {
+		os.MkdirAll(dir, 0o700)
+		if err := os.WriteFile(filepath.Join(dir, "shim-1"), nil, 0o600); err != nil {
+			t.Fatal(err)
 		}
+	}
+	a, b := filepath.Join(l.home, "a"), filepath.Join(l.home, "b 'q' |x")
+	run := func(stateHome, event string) {
+		t.Helper()
+		cmd := exec.Command(filepath.Join(l.root, "plugin", "mcp-heal"), "hook", event)
+		cmd.Env = append(claudeEnv(l.home), "XDG_STATE_HOME="+stateHome, "CLAUDE_PLUGIN_ROOT="+l.root,
+			"CLAUDE_PLUGIN_DATA="+l.data, "MCP_HEAL_BIN="+fake)
+		cmd.Stdin = strings.NewReader(`{}`)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("launcher: %v\n%s", err, out)
+		}
+	}
+	run(a, "SessionStart")
+	ran()
+	// A marker where a shell rule would look is not the binary's.
+	mark(filepath.Join(a, "mcp-heal", "attention"))
+	if run(a, "PreToolUse"); ran() {
+		t.Fatal("the binary ran for a marker outside the attention directory it named")
+	}
+	mark(filepath.Join(a, "elsewhere"))
+	if run(a, "PreToolUse"); !ran() {
+		t.Fatal("a marker in the attention directory the binary named: the binary did not run")
+	}
+	// XDG_STATE_HOME changed: the record is another environment's.
+	mark(filepath.Join(b, "elsewhere"))
+	if run(b, "PreToolUse"); !ran() {
+		t.Fatal("XDG_STATE_HOME changed: the fast path used the old record (or a rule of its own), the binary did not run")
+	}
+	os.RemoveAll(filepath.Join(b, "elsewhere"))
+	if run(b, "PreToolUse"); ran() {
+		t.Fatal("after the change, with the binary's new attention directory empty: the binary ran")
+	}
+	rec, err := os.ReadFile(filepath.Join(l.data, "bin", "paths"))
+	if err != nil || !strings.Contains(string(rec), "attention="+filepath.Join(b, "elsewhere")+"\n") {
+		t.Fatalf("the record: %q (%v), want the binary's new answer", rec, err)
 	}
 }
 

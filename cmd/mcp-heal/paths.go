@@ -13,8 +13,8 @@ const pathsHelp = `
 Print where mcp-heal keeps its state, attention markers, data, the stable
 binary wrapped servers run, sockets and the plugin's cache (the directory
 the hooks use; empty until a session started with the plugin), one
-name=path a line. --goos computes them for another platform (the plugin's launcher is
-checked against this).
+name=path a line: adrg/xdg's answer, which the plugin's launcher records and
+reads. --goos computes them for another platform.
 `
 
 func runPaths(ctx context.Context, env *Env, args []string) error {
@@ -26,7 +26,10 @@ func runPaths(ctx context.Context, env *Env, args []string) error {
 	if fs.NArg() > 0 {
 		return &usageError{msg: fmt.Sprintf("paths takes no arguments, got %q", fs.Arg(0))}
 	}
-	p := paths.For(*goos, env.Getenv)
+	p := paths.Current()
+	if *goos != runtime.GOOS {
+		p = paths.For(*goos, env.Getenv)
+	}
 	if p.PluginData == "" && *goos == runtime.GOOS {
 		// Run from a command's `!` line or the Bash tool, which have no
 		// CLAUDE_PLUGIN_DATA: the directory the hooks recorded.

@@ -73,7 +73,7 @@ func runRewrite(env *Env, args []string, unwrap bool) error {
 		return &usageError{msg: "no servers named", hint: fmt.Sprintf("run 'mcp-heal %s --all', or name servers (see 'mcp-heal status')", name)}
 	}
 	// (A preview of everything is harmless: `/mcp-heal wrap --dry-run`.)
-	if err := req.Complete(env.Getenv, keepFor); err != nil {
+	if err := req.Complete(keepFor); err != nil {
 		return err
 	}
 	o, err := cf.options(env)

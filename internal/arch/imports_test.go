@@ -52,3 +52,42 @@ func deps(t *testing.T, pkg string) []string {
 	}
 	return d
 }
+
+// TestPathsFromXDG: adrg/xdg, the design's library for paths, is the
+// product's one source of them (issue 26): internal/paths imports it and
+// is the only product package that does (testenv, a test helper, reloads
+// it), and the packages that keep things on disk take their directories
+// from internal/paths. Before, xdg was imported by testenv alone and
+// internal/paths wrote its own rule.
+func TestPathsFromXDG(t *testing.T) {
+	if testenv.UnderWine() {
+		t.Skip("reads the import graph with the go command, which the Wine prefix lacks (the Linux run checks it)")
+	}
+	const xdg = "github.com/adrg/xdg"
+	cmd := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", module+"...")
+	cmd.Dir = testenv.ModuleRoot(t)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v (the test needs the go command)", err)
+	}
+	var importers []string
+	for line := range strings.Lines(string(out)) {
+		f := strings.Fields(line)
+		if len(f) > 0 && slices.Contains(f[1:], xdg) {
+			importers = append(importers, strings.TrimPrefix(f[0], module))
+		}
+	}
+	if !slices.Contains(importers, "internal/paths") {
+		t.Errorf("internal/paths does not import %s: the product's paths do not come from it", xdg)
+	}
+	for _, p := range importers {
+		if p != "internal/paths" && p != "internal/testenv" {
+			t.Errorf("%s imports %s: paths come from internal/paths, which reads it", p, xdg)
+		}
+	}
+	for _, pkg := range []string{"internal/state", "internal/keep", "internal/claudecfg", "cmd/mcp-heal"} {
+		if !slices.Contains(deps(t, pkg), module+"internal/paths") {
+			t.Errorf("%s does not depend on internal/paths", pkg)
+		}
+	}
+}

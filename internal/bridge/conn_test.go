@@ -62,8 +62,8 @@ func TestStaleSessionIsReportedAndUndelivered(t *testing.T) {
 	for _, tc := range []struct {
 		kind, reason string
 	}{
-		{everythingHTTP, "session lost: HTTP 400 Bad Request: No valid session ID provided"},
-		{goSDKStateful, "session lost: HTTP 404 session not found"},
+		{everythingHTTP, "session lost: HTTP 400, the server said: «Bad Request: No valid session ID provided»"},
+		{goSDKStateful, "session lost: HTTP 404, the server said: «session not found»"},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			srv := newServer(t, tc.kind)

@@ -301,7 +301,7 @@ func TestShimResendsCallsRefusedByStaleSession(t *testing.T) {
 	if n := gjson.GetBytes(rec, "retried").Int(); n < 1 {
 		t.Errorf("state record retried = %d, want the refused calls re-sent: %s", n, rec)
 	}
-	if r := gjson.GetBytes(rec, "last_exit.reason").Str; r != "session lost: HTTP 404 session not found" {
+	if r := gjson.GetBytes(rec, "last_exit.reason").Str; r != "session lost: HTTP 404, the server said: «session not found»" {
 		t.Errorf("last exit reason %q: %s", r, rec)
 	}
 	t.Logf("record: restarts=%d retried=%d failed_calls=%d last_exit=%q",

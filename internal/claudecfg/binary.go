@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 
 	dirs "github.com/mcp-heal/mcp-heal/internal/paths"
@@ -43,8 +42,8 @@ var ErrTemporaryBuild = errors.New("this mcp-heal is a temporary 'go run' build,
 // DefaultShim is the binary wrapped entries run: the stable copy the
 // plugin installs (paths.StableBinary, which survives plugin updates) when
 // present, else the running binary.
-func DefaultShim(getenv func(string) string) (string, error) {
-	stable := dirs.For(runtime.GOOS, getenv).StableBinary
+func DefaultShim() (string, error) {
+	stable := dirs.Current().StableBinary
 	if st, err := os.Stat(stable); err == nil && !st.IsDir() {
 		return stable, nil
 	}

@@ -4,17 +4,21 @@
 // and the stable binary wrapped servers point at, the runtime directory for
 // sockets, and the plugin's data directory.
 //
-// The plugin's launcher (plugin/mcp-heal, POSIX sh) computes the same paths
-// with shell builtins so that its healthy path never starts a process; the
-// two must agree on every platform the release builds, which
-// plugin/paths_test.go checks by running both (the launcher with a stub
-// `uname`). Change one, change the other.
+// The base directories come from adrg/xdg (Current): on Linux
+// ~/.local/state and ~/.local/share, on macOS ~/Library/Application
+// Support, on Windows %LOCALAPPDATA%, absolute XDG_* values winning. The
+// plugin's sh launcher has no rule of its own: it records what `mcp-heal
+// paths` prints, with the environment it was resolved for, and its
+// PreToolUse fast path reads the attention directory from that record
+// (plugin/mcp-heal). For computes the same rule for another platform
+// (`mcp-heal paths --goos`, the Windows launcher, wrap's tests of Windows
+// entries); TestForIsCurrent holds the two together on the platform the
+// tests run on.
 //
-// The rule is XDG-style on every unix, macOS included: Claude Code users on
-// a Mac live in a terminal, the launcher cannot afford to ask the OS, and
-// ~/Library/Application Support (adrg/xdg's darwin default) would be a
-// second rule the launcher had to mirror. Absolute XDG_* values win;
-// relative ones are ignored, as the XDG Base Directory spec says.
+// macOS moved from ~/.local to ~/Library/Application Support: a
+// directory of the old layout that exists keeps being used (darwinLegacy),
+// so entries wrapped earlier (which run ~/.local/share/mcp-heal/bin/mcp-heal)
+// get the new binary and kept servers' sockets are found where they are.
 package paths
 
 import (
@@ -22,13 +26,16 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
+
+	"github.com/adrg/xdg"
 )
 
 // Paths are the directories and files of one user on one platform.
 type Paths struct {
-	State        string // $XDG_STATE_HOME/mcp-heal
+	State        string // $XDG_STATE_HOME/mcp-heal (macOS, Windows: <base>/mcp-heal/state)
 	Attention    string // State/attention
-	Data         string // $XDG_DATA_HOME/mcp-heal
+	Data         string // $XDG_DATA_HOME/mcp-heal (macOS, Windows: <base>/mcp-heal/data)
 	StableBinary string // Data/bin/mcp-heal: what wrapped server entries run
 	Runtime      string // $XDG_RUNTIME_DIR/mcp-heal, else State/run: sockets
 	// PluginData is $CLAUDE_PLUGIN_DATA, the launcher's private cache, or
@@ -40,12 +47,55 @@ type Paths struct {
 
 // noHome stands for a missing $HOME: nothing can be created under it, so
 // state writes fail (hooks fail open) instead of landing in the working
-// directory. The launcher uses the same stand-in.
+// directory (adrg/xdg would take "/").
 const noHome = "/nonexistent"
 
-// For computes the paths for goos from an environment. Windows, which the
-// shim does not support yet, keeps everything under %LOCALAPPDATA%\mcp-heal
-// unless XDG_* say otherwise.
+// bases are the XDG base directories of one platform, and whether each is
+// the user's own (set by its variable, or macOS's old layout): then
+// mcp-heal's directory is <base>/mcp-heal on every platform. runtime is ""
+// when XDG_RUNTIME_DIR is not set.
+type bases struct {
+	state, data, runtime string
+	stateSet, dataSet    bool
+}
+
+// build hangs mcp-heal's paths from the bases. Where state and data share
+// one default base (macOS's Application Support, Windows' LocalAppData),
+// each gets its own subdirectory.
+func build(goos string, b bases, pluginData string) Paths {
+	join := func(elem ...string) string { return filepath.ToSlash(filepath.Join(elem...)) }
+	if goos == "windows" {
+		join = WindowsJoin
+	}
+	shared := goos == "darwin" || goos == "windows"
+	state, data := join(b.state, "mcp-heal"), join(b.data, "mcp-heal")
+	if shared && !b.stateSet {
+		state = join(state, "state")
+	}
+	if shared && !b.dataSet {
+		data = join(data, "data")
+	}
+	p := Paths{
+		State:        state,
+		Attention:    join(state, "attention"),
+		Data:         data,
+		StableBinary: join(data, "bin", "mcp-heal"),
+		Runtime:      join(state, "run"),
+		PluginData:   pluginData,
+	}
+	if goos == "windows" {
+		p.StableBinary += ".exe"
+	}
+	if b.runtime != "" {
+		p.Runtime = join(b.runtime, "mcp-heal")
+	}
+	return p
+}
+
+// For computes the paths for goos from an environment, with adrg/xdg's
+// defaults for that platform (xdg itself answers for this one only).
+// Relative XDG_* values are ignored, as the XDG Base Directory spec says.
+// It never looks at the disk: the macOS move's old layout is Current's.
 func For(goos string, getenv func(string) string) Paths {
 	home := getenv("HOME")
 	if goos == "windows" && home == "" {
@@ -54,52 +104,130 @@ func For(goos string, getenv func(string) string) Paths {
 	if home == "" {
 		home = noHome
 	}
-	// Computing another platform's paths (mcp-heal paths --goos, wrap's
-	// tests of Windows entries on Linux) must not use this platform's
+	// Computing another platform's paths must not use this platform's
 	// separator.
 	join := func(elem ...string) string { return filepath.ToSlash(filepath.Join(elem...)) }
-	if goos == "windows" {
-		join = WindowsJoin
-	}
-	// under is $env/mcp-heal when env holds an absolute path, else def.
-	under := func(env string, def ...string) string {
-		if v := getenv(env); isAbs(goos, v) {
-			return join(v, "mcp-heal")
-		}
-		return join(def...)
-	}
-	state := under("XDG_STATE_HOME", home, ".local", "state", "mcp-heal")
-	data := under("XDG_DATA_HOME", home, ".local", "share", "mcp-heal")
-	if goos == "windows" {
+	def := join(home, ".local", "state")
+	defData := join(home, ".local", "share")
+	switch goos {
+	case "darwin":
+		def = join(home, "Library", "Application Support")
+		defData = def
+	case "windows":
 		local := getenv("LOCALAPPDATA")
 		if !isAbs(goos, local) {
-			local = join(home, "AppData", "Local")
+			local = WindowsJoin(home, "AppData", "Local")
 		}
-		state = under("XDG_STATE_HOME", local, "mcp-heal", "state")
-		data = under("XDG_DATA_HOME", local, "mcp-heal", "data")
+		def, defData = local, local
 	}
-	p := Paths{
-		State:        state,
-		Attention:    join(state, "attention"),
-		Data:         data,
-		StableBinary: join(data, "bin", "mcp-heal"),
-		Runtime:      join(state, "run"),
-	}
-	if goos == "windows" {
-		p.StableBinary += ".exe"
-	}
+	var b bases
+	b.state, b.stateSet = envOr(goos, getenv, "XDG_STATE_HOME", def)
+	b.data, b.dataSet = envOr(goos, getenv, "XDG_DATA_HOME", defData)
 	if v := getenv("XDG_RUNTIME_DIR"); isAbs(goos, v) {
-		p.Runtime = join(v, "mcp-heal")
+		b.runtime = v
 	}
-	if v := getenv("CLAUDE_PLUGIN_DATA"); isAbs(goos, v) {
-		p.PluginData = v
+	pd := getenv("CLAUDE_PLUGIN_DATA")
+	if !isAbs(goos, pd) {
+		pd = ""
 	}
-	return p
+	return build(goos, b, pd)
 }
 
-// Current is For this platform and this process's environment. It reads
-// the environment on every call, so tests that set XDG_* need no reload.
-func Current() Paths { return For(runtime.GOOS, os.Getenv) }
+func envOr(goos string, getenv func(string) string, name, def string) (string, bool) {
+	if v := getenv(name); isAbs(goos, v) {
+		return v, true
+	}
+	return def, false
+}
+
+// Current is this platform's paths for this process's environment, from
+// adrg/xdg. xdg computes at init: when HOME or an XDG_* variable changed
+// since (tests set them), it is reloaded first.
+func Current() Paths {
+	goos, getenv := runtime.GOOS, os.Getenv
+	if goos == "windows" {
+		// The known folder xdg asks Windows for is %LOCALAPPDATA% on
+		// Windows; under Wine it is the prefix's, not the variable the
+		// tests set. The variable, when absolute, is the rule there.
+		if isAbs(goos, getenv("LOCALAPPDATA")) || getenv("USERPROFILE")+getenv("HOME") == "" {
+			return For(goos, getenv)
+		}
+	} else if getenv("HOME") == "" {
+		return For(goos, getenv) // noHome, where xdg would take "/"
+	}
+	return resolve(goos, getenv, xdgBases(), dirExists)
+}
+
+var (
+	xdgMu  sync.Mutex
+	xdgEnv string
+)
+
+// xdgBases is adrg/xdg's answer, reloaded when the environment it reads
+// changed; runtime only when XDG_RUNTIME_DIR is taken (xdg's default, Linux's
+// /run/user/<uid> or macOS's Application Support, is not used: State/run
+// is).
+func xdgBases() bases {
+	vars := []string{"HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR", "LOCALAPPDATA", "USERPROFILE"}
+	var key strings.Builder
+	for _, v := range vars {
+		key.WriteString(os.Getenv(v) + "\x00")
+	}
+	xdgMu.Lock()
+	defer xdgMu.Unlock()
+	if key.String() != xdgEnv {
+		xdg.Reload()
+		xdgEnv = key.String()
+	}
+	b := bases{state: xdg.StateHome, data: xdg.DataHome}
+	if xdgTakes(runtime.GOOS, os.Getenv("XDG_RUNTIME_DIR")) {
+		b.runtime = xdg.RuntimeDir
+	}
+	return b
+}
+
+// resolve hangs mcp-heal's paths from xdg's bases b for goos, keeping
+// macOS's old layout where it exists. The platform, environment and disk
+// are parameters so that each platform's rule is tested on any.
+func resolve(goos string, getenv func(string) string, b bases, exists func(string) bool) Paths {
+	home := getenv("HOME")
+	b.stateSet = xdgTakes(goos, getenv("XDG_STATE_HOME"))
+	b.dataSet = xdgTakes(goos, getenv("XDG_DATA_HOME"))
+	if goos == "darwin" && !b.stateSet {
+		b.state, b.stateSet = darwinLegacy(home, b.state, exists, ".local", "state")
+	}
+	if goos == "darwin" && !b.dataSet {
+		b.data, b.dataSet = darwinLegacy(home, b.data, exists, ".local", "share")
+	}
+	pd := getenv("CLAUDE_PLUGIN_DATA")
+	if !isAbs(goos, pd) {
+		pd = ""
+	}
+	return build(goos, b, pd)
+}
+
+// darwinLegacy keeps macOS on ~/.local/{state,share}/mcp-heal, the layout
+// before adrg/xdg's Application Support, where that directory exists:
+// wrapped entries run the stable copy there, and kept servers listen in its
+// run directory. It returns the base and whether it is one's own.
+func darwinLegacy(home, base string, exists func(string) bool, elem ...string) (string, bool) {
+	old := filepath.Join(append([]string{home}, elem...)...)
+	if exists(filepath.Join(old, "mcp-heal")) {
+		return old, true
+	}
+	return base, false
+}
+
+// xdgTakes reports whether adrg/xdg uses an XDG_* value rather than its
+// default: an absolute path, or one it expands from ~ or $HOME.
+func xdgTakes(goos, v string) bool {
+	return isAbs(goos, v) || strings.HasPrefix(v, "~") || strings.HasPrefix(v, "$HOME")
+}
+
+func dirExists(p string) bool {
+	fi, err := os.Lstat(p)
+	return err == nil && fi.IsDir()
+}
 
 // Fields lists the paths as name, value pairs in a fixed order: what
 // `mcp-heal paths` prints and the launcher's `paths` mode mirrors.

@@ -1,15 +1,23 @@
 package paths
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+const appSup = "/Users/u/Library/Application Support"
+
+func env(kv ...string) func(string) string {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return func(k string) string { return m[k] }
+}
 
 func TestFor(t *testing.T) {
-	env := func(kv ...string) func(string) string {
-		m := map[string]string{}
-		for i := 0; i+1 < len(kv); i += 2 {
-			m[kv[i]] = kv[i+1]
-		}
-		return func(k string) string { return m[k] }
-	}
 	tests := []struct {
 		name string
 		goos string
@@ -20,12 +28,11 @@ func TestFor(t *testing.T) {
 			State: "/home/u/.local/state/mcp-heal", Attention: "/home/u/.local/state/mcp-heal/attention",
 			Data: "/home/u/.local/share/mcp-heal", StableBinary: "/home/u/.local/share/mcp-heal/bin/mcp-heal",
 			Runtime: "/home/u/.local/state/mcp-heal/run"}},
-		// The macOS bug of issue 8: the same rule as Linux, not
-		// ~/Library/Application Support.
+		// adrg/xdg's darwin default, state and data apart under it.
 		{"darwin defaults", "darwin", env("HOME", "/Users/u"), Paths{
-			State: "/Users/u/.local/state/mcp-heal", Attention: "/Users/u/.local/state/mcp-heal/attention",
-			Data: "/Users/u/.local/share/mcp-heal", StableBinary: "/Users/u/.local/share/mcp-heal/bin/mcp-heal",
-			Runtime: "/Users/u/.local/state/mcp-heal/run"}},
+			State: appSup + "/mcp-heal/state", Attention: appSup + "/mcp-heal/state/attention",
+			Data: appSup + "/mcp-heal/data", StableBinary: appSup + "/mcp-heal/data/bin/mcp-heal",
+			Runtime: appSup + "/mcp-heal/state/run"}},
 		{"overrides", "darwin", env("HOME", "/Users/u", "XDG_STATE_HOME", "/s", "XDG_DATA_HOME", "/d",
 			"XDG_RUNTIME_DIR", "/run/user/1", "CLAUDE_PLUGIN_DATA", "/p"), Paths{
 			State: "/s/mcp-heal", Attention: "/s/mcp-heal/attention", Data: "/d/mcp-heal",
@@ -92,5 +99,86 @@ func TestWindowsJoin(t *testing.T) {
 		if got := WindowsJoin(tt.elem...); got != tt.want {
 			t.Errorf("WindowsJoin(%q) = %q, want %q", tt.elem, got, tt.want)
 		}
+	}
+}
+
+// TestResolveDarwin is the macOS move to adrg/xdg's Application Support,
+// the platform a parameter: a new user gets xdg's directories; one whose
+// ~/.local/{state,share}/mcp-heal exists keeps it, so entries wrapped
+// earlier (which run ~/.local/share/mcp-heal/bin/mcp-heal) run the stable
+// copy the launcher refreshes there, and kept servers' sockets are looked
+// for in ~/.local/state/mcp-heal/run. Linux never looks at the old layout
+// (it is its layout).
+func TestResolveDarwin(t *testing.T) {
+	xdgDarwin := bases{state: appSup, data: appSup}
+	home := env("HOME", "/Users/u")
+	has := func(dirs ...string) func(string) bool {
+		return func(p string) bool {
+			for _, d := range dirs {
+				if p == d {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	oldState, oldData := "/Users/u/.local/state/mcp-heal", "/Users/u/.local/share/mcp-heal"
+	for _, tc := range []struct {
+		name        string
+		goos        string
+		env         func(string) string
+		b           bases
+		exists      func(string) bool
+		state, data string
+	}{
+		{"new user", "darwin", home, xdgDarwin, has(), appSup + "/mcp-heal/state", appSup + "/mcp-heal/data"},
+		{"wrapped before the move", "darwin", home, xdgDarwin, has(oldState, oldData), oldState, oldData},
+		{"only the stable copy", "darwin", home, xdgDarwin, has(oldData), appSup + "/mcp-heal/state", oldData},
+		{"XDG_STATE_HOME wins", "darwin", env("HOME", "/Users/u", "XDG_STATE_HOME", "/s"),
+			bases{state: "/s", data: appSup}, has(oldState, oldData), "/s/mcp-heal", oldData},
+		{"linux", "linux", env("HOME", "/home/u"), bases{state: "/home/u/.local/state", data: "/home/u/.local/share"},
+			has(), "/home/u/.local/state/mcp-heal", "/home/u/.local/share/mcp-heal"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := resolve(tc.goos, tc.env, tc.b, tc.exists)
+			if got.State != tc.state || got.Data != tc.data || got.Runtime != tc.state+"/run" ||
+				got.Attention != tc.state+"/attention" || got.StableBinary != tc.data+"/bin/mcp-heal" {
+				t.Errorf("got %+v\nwant state %s, data %s", got, tc.state, tc.data)
+			}
+		})
+	}
+	// For, the rule computed without xdg (another platform), is xdg's
+	// darwin answer for a new user.
+	if got, want := For("darwin", home), resolve("darwin", home, xdgDarwin, has()); got != want {
+		t.Errorf("For(darwin) %+v\nresolve %+v", got, want)
+	}
+}
+
+// TestForIsCurrent: Current is adrg/xdg's answer, followed when the
+// environment changes (xdg computes at init: without the reload, the
+// second case would get the first's directories), and For, the same rule
+// written for another platform, agrees with it here.
+func TestForIsCurrent(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ name, home, state, data, runtime string }{
+		{"defaults", dir, "", "", ""},
+		{"xdg", dir, filepath.Join(dir, "s"), filepath.Join(dir, "d"), filepath.Join(dir, "r")},
+		{"state moved", dir, filepath.Join(dir, "s2"), filepath.Join(dir, "d"), ""},
+		{"relative", dir, "rel", "./d", "r"},
+		{"no home", "", "", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("HOME", tc.home)
+			t.Setenv("XDG_STATE_HOME", tc.state)
+			t.Setenv("XDG_DATA_HOME", tc.data)
+			t.Setenv("XDG_RUNTIME_DIR", tc.runtime)
+			got, want := Current(), For(runtime.GOOS, os.Getenv)
+			if got != want {
+				t.Fatalf("Current %+v\nFor     %+v", got, want)
+			}
+			if tc.state != "" && filepath.IsAbs(tc.state) && got.State != filepath.Join(tc.state, "mcp-heal") {
+				t.Errorf("state %q, want under XDG_STATE_HOME %q", got.State, tc.state)
+			}
+		})
 	}
 }

@@ -15,7 +15,7 @@ import (
 // fills in what wrap defaults: the shim binary (DefaultShim when r.Shim is
 // empty, made absolute) and, for keep > 0, the stdio entries' --keep flag.
 // A bad flag value is a *cli.UsageError.
-func (r *Request) Complete(getenv func(string) string, keep time.Duration) error {
+func (r *Request) Complete(keep time.Duration) error {
 	switch r.Scope {
 	case "all", claudecfg.ScopeProject, claudecfg.ScopeUser, claudecfg.ScopeLocal:
 	default:
@@ -31,7 +31,7 @@ func (r *Request) Complete(getenv func(string) string, keep time.Duration) error
 	}
 	var err error
 	if r.Shim == "" {
-		if r.Shim, err = claudecfg.DefaultShim(getenv); errors.Is(err, claudecfg.ErrTemporaryBuild) {
+		if r.Shim, err = claudecfg.DefaultShim(); errors.Is(err, claudecfg.ErrTemporaryBuild) {
 			return &cli.UsageError{Msg: err.Error(), Hint: "install it (go install ./cmd/mcp-heal) and run that, or pass --shim PATH"}
 		} else if err != nil {
 			return err

@@ -12,7 +12,6 @@ import (
 )
 
 func TestRequestComplete(t *testing.T) {
-	getenv := func(string) string { return "" }
 	for _, tc := range []struct {
 		name  string
 		req   Request
@@ -26,7 +25,7 @@ func TestRequestComplete(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := tc.req
-			err := r.Complete(getenv, tc.keep)
+			err := r.Complete(tc.keep)
 			var ue *cli.UsageError
 			switch {
 			case tc.usage != "" && (!errors.As(err, &ue) || ue.Msg != tc.usage):
