@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcp-heal/mcp-heal/internal/ccpolicy"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // TestDecide: each source of Claude Code's MCP policy, as measured with
@@ -97,7 +98,7 @@ func TestWraps(t *testing.T) {
 }
 
 func setup(t *testing.T, files map[string]string) ccpolicy.Options {
-	base, _ := filepath.EvalSymlinks(t.TempDir())
+	base, _ := filepath.EvalSymlinks(testenv.TempDir(t))
 	o := ccpolicy.Options{Home: filepath.Join(base, "home"), ProjectDir: filepath.Join(base, "proj"), ManagedDir: filepath.Join(base, "managed")}
 	for _, d := range []string{o.Home, filepath.Join(o.ProjectDir, ".git"), o.ManagedDir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {

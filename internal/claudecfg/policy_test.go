@@ -3,10 +3,12 @@ package claudecfg_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/mcp-heal/mcp-heal/internal/ccpolicy"
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // TestDiscoverPolicy: Discover asks ccpolicy about every entry, and
@@ -15,7 +17,7 @@ import (
 // the user's entry of that name unrun too), and a wrapped entry whose real
 // server a deny rule names is blocked (the shim refuses it).
 func TestDiscoverPolicy(t *testing.T) {
-	base, _ := filepath.EvalSymlinks(t.TempDir())
+	base, _ := filepath.EvalSymlinks(testenv.TempDir(t))
 	o := claudecfg.Options{Home: filepath.Join(base, "home"), ProjectDir: filepath.Join(base, "proj"), ManagedDir: filepath.Join(base, "managed")}
 	for _, d := range []string{filepath.Join(o.Home, ".claude"), filepath.Join(o.ProjectDir, ".git"), o.ManagedDir} {
 		os.MkdirAll(d, 0o700)
@@ -29,7 +31,7 @@ func TestDiscoverPolicy(t *testing.T) {
 		"x":{"command":"/bin/user-x"},
 		"w":{"command":"/opt/mcp-heal","args":["shim","--name","w","--","/bin/evil","--flag"]},
 		"ok":{"command":"/bin/ok"}},
-		"projects":{"`+o.ProjectDir+`":{"mcpServers":{"x":{"command":"/bin/local-x"}}}}}`)
+		"projects":{"`+strings.ReplaceAll(o.ProjectDir, `\`, `\\`)+`":{"mcpServers":{"x":{"command":"/bin/local-x"}}}}}`)
 	write(filepath.Join(o.ManagedDir, "managed-settings.json"), `{"deniedMcpServers":[{"serverCommand":["/bin/local-x"]},{"serverCommand":["/bin/evil","--flag"]}]}`)
 	all, err := claudecfg.Discover(o)
 	if err != nil {

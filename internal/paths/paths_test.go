@@ -110,6 +110,9 @@ func TestWindowsJoin(t *testing.T) {
 // for in ~/.local/state/mcp-heal/run. Linux never looks at the old layout
 // (it is its layout).
 func TestResolveDarwin(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the darwin rule is checked with unix paths, which filepath joins with \\ on Windows: the unix runs check it")
+	}
 	xdgDarwin := bases{state: appSup, data: appSup}
 	home := env("HOME", "/Users/u")
 	has := func(dirs ...string) func(string) bool {
@@ -159,6 +162,9 @@ func TestResolveDarwin(t *testing.T) {
 // second case would get the first's directories), and For, the same rule
 // written for another platform, agrees with it here.
 func TestForIsCurrent(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("on Windows adrg/xdg asks the OS for its known folders and ignores the variables this test sets (docs/install.md): the unix runs check it")
+	}
 	dir := t.TempDir()
 	for _, tc := range []struct{ name, home, state, data, runtime string }{
 		{"defaults", dir, "", "", ""},

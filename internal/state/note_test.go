@@ -13,7 +13,7 @@ import (
 // hook's context claim) goes once it is older than ClaimLife, at the next
 // claim won; a notice told for good (MarkTold) stays.
 func TestClaimsSwept(t *testing.T) {
-	testenv.UseStateDir(t, t.TempDir())
+	testenv.UseStateDir(t, testenv.TempDir(t))
 	if err := MarkTold("conflict-x"); err != nil {
 		t.Fatal(err)
 	}
