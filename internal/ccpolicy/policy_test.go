@@ -67,7 +67,9 @@ func TestApprovalOwnTrust(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			o := setup(t, nil)
 			base := filepath.Dir(o.ProjectDir)
-			p := replace(tt.projects, "@BASE@", base, "@PROJ@", o.ProjectDir)
+			// JSON escapes a Windows path's backslashes.
+			esc := func(p string) string { return strings.ReplaceAll(p, `\`, `\\`) }
+			p := replace(tt.projects, "@BASE@", esc(base), "@PROJ@", esc(o.ProjectDir))
 			write(t, filepath.Join(o.Home, ".claude.json"), `{"projects":`+p+`}`)
 			if got := ccpolicy.Load(o, nil).Approval("x"); got != tt.want {
 				t.Errorf("got %s, want %s", got, tt.want)
