@@ -68,6 +68,9 @@ func find(server string, all bool, session string, claudePID int) ([]*Record, er
 		// MaxRecordBytes.
 		b, err := ReadFile(recordPath(pid), MaxRecordBytes)
 		if err != nil || jsoncheck.Valid(b) != nil {
+			if !procinfo.Alive(pid) {
+				prune(pid, nil) // an unreadable record of a gone shim
+			}
 			continue
 		}
 		peek := gjson.GetManyBytes(b, "server", "session", "claude_pid")

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -265,41 +264,7 @@ func readFile(path string) (*Record, error) {
 // List returns the records of live shims, oldest first. Records whose shim
 // is gone, or whose pid now names another process, are stale: List deletes
 // them and leaves them out. Unreadable records are skipped.
-func List() ([]*Record, error) {
-	ents, err := os.ReadDir(ShimsDir())
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []*Record
-	for _, e := range ents {
-		name := e.Name()
-		if !strings.HasSuffix(name, ".json") {
-			continue
-		}
-		pid, err := strconv.Atoi(strings.TrimSuffix(name, ".json"))
-		if err != nil {
-			continue
-		}
-		if !procinfo.Alive(pid) {
-			prune(pid, nil)
-			continue
-		}
-		r, err := Read(pid)
-		if err != nil || r.ShimPID != pid {
-			continue
-		}
-		if stale(r) {
-			prune(pid, r)
-			continue
-		}
-		out = append(out, r)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Started.Before(out[j].Started) })
-	return out, nil
-}
+func List() ([]*Record, error) { return find("", true, "", 0) }
 
 // VerifyShim returns nil when r's shim is alive and is the process that
 // wrote r (same start time and executable). Callers check it immediately
