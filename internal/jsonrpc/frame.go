@@ -37,6 +37,18 @@ type Reader struct {
 	buf    []byte // the last long line, joined
 	joined bool   // the line last returned is buf
 	max    int
+
+	// Parts, when set, is offered each part of a line longer than the
+	// read buffer (64 KiB) as it arrives, before the line is whole, so
+	// that a relay can pass a big message on while it is still coming (a
+	// relay that waits for the end sends nothing until the server is
+	// done: issue 25). first marks a line's first part, last its end:
+	// the last part holds the line end as read ("\n", "\r\n", or none
+	// at the end of the input), or is nil when the line went over the
+	// ceiling (its parts stop there; Next then returns the
+	// *TooLongError). The whole line still comes from Next as well. A
+	// part is valid only during the call.
+	Parts func(part []byte, first, last bool)
 }
 
 // NewReader returns a Reader that reads from r with no ceiling on line
@@ -127,6 +139,16 @@ func (r *Reader) NextMax(limit func(first []byte) int) ([]byte, error) {
 	over := false
 	prev := line[len(line)-1] // the byte before this chunk, for "\r\n"
 	cr := false
+	started := false // a part was offered
+	part := func(p []byte, last bool) {
+		if r.Parts != nil {
+			r.Parts(p, !started, last)
+			started = true
+		}
+	}
+	if max <= 0 || total <= int64(max) {
+		part(line, false)
+	}
 	for {
 		line, err = r.br.ReadSlice('\n')
 		total += int64(len(line))
@@ -134,39 +156,46 @@ func (r *Reader) NextMax(limit func(first []byte) int) ([]byte, error) {
 		if len(line) > 0 {
 			prev = line[len(line)-1]
 		}
+		end := err == nil || errors.Is(err, io.EOF) && total > 0
+		if !end && !errors.Is(err, bufio.ErrBufferFull) {
+			if started && !over {
+				part(nil, true)
+			}
+			return nil, err
+		}
 		if !over {
-			// +2: the line end is not content.
-			if max > 0 && total > int64(max)+2 {
+			n := total // the content so far (at the end: without the line end)
+			if err == nil {
+				n--
+				if cr {
+					n--
+				}
+			}
+			// +2 while the line goes on: its line end is not content.
+			if max > 0 && (end && n > int64(max) || total > int64(max)+2) {
 				over = true
 				head = c.Head(min(headSize, max))
 				c.Reset()
+				if started {
+					part(nil, true)
+				}
 			} else {
 				c.Write(line)
+				part(line, end)
 			}
 		}
-		if err == nil {
+		if end {
 			break
 		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if errors.Is(err, io.EOF) && total > 0 {
-			break
-		}
-		return nil, err
-	}
-	n := total
-	if err == nil { // ended with "\n" (and maybe "\r\n")
-		n--
-		if cr {
-			n--
-		}
-	}
-	if !over && max > 0 && n > int64(max) {
-		over = true
-		head = c.Head(min(headSize, max))
 	}
 	if over {
+		n := total
+		if err == nil {
+			n--
+			if cr {
+				n--
+			}
+		}
 		return nil, &TooLongError{Len: n, Limit: max, Head: trimEOL(head)}
 	}
 	// Reuse a small buffer; never pin a huge one after one huge message.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 	"github.com/mcp-heal/mcp-heal/internal/redact"
+	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
 
 // serveChoice is how the stdout reader delivers: over Recv, or to the
@@ -20,10 +21,10 @@ import (
 type serveChoice struct {
 	once   sync.Once
 	chosen chan struct{}
-	handle func(line []byte, more bool)
+	handle upstream.Handler
 }
 
-func (c *serveChoice) choose(handle func(line []byte, more bool)) bool {
+func (c *serveChoice) choose(handle upstream.Handler) bool {
 	won := false
 	c.once.Do(func() {
 		c.handle, won = handle, true
@@ -39,7 +40,7 @@ func (c *serveChoice) choose(handle func(line []byte, more bool)) bool {
 // child is gone and every line was handled (Done is closed). It must be
 // called instead of Recv, before it, and at most once; otherwise it
 // returns false at once and the lines come over Recv.
-func (p *Process) Serve(handle func(line []byte, more bool)) bool {
+func (p *Process) Serve(handle upstream.Handler) bool {
 	if !p.serve.choose(handle) {
 		return false
 	}
@@ -49,7 +50,7 @@ func (p *Process) Serve(handle func(line []byte, more bool)) bool {
 
 func (p *Process) readStdout(prefix []byte) {
 	defer p.readers.Done()
-	var handle func([]byte, bool)
+	var handle upstream.Handler
 	decided := false
 	var in io.Reader = p.stdout
 	if len(prefix) > 0 {
@@ -97,9 +98,12 @@ func (p *Process) readStdout(prefix []byte) {
 				p.serve.choose(nil) // nobody asked: its lines go over Recv
 			}
 			handle, decided = p.serve.handle, true
+			if handle != nil {
+				r.Parts = handle.Part
+			}
 		}
 		if handle != nil {
-			handle(line, r.HasLine())
+			handle.Line(line, r.HasLine())
 			continue
 		}
 		select {

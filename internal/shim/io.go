@@ -2,6 +2,7 @@ package shim
 
 import (
 	"bufio"
+	"bytes"
 	"io"
 	"sync"
 
@@ -9,10 +10,15 @@ import (
 )
 
 // outWriter writes lines to the client; a caller that knows more lines
-// follow at once may leave them buffered (flush false).
+// follow at once may leave them buffered (flush false). While a long line
+// is passed on as it comes (begin, part, end: stream.go), lines written
+// by others are held and follow it, so that none lands inside it and no
+// writer waits on the server's pace.
 type outWriter struct {
-	mu sync.Mutex
-	bw *bufio.Writer
+	mu      sync.Mutex
+	bw      *bufio.Writer
+	passing bool
+	held    [][]byte
 }
 
 func newOutWriter(w io.Writer) *outWriter {
@@ -22,6 +28,10 @@ func newOutWriter(w io.Writer) *outWriter {
 func (w *outWriter) write(line []byte, flush bool) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.passing {
+		w.held = append(w.held, bytes.Clone(line))
+		return nil
+	}
 	w.bw.Write(line)
 	if err := w.bw.WriteByte('\n'); err != nil {
 		return err
@@ -35,6 +45,43 @@ func (w *outWriter) write(line []byte, flush bool) error {
 func (w *outWriter) flush() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.passing {
+		return nil // end flushes
+	}
+	return w.bw.Flush()
+}
+
+// begin starts passing a long line on.
+func (w *outWriter) begin() {
+	w.mu.Lock()
+	w.passing = true
+	w.mu.Unlock()
+}
+
+// part writes the next part of the line being passed on, at once.
+func (w *outWriter) part(p []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, err := w.bw.Write(p); err != nil {
+		return err
+	}
+	return w.bw.Flush()
+}
+
+// end ends the line being passed on (with a line end when nl), then
+// writes the lines held meanwhile.
+func (w *outWriter) end(nl bool) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.passing = false
+	if nl {
+		w.bw.WriteByte('\n')
+	}
+	for _, l := range w.held {
+		w.bw.Write(l)
+		w.bw.WriteByte('\n')
+	}
+	w.held = nil
 	return w.bw.Flush()
 }
 

@@ -21,7 +21,7 @@ import (
 // as a byte relay would move it. Serve returns false when the connection
 // delivers over Recv instead.
 type server interface {
-	Serve(handle func(line []byte, more bool)) bool
+	Serve(h upstream.Handler) bool
 }
 
 // pump forwards one connection's messages to the client until the
@@ -29,7 +29,7 @@ type server interface {
 // done. Owned by the supervisor.
 func (s *Shim) pump(c upstream.Conn, gen uint64, done chan<- struct{}) {
 	defer close(done)
-	if sv, ok := c.(server); ok && sv.Serve(func(line []byte, more bool) { s.fromUpstream(line, gen, more) }) {
+	if sv, ok := c.(server); ok && sv.Serve(&served{s: s, gen: gen}) {
 		return
 	}
 	recv := c.Recv()
@@ -45,6 +45,25 @@ func (s *Shim) pump(c upstream.Conn, gen uint64, done chan<- struct{}) {
 		}
 		s.fromUpstream(line, gen, more)
 	}
+}
+
+// served is the pump of one connection that hands its messages over in
+// the goroutine that read them (server), with the state of a long answer
+// passed on as it comes (stream.go).
+type served struct {
+	s        *Shim
+	gen      uint64
+	on       bool // a long line is being passed on
+	streamed bool // the next Line is the one passed on: route it, do not send it
+}
+
+func (p *served) Line(line []byte, more bool) {
+	if p.streamed {
+		p.streamed = false
+		p.s.routeStreamed(line, p.gen, more)
+		return
+	}
+	p.s.fromUpstream(line, p.gen, more)
 }
 
 // fromUpstream routes one message from the server of generation gen. line
@@ -74,37 +93,14 @@ func (s *Shim) fromUpstream(line []byte, gen uint64, more bool) {
 	switch m.Kind {
 	case jsonrpc.KindResponse:
 		s.mu.Lock()
-		key := string(m.ID)
-		e := s.inflight[key]
-		if e != nil && e.gen == gen && !e.injected && gen == s.gen {
-			s.live.AnsweredRequest(s.clk.Now(), e.sentAt)
-		} else {
-			s.heard(gen)
-		}
-		if e == nil || e.gen != gen {
+		e, changed := s.takeAnswer(line, m, gen)
+		if e == nil {
 			s.mu.Unlock()
-			// A response for a request this server never had in flight,
-			// e.g. one cancelled and already re-sent elsewhere.
-			s.log.Debug("dropped a response with an unknown id", "id", key)
 			if !more {
 				s.out.flush()
 			}
 			return
 		}
-		delete(s.inflight, key)
-		if e.injected {
-			s.mu.Unlock()
-			e.waiter <- line // buffered 1; never reaches the client
-			if !more {
-				s.out.flush()
-			}
-			return
-		}
-		changed := s.sess.noteResponse(e, line, m)
-		if gen == s.gen {
-			s.answered++ // this run answered a call: supervise.go, provedHealthy
-		}
-		s.markIgnored(e, gen)
 		line, noted := s.withNote(e, s.worded(line, m.ID))
 		s.mu.Unlock()
 		if changed || noted {
@@ -139,6 +135,37 @@ func (s *Shim) fromUpstream(line []byte, gen uint64, more bool) {
 		s.mu.Unlock()
 		s.writeOutMore(line, more)
 	}
+}
+
+// takeAnswer settles the call a response from the server of generation
+// gen answers, and returns its entry when the response goes on to the
+// client: nil when it answers none of this server's calls in flight (e.g.
+// one cancelled and already re-sent elsewhere: dropped), or the shim's own
+// request (handed to its waiter). changed: the session's record changed.
+// Called with mu held.
+func (s *Shim) takeAnswer(line []byte, m jsonrpc.Msg, gen uint64) (e *entry, changed bool) {
+	key := string(m.ID)
+	e = s.inflight[key]
+	if e != nil && e.gen == gen && !e.injected && gen == s.gen {
+		s.live.AnsweredRequest(s.clk.Now(), e.sentAt)
+	} else {
+		s.heard(gen)
+	}
+	if e == nil || e.gen != gen {
+		s.log.Debug("dropped a response with an unknown id", "id", key)
+		return nil, false
+	}
+	delete(s.inflight, key)
+	if e.injected {
+		e.waiter <- line // buffered 1; never reaches the client
+		return nil, false
+	}
+	changed = s.sess.noteResponse(e, line, m)
+	if gen == s.gen {
+		s.answered++ // this run answered a call: supervise.go, provedHealthy
+	}
+	s.markIgnored(e, gen)
+	return e, changed
 }
 
 // unroutable answers the call whose id a dropped line names, when one is

@@ -252,6 +252,7 @@ func BenchmarkBigAnswerRelay(b *testing.B) {
 		name string
 		c    *rawClient
 		d    []time.Duration
+		f    []time.Duration // first byte
 	}{
 		{name: "direct", c: startRaw(b, env, os.Args[0])},
 		{name: "relay", c: startRaw(b, env, relay, os.Args[0])},
@@ -265,13 +266,15 @@ func BenchmarkBigAnswerRelay(b *testing.B) {
 	for r := 0; r < 7; r++ {
 		for k := range sides {
 			s := &sides[(r+k)%len(sides)]
-			_, all, _ := s.c.call(b, "tools/call", params)
-			s.d = append(s.d, all)
+			first, all, _ := s.c.call(b, "tools/call", params)
+			s.d, s.f = append(s.d, all), append(s.f, first)
 		}
 	}
 	d, rl, sh := testenv.Median(sides[0].d), testenv.Median(sides[1].d), testenv.Median(sides[2].d)
 	report(b, fmt.Sprintf("| 16 MiB answer of 100-byte lines (median of 7) | %v | %v (%.2f× direct) | %v (**%.2f×** direct) | %.2f× |",
 		d.Round(100*time.Microsecond), rl.Round(100*time.Microsecond), float64(rl)/float64(d), sh.Round(100*time.Microsecond), float64(sh)/float64(d), float64(sh)/float64(rl)))
 	b.ReportMetric(float64(sh)/float64(d), "shim/direct")
+	report(b, fmt.Sprintf("| its first byte (median of 7) | %v | %v | %v | — |", testenv.Median(sides[0].f).Round(100*time.Microsecond),
+		testenv.Median(sides[1].f).Round(100*time.Microsecond), testenv.Median(sides[2].f).Round(100*time.Microsecond)))
 	report(b, "load average after: "+loadavg())
 }

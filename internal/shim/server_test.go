@@ -35,6 +35,7 @@ import (
 //	sink      reads FAKE_N lines, then writes one notification (benchmarks)
 //	hostile   a server that abuses its client (hostile_test.go)
 //	bigfile   one huge answer (bigmsg_bench_test.go)
+//	halfway   a long answer in two halves (stream_test.go)
 //	spin      burns CPU until killed (relay_bench_test.go)
 func TestMain(m *testing.M) {
 	switch os.Getenv("FAKE_MCP") {
@@ -52,6 +53,9 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	case "bigfile":
 		fakeBigFile()
+		os.Exit(0)
+	case "halfway":
+		fakeHalfway()
 		os.Exit(0)
 	case "spin":
 		fakeSpin()

@@ -64,3 +64,18 @@ type Exit struct {
 	// hang, a closed stdout), so a signal in Exit is not someone else's.
 	Killed bool
 }
+
+// Handler receives a connection's messages in the goroutine that read
+// them, when the connection can deliver so (proc.Process.Serve), instead
+// of over Recv: a relay then routes a message with no hand-off between
+// goroutines, as a byte relay would move it.
+type Handler interface {
+	// Line is one message line, the handler's to keep; more: the next
+	// line is already read and follows at once.
+	Line(line []byte, more bool)
+	// Part is offered each part of a long line as it comes, before that
+	// line is whole (jsonrpc.Reader.Parts: first and last mark its first
+	// part and its end, a nil last part a line dropped over the ceiling);
+	// the whole line then comes to Line too, unless it was dropped.
+	Part(part []byte, first, last bool)
+}

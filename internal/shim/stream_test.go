@@ -1,0 +1,222 @@
+//go:build unix
+
+package shim
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
+)
+
+// fakeHalfway (FAKE_MCP=halfway) answers a tools/call with a long line
+// written in two halves: arguments.kb KiB of text after the head, then,
+// once the client sent notifications/rest, the tail. arguments.order is
+// where the id goes: "first" ({"jsonrpc","id","result"}, as the Go and
+// Python SDKs write), "last" ({"result","jsonrpc","id"}, as the
+// TypeScript SDK does), or "broken" (id first and a tail that is no JSON).
+func fakeHalfway() {
+	w := bufio.NewWriterSize(os.Stdout, 64<<10)
+	var tail []byte
+	r := jsonrpc.NewReader(os.Stdin)
+	for {
+		line, err := r.Next()
+		if err != nil {
+			return
+		}
+		m, err := jsonrpc.Peek(line)
+		if err != nil {
+			os.Exit(9)
+		}
+		switch {
+		case m.Method == "notifications/rest":
+			w.Write(tail)
+			w.Flush()
+			continue
+		case m.Kind != jsonrpc.KindRequest:
+			continue
+		case m.Method == "initialize":
+			w.Write(jsonrpc.ResultReply(m.ID, []byte(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"halfway","version":"1"}}`)))
+			w.WriteByte('\n')
+			w.Flush()
+			continue
+		case m.Method != "tools/call":
+			w.Write(jsonrpc.ErrorReply(m.ID, jsonrpc.CodeMethodNotFound, "Method not found", nil))
+			w.WriteByte('\n')
+			w.Flush()
+			continue
+		}
+		kb := int(gjson.GetBytes(line, "params.arguments.kb").Int())
+		result := `{"content":[{"type":"text","text":"`
+		switch order := gjson.GetBytes(line, "params.arguments.order").String(); order {
+		case "last":
+			w.WriteString(`{"result":` + result)
+			tail = fmt.Appendf(nil, `"}]},"jsonrpc":"2.0","id":%s}`+"\n", m.ID)
+		default:
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s`, m.ID, result)
+			tail = []byte(`"}]}}` + "\n")
+			if order == "broken" {
+				tail = []byte(`"}]}} and then some` + "\n")
+			}
+		}
+		w.Write(bytes.Repeat([]byte("x"), kb<<10))
+		w.Flush()
+	}
+}
+
+// rawShim is the real binary in front of a fake server, read as bytes.
+type rawShim struct {
+	t     *testing.T
+	stdin io.WriteCloser
+	out   *bufio.Reader
+	got   chan int // bytes read so far, by the reader below
+}
+
+func startRawShim(t *testing.T, fake string, flags ...string) *rawShim {
+	t.Helper()
+	args := append(append([]string{"shim", "--name", fake}, flags...), "--", os.Args[0])
+	cmd := exec.Command(testenv.Binary(t), args...)
+	cmd.Env = append(os.Environ(), "FAKE_MCP="+fake, "XDG_STATE_HOME="+t.TempDir())
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	stdin, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		testenv.CloseAndWait(cmd, stdin, 10*time.Second)
+		if t.Failed() {
+			t.Logf("shim stderr (tail):\n%s", lastN(stderr.String(), 4000))
+		}
+	})
+	s := &rawShim{t: t, stdin: stdin, out: bufio.NewReaderSize(out, 1<<20)}
+	s.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":` + initParams + `}`)
+	if l := s.line(); !gjson.Get(l, "result").Exists() {
+		t.Fatalf("initialize: %s", l)
+	}
+	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return s
+}
+
+func (s *rawShim) send(line string) {
+	s.t.Helper()
+	if _, err := io.WriteString(s.stdin, line+"\n"); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// within runs f, failing the test when it has not returned in d.
+func within(t *testing.T, d time.Duration, what string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); f() }()
+	select {
+	case <-done:
+	case <-time.After(d):
+		t.Fatalf("%s: nothing within %v", what, d)
+	}
+}
+
+// line reads one whole line (within 20 s).
+func (s *rawShim) line() string {
+	s.t.Helper()
+	var l []byte
+	var err error
+	within(s.t, 20*time.Second, "a whole line", func() {
+		l, err = s.out.ReadBytes('\n')
+	})
+	if err != nil {
+		s.t.Fatalf("read: %v", err)
+	}
+	return string(l)
+}
+
+// TestLongAnswerPassedOnAsItComes: the first part of a long answer reaches
+// the client while the server has not written the rest yet, as through a
+// byte relay (issue 25: the shim held the whole line first, so a 16 MiB
+// answer took the server's time and then as long again), whichever place
+// the id has; the whole line is byte for byte the server's, and the call
+// is settled: the shim never answers it again, and the next call works.
+func TestLongAnswerPassedOnAsItComes(t *testing.T) {
+	s := startRawShim(t, "halfway")
+	for i, order := range []string{"first", "last"} {
+		id := strconv.Itoa(10 + i)
+		s.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"read","arguments":{"kb":1024,"order":"` + order + `"}}}`)
+		head := make([]byte, 512<<10)
+		within(t, 10*time.Second, "the first 512 KiB of the answer before the server wrote its end (id "+order+")", func() {
+			_, _ = io.ReadFull(s.out, head)
+		})
+		s.send(`{"jsonrpc":"2.0","method":"notifications/rest"}`)
+		whole := string(head) + s.line()
+		want := `{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"` + strings.Repeat("x", 1<<20) + `"}]}}` + "\n"
+		if order == "last" {
+			want = `{"result":{"content":[{"type":"text","text":"` + strings.Repeat("x", 1<<20) + `"}]},"jsonrpc":"2.0","id":` + id + `}` + "\n"
+		}
+		if whole != want {
+			t.Fatalf("id %s: the answer differs from the server's (%d bytes against %d): %.80q…%q", order, len(whole), len(want), whole, whole[max(0, len(whole)-40):])
+		}
+	}
+	// Settled: a short call is answered next, and nothing else is.
+	s.send(`{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"read","arguments":{"kb":1,"order":"first"}}}`)
+	s.send(`{"jsonrpc":"2.0","method":"notifications/rest"}`)
+	if l := s.line(); gjson.Get(l, "id").Raw != "20" || !gjson.Get(l, "result").Exists() {
+		t.Fatalf("next call: %.200s", l)
+	}
+	s.send(`{"jsonrpc":"2.0","id":21,"method":"ping"}`)
+	if l := s.line(); gjson.Get(l, "id").Raw != "21" {
+		t.Fatalf("after the long answers the shim sent %.300s, want only the ping's answer", l)
+	}
+}
+
+// TestLongAnswerBrokenAtItsEnd: a long line passed on as it came that
+// ends as no JSON reached the client as the server wrote it (the client
+// judges it as it would directly) and the call it names also gets the
+// shim's error answer, so it never waits on a line it could not read.
+func TestLongAnswerBrokenAtItsEnd(t *testing.T) {
+	s := startRawShim(t, "halfway")
+	s.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"read","arguments":{"kb":256,"order":"broken"}}}`)
+	head := make([]byte, 128<<10)
+	within(t, 10*time.Second, "the first 128 KiB before the end", func() { _, _ = io.ReadFull(s.out, head) })
+	s.send(`{"jsonrpc":"2.0","method":"notifications/rest"}`)
+	if l := string(head) + s.line(); !strings.HasSuffix(l, `"}]}} and then some`+"\n") {
+		t.Fatalf("the broken line was not passed on as written: …%q", l[max(0, len(l)-60):])
+	}
+	l := s.line()
+	if gjson.Get(l, "id").Raw != "7" || gjson.Get(l, "error.data.reason").String() != "unreadable-answer" {
+		t.Fatalf("want the shim's error answer to call 7, got %.300s", l)
+	}
+}
+
+// TestLongAnswerOverCeilingPassedOn: a long answer passed on as it came
+// that goes over the ceiling is cut there and ended, and the call gets the
+// too-large error (its id came first); the shim never sends more than the
+// ceiling of one line.
+func TestLongAnswerOverCeilingPassedOn(t *testing.T) {
+	s := startRawShim(t, "halfway", "--max-message", "512KiB")
+	s.send(`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"read","arguments":{"kb":1024,"order":"first"}}}`)
+	cut := s.line()
+	if len(cut) > 512<<10+3 || !strings.HasPrefix(cut, `{"jsonrpc":"2.0","id":8,"result":`) {
+		t.Fatalf("the cut line: %d bytes (ceiling %d), head %.60q", len(cut), 512<<10, cut)
+	}
+	l := s.line()
+	if gjson.Get(l, "id").Raw != "8" || gjson.Get(l, "error.data.reason").String() != "message-too-large" {
+		t.Fatalf("want the too-large error to call 8, got %.300s", l)
+	}
+	s.send(`{"jsonrpc":"2.0","method":"notifications/rest"}`)
+	s.send(`{"jsonrpc":"2.0","id":9,"method":"ping"}`)
+	if l := s.line(); gjson.Get(l, "id").Raw != "9" {
+		t.Fatalf("after the cut answer the shim sent %.300s, want the ping's answer", l)
+	}
+}
