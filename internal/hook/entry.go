@@ -23,7 +23,7 @@ import (
 // Anything else (`hook --help`, a flag) goes on to main as before. Before
 // it, internal/hook/healthy answers PreToolUse's healthy path (an empty
 // attention directory) right after os is initialised: this initialiser
-// still ran after 76 others.
+// still ran after 78 others.
 func init() {
 	if len(os.Args) == 3 && os.Args[1] == "hook" && os.Args[2] != "" && os.Args[2][0] != '-' {
 		os.Exit(Main(context.Background(), os.Args[2], os.Stdin, os.Stdout, os.Getenv))

@@ -35,7 +35,7 @@ func TestHookImportsNoNetwork(t *testing.T) {
 // TestHealthyPathInits: on the healthy path (an empty attention directory)
 // `mcp-heal hook PreToolUse` exits 0, silent, from internal/hook/healthy's
 // initialiser, right after os's: none of the packages the rest of the
-// binary needs is initialised (before, 76 initialisers ran, crypto's,
+// binary needs is initialised (before, 78 initialisers ran, crypto's,
 // compress and encoding/json among them, and then internal/hook's). With a
 // marker in the attention directory, internal/hook decides, as before.
 func TestHealthyPathInits(t *testing.T) {

@@ -6,11 +6,11 @@
 // and otherwise in the order of import paths: while a package the hook
 // needs waits, every ready package whose path sorts before it goes first.
 // internal/hook needs path/filepath, reflect, log/slog, gjson and adrg/xdg,
-// so its initialiser ran after 76 others (crypto's, compress, encoding/json
+// so its initialiser ran after 78 others (crypto's, compress, encoding/json
 // among them). This package imports only what os needs, so its initialiser
-// runs right after os's (about 20 initialisers, as a minimal Go program
-// has), before those; the binary then exits as the plugin's launcher does
-// on this path (plugin/mcp-heal), without reading stdin.
+// runs right after os's, after 19 (a minimal Go program's main runs after
+// 12); the binary then exits as the plugin's launcher does on this path
+// (plugin/mcp-heal), without reading stdin.
 //
 // It imports neither internal/paths nor adrg/xdg (their imports come late):
 // Attention computes the attention directory for the environments where
