@@ -117,6 +117,21 @@ func hookEnv(t *testing.T) (env []string, home, stateDir string) {
 	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_STATE_HOME=" + stateDir}, home, stateDir
 }
 
+// needsAttention puts a marker in the attention directory under stateDir:
+// on the healthy path (none) `hook PreToolUse` exits without reading its
+// stdin or the state directory (internal/hook/healthy), as the launcher
+// does.
+func needsAttention(t *testing.T, stateDir string) {
+	t.Helper()
+	dir := filepath.Join(stateDir, "mcp-heal", "attention")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "server-x"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestHookDeepPayloadFailsOpen: every hook event fed a payload nested 10
 // million deep exits 0 silently, logs why, and stays within 200 MiB. It
 // used to overflow the Go stack in gjson.ValidBytes: exit 2 (which blocks
@@ -126,6 +141,7 @@ func TestHookDeepPayloadFailsOpen(t *testing.T) {
 	for _, event := range []string{"PreToolUse", "SessionStart", "PostToolUseFailure"} {
 		t.Run(event, func(t *testing.T) {
 			env, _, stateDir := hookEnv(t)
+			needsAttention(t, stateDir)
 			r := runCapped(t, t.TempDir(), env, payload, "hook", event)
 			if r.code != 0 || r.stdout != "" || r.stderr != "" {
 				t.Errorf("exit %d, stdout %q, stderr:\n%.500s", r.code, r.stdout, r.stderr)
@@ -190,6 +206,7 @@ func TestHookPlantedShimRecords(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			env, _, stateDir := hookEnv(t)
+			needsAttention(t, stateDir)
 			shims := filepath.Join(stateDir, "mcp-heal", "shims")
 			if err := os.MkdirAll(shims, 0o700); err != nil {
 				t.Fatal(err)

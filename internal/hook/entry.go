@@ -6,6 +6,10 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+
+	// Its initialiser answers PreToolUse's healthy path, before most
+	// others run.
+	_ "github.com/mcp-heal/mcp-heal/internal/hook/healthy"
 )
 
 // The hook's process starts here, in this package's initialiser, not in
@@ -16,7 +20,10 @@ import (
 // program. A package is initialised after everything it imports, and
 // this one imports none of those (TestHookImportsNoNetwork keeps it so),
 // so its initialiser runs first and the process exits before they do.
-// Anything else (`hook --help`, a flag) goes on to main as before.
+// Anything else (`hook --help`, a flag) goes on to main as before. Before
+// it, internal/hook/healthy answers PreToolUse's healthy path (an empty
+// attention directory) right after os is initialised: this initialiser
+// still ran after 78 others.
 func init() {
 	if len(os.Args) == 3 && os.Args[1] == "hook" && os.Args[2] != "" && os.Args[2][0] != '-' {
 		os.Exit(Main(context.Background(), os.Args[2], os.Stdin, os.Stdout, os.Getenv))

@@ -420,7 +420,9 @@ func TestSessionStart(t *testing.T) {
 }
 
 // TestBadInput: whatever arrives on stdin, a hook exits 0 silently and
-// logs what it ignored.
+// logs what it ignored. PreToolUse reads stdin only when the attention
+// directory holds something (on the healthy path it exits without reading,
+// as the launcher does: TestHealthyPathInits), so its cases have a marker.
 func TestBadInput(t *testing.T) {
 	for _, tt := range []struct {
 		name, event string
@@ -438,6 +440,15 @@ func TestBadInput(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWorld(t)
+			if tt.event == "PreToolUse" {
+				marker := filepath.Join(w.state, "mcp-heal", "attention", "server-x")
+				if err := os.MkdirAll(filepath.Dir(marker), 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(marker, nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
 			if out := w.hook(t, tt.event, tt.payload); len(out) != 0 {
 				t.Fatalf("got %q, want no output", out)
 			}
