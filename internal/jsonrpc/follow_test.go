@@ -46,15 +46,15 @@ func TestFollower(t *testing.T) {
 	}
 	bad := []string{
 		`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"` + text, // cut short
-		`{"jsonrpc":"2.0","id":7,"result":{"a":"b"}}}`,                             // closed twice
-		`{"jsonrpc":"2.0","id":7,"result":{"a":"b"]}`,                              // mismatched
-		`{"jsonrpc":"2.0","id":7,"result":{"a":"b"}} and then some`,                // bytes after
-		`{"jsonrpc":"2.0","id":7,"result":{"a":"b` + "\x01" + `"}}`,                // control character
-		`{"jsonrpc":"2.0","id":7,"result":{"a":"\x"}}`,                             // bad escape
-		`{"jsonrpc":"2.0","id":7,"result":{"a":"\u12g4"}}`,                         // bad \u
-		`{"jsonrpc":"2.0","id":7,"result":{"a":b}}`,                                // bare word
-		`{"jsonrpc":"2.0","id":1.5,"result":{}}`,                                   // not an integer id
-		strings.Repeat("[", 10001) + strings.Repeat("]", 10001),                    // too deep
+		`{"jsonrpc":"2.0","id":7,"result":{"a":"b"}}}`,                                // closed twice
+		`{"jsonrpc":"2.0","id":7,"result":{"a":"b"]}`,                                 // mismatched
+		`{"jsonrpc":"2.0","id":7,"result":{"a":"b"}} and then some`,                   // bytes after
+		`{"jsonrpc":"2.0","id":7,"result":{"a":"b` + "\x01" + `"}}`,                   // control character
+		`{"jsonrpc":"2.0","id":7,"result":{"a":"\x"}}`,                                // bad escape
+		`{"jsonrpc":"2.0","id":7,"result":{"a":"\u12g4"}}`,                            // bad \u
+		`{"jsonrpc":"2.0","id":7,"result":{"a":b}}`,                                   // bare word
+		`{"jsonrpc":"2.0","id":1.5,"result":{}}`,                                      // not an integer id
+		strings.Repeat("[", 10001) + strings.Repeat("]", 10001),                       // too deep
 	}
 	for _, msg := range bad {
 		for _, n := range []int{1, 3, 7, 1 << 20} {
