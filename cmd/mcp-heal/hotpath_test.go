@@ -28,14 +28,16 @@ import (
 // state, paths and redact) stays far below it.
 const hotCalls = 2000
 
-// maxHotPackages bounds the packages a tools/call passes through: 6
-// (the shim, the framing, the validator, the process, the clock, and
+// maxHotPackages bounds the packages a tools/call passes through: 7
+// (the shim, the framing, the validator, the process, the clock,
 // liveness, the one owner of the hang rules, told of every message the
-// server sends: issue 23, 4 statements a call) for a server that is not
-// kept, and internal/keep besides for a kept one (7 before the kept
+// server sends: issue 23, 4 statements a call, and rawio, the pipes'
+// reads and writes with raw system calls, which spare the runtime's
+// monitor thread a wake-up per message: issue 25) for a server that is
+// not kept, and internal/keep besides for a kept one (the kept
 // guardian's line marks moved from internal/guardian into proc's writer:
 // issue 19).
-const maxHotPackages = 6
+const maxHotPackages = 7
 
 // TestToolsCallHotPath measures which packages carry a tools/call and its
 // answer through a running shim, after the handshake: a coverage build of

@@ -6,6 +6,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/rawio"
 )
 
 // withDefaults fills in the defaults of cfg's optional fields.
@@ -70,7 +72,7 @@ type status struct {
 // writer is where messages to the server are written.
 func (sp spawned) writer() io.Writer {
 	if sp.mark != nil {
-		return &lineWriter{w: sp.stdin, mark: sp.mark}
+		return &lineWriter{w: rawio.Writer(sp.stdin), mark: sp.mark}
 	}
-	return sp.stdin
+	return rawio.Writer(sp.stdin)
 }

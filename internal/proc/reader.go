@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 	"sync"
 
+	"github.com/mcp-heal/mcp-heal/internal/rawio"
+
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 	"github.com/mcp-heal/mcp-heal/internal/redact"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
@@ -52,9 +54,9 @@ func (p *Process) readStdout(prefix []byte) {
 	defer p.readers.Done()
 	var handle upstream.Handler
 	decided := false
-	var in io.Reader = p.stdout
+	in := rawio.Reader(p.stdout)
 	if len(prefix) > 0 {
-		in = io.MultiReader(bytes.NewReader(prefix), p.stdout)
+		in = io.MultiReader(bytes.NewReader(prefix), in)
 	}
 	max := p.cfg.MaxMessage
 	if max <= 0 {

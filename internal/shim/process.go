@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/mcp-heal/mcp-heal/internal/rawio"
+
 	"github.com/mcp-heal/mcp-heal/internal/state"
 )
 
@@ -172,6 +174,11 @@ func Pollable[T any](f T) T {
 		return f
 	}
 	nf := os.NewFile(fd, file.Name())
+	if r := rawio.Wrap(nf); r != nil {
+		if v, ok := r.(T); ok {
+			return v
+		}
+	}
 	if v, ok := any(nf).(T); ok {
 		return v
 	}

@@ -83,6 +83,31 @@ type relaySide struct {
 	n    int
 	busy time.Duration // throughput: wall time of the pipelined calls
 	nt   int
+	// context switches of its threads during the latency rounds
+	vol, inv int
+}
+
+// switches sums the voluntary and involuntary context switches of every
+// thread of pid (Linux; 0 elsewhere).
+func switches(pid int) (vol, inv int) {
+	if pid <= 0 {
+		return 0, 0
+	}
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
+	for _, t := range tasks {
+		b, _ := os.ReadFile(t)
+		for _, l := range strings.Split(string(b), "\n") {
+			k, v, _ := strings.Cut(l, ":")
+			n, _ := strconv.Atoi(strings.TrimSpace(v))
+			switch k {
+			case "voluntary_ctxt_switches":
+				vol += n
+			case "nonvoluntary_ctxt_switches":
+				inv += n
+			}
+		}
+	}
+	return vol, inv
 }
 
 func relaySides(b *testing.B, server string) []*relaySide {
@@ -110,6 +135,7 @@ func latencyRounds(b *testing.B, sides []*relaySide, rounds, per int) {
 		for k := range sides {
 			s := sides[(r+k)%len(sides)]
 			cpu := cpuTime(s.pid)
+			vol, inv := switches(s.pid)
 			for i := 0; i < per; i++ {
 				id++
 				t := time.Now()
@@ -117,6 +143,8 @@ func latencyRounds(b *testing.B, sides []*relaySide, rounds, per int) {
 				s.lat = append(s.lat, time.Since(t))
 			}
 			s.cpu += cpuTime(s.pid) - cpu
+			v2, i2 := switches(s.pid)
+			s.vol, s.inv = s.vol+v2-vol, s.inv+i2-inv
 			s.n += per
 		}
 	}
@@ -135,6 +163,10 @@ func reportLatency(b *testing.B, sides []*relaySide, what string) {
 	if rl.cpu > 0 {
 		cr, cs := rl.cpu/time.Duration(rl.n), sh.cpu/time.Duration(sh.n)
 		report(b, fmt.Sprintf("| %s: CPU per call of the process in between | — | %v | %v | %.2f× |", what, cr, cs, float64(cs)/float64(cr)))
+		per := func(s *relaySide) string {
+			return fmt.Sprintf("%.2f / %.2f", float64(s.vol)/float64(s.n), float64(s.inv)/float64(s.n))
+		}
+		report(b, fmt.Sprintf("| %s: context switches per call, voluntary / involuntary | — | %s | %s | — |", what, per(rl), per(sh)))
 	}
 	b.ReportMetric(float64(addS)/float64(addR), "added-p50-shim/relay")
 	b.ReportMetric(float64(p90(sh))/float64(p90(rl)), "p90-shim/relay")
