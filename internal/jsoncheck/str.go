@@ -169,3 +169,10 @@ func indexByte(b []byte, c byte) int {
 	}
 	return n
 }
+
+// StringRest is StringEnd for a string read in parts: b starts inside a
+// string (after its opening quote, or where the previous part's scan
+// stopped, past any escape it cut: a relay completes that itself). It
+// returns the index just after the closing quote; or len(b) and a
+// *SyntaxError at offset len(b) when b ends inside the string.
+func StringRest(b []byte) (int, error) { return StringEnd(b, -1) }

@@ -46,9 +46,11 @@ type Reader struct {
 	// the last part holds the line end as read ("\n", "\r\n", or none
 	// at the end of the input), or is nil when the line went over the
 	// ceiling (its parts stop there; Next then returns the
-	// *TooLongError). The whole line still comes from Next as well. A
+	// *TooLongError). What Parts returns for the first part says whether
+	// the whole line still comes from Next as well (keep); when not, the
+	// line is not gathered, and Next returns an empty line for it. A
 	// part is valid only during the call.
-	Parts func(part []byte, first, last bool)
+	Parts func(part []byte, first, last bool) (keep bool)
 }
 
 // NewReader returns a Reader that reads from r with no ceiling on line
@@ -140,9 +142,12 @@ func (r *Reader) NextMax(limit func(first []byte) int) ([]byte, error) {
 	prev := line[len(line)-1] // the byte before this chunk, for "\r\n"
 	cr := false
 	started := false // a part was offered
+	keep := true     // the line is gathered for Next
 	part := func(p []byte, last bool) {
 		if r.Parts != nil {
-			r.Parts(p, !started, last)
+			if k := r.Parts(p, !started, last); !started {
+				keep = k
+			}
 			started = true
 		}
 	}
@@ -180,7 +185,9 @@ func (r *Reader) NextMax(limit func(first []byte) int) ([]byte, error) {
 					part(nil, true)
 				}
 			} else {
-				c.Write(line)
+				if keep {
+					c.Write(line)
+				}
 				part(line, end)
 			}
 		}
@@ -197,6 +204,9 @@ func (r *Reader) NextMax(limit func(first []byte) int) ([]byte, error) {
 			}
 		}
 		return nil, &TooLongError{Len: n, Limit: max, Head: trimEOL(head)}
+	}
+	if !keep {
+		return nil, nil // the parts were the line
 	}
 	// Reuse a small buffer; never pin a huge one after one huge message.
 	if cap(r.buf) > 4<<20 || cap(r.buf) < c.Len() {

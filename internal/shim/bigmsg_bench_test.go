@@ -4,6 +4,7 @@ package shim
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -37,10 +38,17 @@ func bigText(unit string, n int) string {
 
 // fakeBigFile is a server whose tool "read" answers with a text of the
 // shape and size asked, encoded per call as a real server encodes a file
-// it read (server-filesystem: read, then JSON.stringify).
+// it read (server-filesystem: read, then JSON.stringify). The text is
+// made once per shape and size, and each call encodes it with
+// encoding/json's Encoder, whose buffer is reused from call to call: the
+// server's time is then about the same for every call (json.Marshal into
+// fresh memory moved it between 30 and 340 ms for 16 MiB, with the
+// garbage collector and page faults, which swamped what a relay adds).
 func fakeBigFile() {
 	r := jsonrpc.NewReader(os.Stdin)
 	w := jsonrpc.NewWriter(os.Stdout)
+	enc := json.NewEncoder(os.Stdout) // one Write per answer, its "\n" included
+	texts := map[[2]int64]string{}
 	for {
 		line, err := r.Next()
 		if err != nil {
@@ -57,8 +65,24 @@ func fakeBigFile() {
 			w.WriteLine(jsonrpc.ResultReply(m.ID, []byte(`{"tools":[{"name":"read","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}]}`)))
 		case "tools/call":
 			args := gjson.GetBytes(line, "params.arguments")
-			res, _ := json.Marshal(map[string]any{"content": []any{map[string]string{"type": "text", "text": bigText(bigShapes[args.Get("shape").Int()].unit, int(args.Get("bytes").Int()))}}})
-			w.WriteLine(jsonrpc.ResultReply(m.ID, res))
+			k := [2]int64{args.Get("shape").Int(), args.Get("bytes").Int()}
+			text, ok := texts[k]
+			if !ok {
+				text = bigText(bigShapes[k[0]].unit, int(k[1]))
+				texts[k] = text
+			}
+			type content struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			}
+			type result struct {
+				Content []content `json:"content"`
+			}
+			enc.Encode(struct {
+				JSONRPC string          `json:"jsonrpc"`
+				ID      json.RawMessage `json:"id"`
+				Result  result          `json:"result"`
+			}{"2.0", m.ID, result{[]content{{"text", text}}}})
 		default:
 			w.WriteLine(jsonrpc.ErrorReply(m.ID, jsonrpc.CodeMethodNotFound, "no "+m.Method, nil))
 		}
@@ -72,9 +96,19 @@ type rawClient struct {
 	in  io.WriteCloser
 	br  *bufio.Reader
 	id  int
+	// idFirst: answers start {"jsonrpc":"2.0","id":N,"result" (checked)
+	idFirst bool
 }
 
 func startRaw(b *testing.B, env []string, args ...string) *rawClient {
+	c := startRawAny(b, env, args...)
+	c.idFirst = true
+	return c
+}
+
+// startRawAny is startRaw for any server: its answers may put the id
+// anywhere (callAny).
+func startRawAny(b *testing.B, env []string, args ...string) *rawClient {
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), env...)
 	in, err := cmd.StdinPipe()
@@ -90,10 +124,19 @@ func startRaw(b *testing.B, env []string, args ...string) *rawClient {
 	}
 	b.Cleanup(func() { in.Close(); cmd.Wait() })
 	c := &rawClient{pid: cmd.Process.Pid, in: in, br: bufio.NewReaderSize(out, 1<<20)}
-	c.call(b, "initialize", initParams)
+	c.callAny(b, "initialize", initParams)
 	io.WriteString(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
-	c.call(b, "tools/list", `{}`)
+	c.callAny(b, "tools/list", `{}`)
 	return c
+}
+
+// callAny is call for an answer with its id anywhere: it is checked to
+// be a result, whole.
+func (c *rawClient) callAny(b *testing.B, method, params string) (first, all time.Duration, size int) {
+	id := c.idFirst
+	c.idFirst = false
+	defer func() { c.idFirst = id }()
+	return c.call(b, method, params)
 }
 
 // call sends one request and times its answer: the first byte and the
@@ -111,6 +154,9 @@ func (c *rawClient) call(b *testing.B, method, params string) (first, all time.D
 	var head []byte
 	for {
 		chunk, err := c.br.ReadSlice('\n')
+		if !c.idFirst && len(head) == 0 && bytes.HasPrefix(chunk, []byte(`{"method"`)) && err == nil {
+			continue // a request of the server's (roots/list): no answer needed
+		}
 		if len(head) < 64 {
 			head = append(head, chunk[:min(len(chunk), 64)]...)
 		}
@@ -123,8 +169,11 @@ func (c *rawClient) call(b *testing.B, method, params string) (first, all time.D
 		}
 	}
 	all = time.Since(start)
-	if want := `{"jsonrpc":"2.0","id":` + strconv.Itoa(c.id) + `,"result"`; !strings.HasPrefix(string(head), want) {
+	if want := `{"jsonrpc":"2.0","id":` + strconv.Itoa(c.id) + `,"result"`; c.idFirst && !strings.HasPrefix(string(head), want) {
 		b.Fatalf("got %.64s, want %s...", head, want)
+	}
+	if !c.idFirst && !strings.Contains(string(head), `"result"`) {
+		b.Fatalf("got %.64s, want a result", head)
 	}
 	return first, all, size
 }

@@ -51,20 +51,13 @@ func (s *Shim) pump(c upstream.Conn, gen uint64, done chan<- struct{}) {
 // the goroutine that read them (server), with the state of a long answer
 // passed on as it comes (stream.go).
 type served struct {
-	s        *Shim
-	gen      uint64
-	on       bool // a long line is being passed on
-	streamed bool // the next Line is the one passed on: route it, do not send it
+	s      *Shim
+	gen    uint64
+	on     bool // a long line is being passed on
+	follow jsonrpc.Follower
 }
 
-func (p *served) Line(line []byte, more bool) {
-	if p.streamed {
-		p.streamed = false
-		p.s.routeStreamed(line, p.gen, more)
-		return
-	}
-	p.s.fromUpstream(line, p.gen, more)
-}
+func (p *served) Line(line []byte, more bool) { p.s.fromUpstream(line, p.gen, more) }
 
 // fromUpstream routes one message from the server of generation gen. line
 // is owned (Recv hands over a fresh slice).
@@ -177,13 +170,21 @@ func (s *Shim) unroutable(line []byte, gen uint64, why error, more bool) {
 	if r.Type != gjson.Number && r.Type != gjson.String {
 		return
 	}
+	s.answerUnreadable([]byte(r.Raw), gen, why, line, more)
+}
+
+// answerUnreadable answers the call in flight on the server of generation
+// gen whose raw id is id, when there is one, for a line from the server
+// that named it and could not be read (line: what goes to the waiter of
+// the shim's own request).
+func (s *Shim) answerUnreadable(id []byte, gen uint64, why error, line []byte, more bool) {
 	s.mu.Lock()
-	e := s.inflight[r.Raw]
+	e := s.inflight[string(id)]
 	if e == nil || e.gen != gen {
 		s.mu.Unlock()
 		return
 	}
-	delete(s.inflight, r.Raw)
+	delete(s.inflight, string(id))
 	if e.injected {
 		s.mu.Unlock()
 		e.waiter <- line // the shim's own request: whoever sent it judges it

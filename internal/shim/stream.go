@@ -2,8 +2,6 @@ package shim
 
 import (
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
-	"github.com/mcp-heal/mcp-heal/internal/redact"
-	"github.com/mcp-heal/mcp-heal/internal/text"
 )
 
 // A long answer is passed on as it comes (issue 25): a relay that waits
@@ -25,19 +23,23 @@ import (
 // flight, that call also gets the shim's error answer (unroutable).
 
 // Part passes each part of a long line on, when its first part allows it
-// (upstream.Handler).
-func (p *served) Part(part []byte, first, last bool) {
+// (upstream.Handler); the line is then not kept, and is routed at its end
+// from what the Follower saw.
+func (p *served) Part(part []byte, first, last bool) (keep bool) {
 	s := p.s
 	if first {
 		p.on = s.mayStream(part, p.gen)
-		if p.on {
-			s.out.begin()
+		if !p.on {
+			return true
 		}
+		p.follow = jsonrpc.Follower{}
+		s.out.begin()
 	}
 	if !p.on {
-		return
+		return true
 	}
 	if len(part) > 0 {
+		p.follow.Write(part)
 		if err := s.out.part(part); err != nil {
 			s.log.Debug("write to client", "err", err)
 		}
@@ -45,11 +47,15 @@ func (p *served) Part(part []byte, first, last bool) {
 	if last {
 		// The line's own end, when it had one; a line cut at the
 		// ceiling or by the server's end is ended here.
-		p.on, p.streamed = false, part != nil
+		p.on = false
 		if err := s.out.end(len(part) == 0 || part[len(part)-1] != '\n'); err != nil {
 			s.log.Debug("write to client", "err", err)
 		}
+		if part != nil { // else it went over the ceiling: the reader answers for it
+			s.routeStreamed(&p.follow, p.gen)
+		}
 	}
+	return false
 }
 
 // mayStream decides from head, the first part of a long line from the
@@ -67,43 +73,54 @@ func (s *Shim) mayStream(head []byte, gen uint64) bool {
 	}
 	if id != nil {
 		e := s.inflight[string(id)]
-		return e != nil && e.gen == gen && !e.injected
+		return e != nil && e.gen == gen && !e.injected && !recorded(e.method)
 	}
-	// The id comes after the cut: it must not be one of the shim's own.
+	// The id comes after the cut: it must not be one of the shim's own,
+	// nor a call whose answer the session records.
 	for _, e := range s.inflight {
-		if e.gen == gen && e.injected && e.method != "ping" {
+		if e.gen == gen && (e.injected && e.method != "ping" || recorded(e.method)) {
 			return false
 		}
 	}
 	return true
 }
 
+// recorded reports whether the session keeps what a call of method
+// answers (session.noteResponse reads the answer itself): such an answer
+// is routed whole.
+func recorded(method string) bool {
+	return method == "initialize" || method == "tools/list" || method == "server/discover"
+}
+
 // routeStreamed routes a line whose bytes already went to the client as
-// they came (Part): the call it answers is settled, and nothing is sent
-// unless the line turned out not to be a response, when the call it
-// names gets the shim's error answer.
-func (s *Shim) routeStreamed(line []byte, gen uint64, more bool) {
-	s.traffic("s2c", line)
-	m, err := jsonrpc.PeekAnyText(line)
-	if err == nil && m.Kind != jsonrpc.KindResponse {
-		err = jsonrpc.ErrNotJSONRPC
-	}
+// they came (Part), from what f saw of it: the call it answers is
+// settled; when it turned out no whole JSON value, the call it names gets
+// the shim's error answer too.
+func (s *Shim) routeStreamed(f *jsonrpc.Follower, gen uint64) {
+	id, err := f.End()
 	if err != nil {
 		if n, ok := s.lim.junk.allow(s.clk.Now()); ok {
-			attrs := []any{"err", err, "bytes", len(line), "head", text.Clip(redact.String(text.ClipBytes(line, 4096)), 200)}
+			attrs := []any{"err", err}
 			if n > 0 {
 				attrs = append(attrs, "suppressed_since_last", n)
 			}
 			s.log.Warn("passed on a long line from the server as it came, and it ended as no valid JSON-RPC response", attrs...)
 		}
-		s.unroutable(line, gen, err, more)
-		if !more {
-			s.out.flush()
+		if id != nil {
+			s.answerUnreadable(id, gen, err, jsonrpc.ErrorReply(id, jsonrpc.CodeInternalError, "unreadable", nil), false)
 		}
 		return
 	}
+	if id == nil {
+		s.log.Debug("passed on a long response with no id")
+		return
+	}
+	// What the shim's own request (a ping) gets in its place: its waiter
+	// only asks whether an answer came. The session records nothing of
+	// the calls whose answers are passed on (mayStream).
+	stand := jsonrpc.ResultReply(id, []byte("{}"))
 	s.mu.Lock()
-	_, changed := s.takeAnswer(line, m, gen)
+	_, changed := s.takeAnswer(stand, jsonrpc.Msg{Kind: jsonrpc.KindResponse, ID: id}, gen)
 	s.mu.Unlock()
 	if changed {
 		s.record()

@@ -75,7 +75,8 @@ type Handler interface {
 	Line(line []byte, more bool)
 	// Part is offered each part of a long line as it comes, before that
 	// line is whole (jsonrpc.Reader.Parts: first and last mark its first
-	// part and its end, a nil last part a line dropped over the ceiling);
-	// the whole line then comes to Line too, unless it was dropped.
-	Part(part []byte, first, last bool)
+	// part and its end, a nil last part a line dropped over the ceiling).
+	// What it returns for the first part says whether the whole line
+	// comes to Line too, once complete (keep).
+	Part(part []byte, first, last bool) (keep bool)
 }
