@@ -77,20 +77,34 @@ type timings struct {
 	launcher, launcherCPU time.Duration
 }
 
-// measure runs `mcp-heal hook PreToolUse` on the healthy path, `mcp-heal
-// version` (the same binary doing nothing: its start-up cost) and
-// /bin/true, interleaved, n times each.
+// measure runs `mcp-heal hook PreToolUse`, `mcp-heal version` (the same
+// binary doing nothing: its start-up cost), /bin/true and the launcher's
+// `hook PreToolUse` on the healthy path, interleaved, n times each. The
+// binary's PreToolUse runs with a marker in the attention directory, in a
+// world of its own (no shim of this server, an old incident of another):
+// that is when the launcher starts it, and on an empty one it exits before
+// doing any of its work (internal/hook/healthy, BenchmarkHookStart).
 func measure(tb testing.TB, n int) timings {
 	bin := testenv.Binary(tb)
 	w, payload := healthyWorld(tb)
 	env := w.env()
 	launcher := filepath.Join(testenv.ModuleRoot(tb), "plugin", "mcp-heal")
-	lenv := append(append([]string{}, env...), "MCP_HEAL_BIN="+bin)
+	// The launcher's fast path reads where the attention directory is from
+	// its record in the plugin's data directory (its first run writes it).
+	lenv := append(append([]string{}, env...), "MCP_HEAL_BIN="+bin, "CLAUDE_PLUGIN_DATA="+tb.TempDir())
+	wb, _ := healthyWorld(tb)
+	if err := state.MarkServer("everything", true); err != nil {
+		tb.Fatal(err)
+	}
+	benv := wb.env()
 	var wall, cpu [4][]time.Duration
 	for i := 0; i < n; i++ {
 		for j, args := range [][]string{{bin, "hook", "PreToolUse"}, {bin, "version"}, {"/bin/true"}, {launcher, "hook", "PreToolUse"}} {
 			e := env
-			if j == 3 {
+			switch j {
+			case 0:
+				e = benv
+			case 3:
 				e = lenv
 			}
 			w, c := timeExec(tb, e, payload, args[0], args[1:]...)
@@ -118,7 +132,7 @@ func BenchmarkPreToolUseVsTrue(b *testing.B) {
 	b.ReportMetric(ms(m.hookCPU), "hook-cpu-ms")
 	b.ReportMetric(ms(m.launcher), "launcher-median-ms")
 	b.ReportMetric(ms(m.hookCPU-m.versionCPU), "cpu-over-startup-ms")
-	fmt.Printf("median wall (cpu) over %d runs: launcher (as hooks.json runs it) %s (%s); binary PreToolUse healthy path %s (%s); mcp-heal version %s (%s); /bin/true %s (%s); launcher/true %.1f, binary/true %.1f\n",
+	fmt.Printf("median wall (cpu) over %d runs: launcher (as hooks.json runs it) %s (%s); binary PreToolUse with a marker %s (%s); mcp-heal version %s (%s); /bin/true %s (%s); launcher/true %.1f, binary/true %.1f\n",
 		max(n, 50), r(m.launcher), r(m.launcherCPU), r(m.hook), r(m.hookCPU), r(m.version), r(m.versionCPU), r(m.true_), r(m.trueCPU),
 		float64(m.launcher)/float64(m.true_), float64(m.hook)/float64(m.true_))
 	// The target: the binary's PreToolUse does at most 1 ms of CPU work
