@@ -116,11 +116,20 @@ func relaySides(b *testing.B, server string) []*relaySide {
 	rl := startPipe(b, nil, relay, server)
 	sh, _ := benchShim(b, server)
 	sides := []*relaySide{{name: "direct", c: direct}, {name: "relay", c: rl, pid: rl.cmd.Process.Pid}, {name: "shim", c: sh, pid: sh.cmd.Process.Pid}}
+	if old := baseline(); old != "" {
+		c := startPipe(b, append(benchEnv, "XDG_STATE_HOME="+b.TempDir()), old, "shim", "--name", "bench", "--", server)
+		sides = append(sides, &relaySide{name: "baseline", c: c, pid: c.cmd.Process.Pid})
+	}
 	for _, s := range sides {
 		s.c.handshake(b)
 	}
 	return sides
 }
+
+// baseline is $MCP_HEAL_BENCH_BASELINE, an older mcp-heal binary measured
+// as a fourth side in the same rounds (before and after a change in one
+// run), or "".
+func baseline() string { return os.Getenv("MCP_HEAL_BENCH_BASELINE") }
 
 func pct(d []time.Duration, p int) time.Duration {
 	s := slices.Clone(d)
@@ -168,6 +177,12 @@ func reportLatency(b *testing.B, sides []*relaySide, what string) {
 		}
 		report(b, fmt.Sprintf("| %s: context switches per call, voluntary / involuntary | — | %s | %s | — |", what, per(rl), per(sh)))
 	}
+	if len(sides) > 3 {
+		o := sides[3]
+		addO := p50(o) - p50(d)
+		report(b, fmt.Sprintf("| %s, the baseline build: p50 added / p90 / CPU per call | — | — | %v / %v / %v | added **%.2f×**, p90 **%.2f×** the relay's |", what,
+			addO.Round(time.Microsecond), p90(o).Round(time.Microsecond), o.cpu/time.Duration(max(o.n, 1)), float64(addO)/float64(addR), float64(p90(o))/float64(p90(rl))))
+	}
 	b.ReportMetric(float64(addS)/float64(addR), "added-p50-shim/relay")
 	b.ReportMetric(float64(p90(sh))/float64(p90(rl)), "p90-shim/relay")
 }
@@ -208,6 +223,9 @@ func BenchmarkRelay(b *testing.B) {
 	d, rl, sh := sides[0], sides[1], sides[2]
 	report(b, fmt.Sprintf("| throughput, 16 in flight (calls/s) | %.0f | %.0f (%.2f× direct) | %.0f (%.2f× direct) | **%.2f×** |",
 		rate(d), rate(rl), rate(rl)/rate(d), rate(sh), rate(sh)/rate(d), rate(sh)/rate(rl)))
+	if len(sides) > 3 {
+		report(b, fmt.Sprintf("| throughput, the baseline build | — | — | %.0f | **%.2f×** |", rate(sides[3]), rate(sides[3])/rate(rl)))
+	}
 	b.ReportMetric(rate(sh)/rate(rl), "throughput-shim/relay")
 
 	// The true memory of a wrapped server: the shim and the guardian it
@@ -295,6 +313,17 @@ func BenchmarkBigAnswerRelay(b *testing.B) {
 		{name: "relay", c: startRaw(b, env, relay, os.Args[0])},
 		{name: "shim", c: startRaw(b, append(env, "XDG_STATE_HOME="+b.TempDir()), bin, "shim", "--name", "bigfile", "--max-message", "64MiB", "--", os.Args[0])},
 	}
+	if old := baseline(); old != "" {
+		sides = append(sides, struct {
+			name string
+			c    *rawClient
+			pid  int
+			d    []time.Duration
+			f    []time.Duration
+			cpu  time.Duration
+		}{name: "baseline", c: startRaw(b, append(env, "XDG_STATE_HOME="+b.TempDir()), old, "shim", "--name", "bigfile", "--max-message", "64MiB", "--", os.Args[0])})
+		sides[3].pid = sides[3].c.pid
+	}
 	sides[1].pid, sides[2].pid = sides[1].c.pid, sides[2].c.pid
 	params := fmt.Sprintf(`{"name":"read","arguments":{"shape":1,"bytes":%d}}`, 16<<20)
 	report(b, "load average before: "+loadavg())
@@ -327,6 +356,10 @@ func BenchmarkBigAnswerRelay(b *testing.B) {
 	report(b, fmt.Sprintf("| the rest after the first byte (median of %d) | %v | %v (%.2f× direct) | %v (%.2f× direct) | %.2f× |", rounds, rest(0).Round(100*time.Microsecond),
 		rest(1).Round(100*time.Microsecond), float64(rest(1))/float64(rest(0)), rest(2).Round(100*time.Microsecond), float64(rest(2))/float64(rest(0)), float64(rest(2))/float64(rest(1))))
 	report(b, fmt.Sprintf("| CPU per answer of the process in between | — | %v | %v | %.2f× |", sides[1].cpu/rounds, sides[2].cpu/rounds, float64(sides[2].cpu)/float64(sides[1].cpu)))
+	if len(sides) > 3 {
+		o := testenv.Median(sides[3].d)
+		report(b, fmt.Sprintf("| the baseline build: whole / CPU per answer | — | — | %v (**%.2f×** direct) / %v | %.2f× |", o.Round(100*time.Microsecond), float64(o)/float64(d), sides[3].cpu/rounds, float64(o)/float64(rl)))
+	}
 	report(b, "load average after: "+loadavg())
 }
 
