@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
@@ -42,7 +43,8 @@ func TestHealthyPathInits(t *testing.T) {
 	w, payload := healthyWorld(t)
 	run := func() (inits []string) {
 		cmd := exec.Command(testenv.Binary(t), "hook", "PreToolUse")
-		cmd.Env = append(w.env(), "GODEBUG=inittrace=1")
+		// As the launcher runs it: told the attention directory.
+		cmd.Env = append(w.env(), "GODEBUG=inittrace=1", "MCP_HEAL_ATTENTION="+state.AttentionDir())
 		cmd.Stdin = strings.NewReader(string(payload))
 		var stdout, stderr strings.Builder
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -105,7 +107,9 @@ func BenchmarkHookStart(b *testing.B) {
 		}
 	}
 	w, payload := healthyWorld(b)
-	env := w.env()
+	// As the launcher runs it: told the attention directory (from the
+	// binary's own record of its paths).
+	env := append(w.env(), "MCP_HEAL_ATTENTION="+state.AttentionDir())
 	la := func() string {
 		l, _ := os.ReadFile("/proc/loadavg")
 		return strings.Join(strings.Fields(string(l))[:3], " ")

@@ -12,18 +12,17 @@
 // 12); the binary then exits as the plugin's launcher does on this path
 // (plugin/mcp-heal), without reading stdin.
 //
-// It imports neither internal/paths nor adrg/xdg (their imports come late):
-// Attention computes the attention directory for the environments where
-// adrg/xdg's rule is plain (an absolute $HOME; $XDG_STATE_HOME absolute or
-// unset; Linux and macOS), and says "" otherwise, when internal/hook
-// decides as before. TestAttentionIsPaths holds it to internal/paths, the
-// one rule; TestHealthyImportsEarly keeps its imports early.
+// It has no path rule of its own (adrg/xdg, in internal/paths, is the
+// one rule, and its imports come late): the launcher tells it the
+// attention directory in MCP_HEAL_ATTENTION, from its record of what
+// `mcp-heal paths` printed, as it runs the binary for PreToolUse. Without
+// it, internal/hook decides as before. TestHealthyImportsEarly keeps its
+// imports early.
 package healthy
 
 import (
 	"io"
 	"os"
-	"path"
 	"runtime"
 	"syscall"
 )
@@ -36,7 +35,7 @@ func init() {
 	if env, ok := procEnviron(); ok {
 		getenv = env.get
 	}
-	if Empty(Attention(runtime.GOOS, getenv, isDir)) {
+	if Empty(getenv("MCP_HEAL_ATTENTION")) {
 		os.Exit(0)
 	}
 }
@@ -109,36 +108,4 @@ func Empty(dir string) bool {
 	defer f.Close()
 	names, err := f.Readdirnames(1)
 	return len(names) == 0 && err == io.EOF
-}
-
-// Attention is internal/paths' Attention for goos and this environment,
-// where adrg/xdg's rule is plain; else "". isDir reports whether a path
-// is a directory (macOS keeps its old layout where it exists).
-func Attention(goos string, getenv func(string) string, isDir func(string) bool) string {
-	if goos != "linux" && goos != "darwin" {
-		return "" // Windows: xdg asks the OS for its known folders
-	}
-	home, state := getenv("HOME"), getenv("XDG_STATE_HOME")
-	if !abs(home) || state != "" && !abs(state) {
-		return "" // no home, or a value xdg expands (~, $HOME) or ignores
-	}
-	switch {
-	case state != "":
-		state = path.Join(state, "mcp-heal")
-	case goos == "linux":
-		state = path.Join(home, ".local", "state", "mcp-heal")
-	default:
-		state = path.Join(home, ".local", "state", "mcp-heal")
-		if !isDir(state) {
-			state = path.Join(home, "Library", "Application Support", "mcp-heal", "state")
-		}
-	}
-	return path.Join(state, "attention")
-}
-
-func abs(p string) bool { return len(p) > 0 && p[0] == '/' }
-
-func isDir(p string) bool {
-	fi, err := os.Lstat(p)
-	return err == nil && fi.IsDir()
 }

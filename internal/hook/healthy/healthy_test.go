@@ -8,86 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcp-heal/mcp-heal/internal/paths"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
-
-// TestAttentionIsPaths: where Attention answers, it is internal/paths'
-// attention directory (adrg/xdg's rule, the one rule), followed as the
-// environment changes; where the rule is not plain it says "" (the
-// binary then decides as before).
-func TestAttentionIsPaths(t *testing.T) {
-	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
-		t.Skip("Attention answers on Linux and macOS only (elsewhere internal/hook decides, as TestAttentionElsewhere shows): the unix runs check it")
-	}
-	dir := t.TempDir()
-	for _, tc := range []struct {
-		name, home, state string
-		plain             bool
-	}{
-		{"defaults", dir, "", true},
-		{"XDG_STATE_HOME", dir, filepath.Join(dir, "s"), true},
-		{"XDG_STATE_HOME not clean", dir, dir + "//s/./t/", true},
-		{"relative XDG_STATE_HOME", dir, "rel/s", false},
-		{"XDG_STATE_HOME from ~", dir, "~/s", false},
-		{"XDG_STATE_HOME from $HOME", dir, "$HOME/s", false},
-		{"no home", "", "", false},
-		{"relative home", "home", "", false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv("HOME", tc.home)
-			t.Setenv("XDG_STATE_HOME", tc.state)
-			got := Attention(runtime.GOOS, os.Getenv, isDir)
-			if !tc.plain {
-				if got != "" {
-					t.Fatalf("Attention %q, want \"\" (not plain)", got)
-				}
-				return
-			}
-			if want := paths.Current().Attention; got != want {
-				t.Fatalf("Attention %q, paths.Current %q", got, want)
-			}
-		})
-	}
-}
-
-// TestAttentionDarwin: macOS keeps its old layout (~/.local/state/mcp-heal)
-// where it exists, else Application Support, as internal/paths does.
-func TestAttentionDarwin(t *testing.T) {
-	env := func(kv ...string) func(string) string {
-		return func(k string) string {
-			for i := 0; i+1 < len(kv); i += 2 {
-				if kv[i] == k {
-					return kv[i+1]
-				}
-			}
-			return ""
-		}
-	}
-	none := func(string) bool { return false }
-	old := func(p string) bool { return p == "/Users/u/.local/state/mcp-heal" }
-	home := env("HOME", "/Users/u")
-	if got, want := Attention("darwin", home, none), paths.For("darwin", home).Attention; got != want {
-		t.Errorf("new user: %q, want %q", got, want)
-	}
-	if got, want := Attention("darwin", home, old), "/Users/u/.local/state/mcp-heal/attention"; got != want {
-		t.Errorf("old layout: %q, want %q", got, want)
-	}
-	set := env("HOME", "/Users/u", "XDG_STATE_HOME", "/s")
-	if got, want := Attention("darwin", set, old), paths.For("darwin", set).Attention; got != want {
-		t.Errorf("XDG_STATE_HOME: %q, want %q", got, want)
-	}
-}
-
-// TestAttentionElsewhere: on Windows (and any other platform) Attention
-// does not answer; internal/hook decides.
-func TestAttentionElsewhere(t *testing.T) {
-	for _, goos := range []string{"windows", "freebsd"} {
-		if got := Attention(goos, func(string) string { return "/h" }, isDir); got != "" {
-			t.Errorf("%s: %q, want \"\"", goos, got)
-		}
-	}
-}
 
 // TestEmpty: only a directory known to hold nothing is empty.
 func TestEmpty(t *testing.T) {
