@@ -6,8 +6,8 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/jsoncheck"
 )
 
-// Follower follows a message passed on as it comes, part by part, far
-// enough to route it at its end without holding it: the nesting of its
+// Follower follows a message (one JSON object) passed on as it comes,
+// part by part, far enough to route it at its end without holding it: the nesting of its
 // arrays and objects, its strings (checked as Valid checks them, escapes
 // included, also when a part cuts one), and the raw value of its
 // top-level id member. Between strings it checks only that each byte may
@@ -59,8 +59,8 @@ func (f *Follower) Write(p []byte) {
 			}
 			continue
 		}
-		if !between[c] && c != '"' {
-			f.err = errFollow
+		if !between[c] && c != '"' || len(f.stack) == 0 && c != '{' && c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			f.err = errFollow // a message is one object
 			continue
 		}
 		top := len(f.stack) == 1 && f.stack[0] == '{'

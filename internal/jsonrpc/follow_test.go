@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -75,4 +76,43 @@ func TestCutEscape(t *testing.T) {
 			t.Errorf("cutEscape(%q) = %d, want %d", s, got, want)
 		}
 	}
+}
+
+// FuzzFollower: fed any message in parts of any size, the Follower
+// accepts every message Peek accepts, with the id Peek finds (the first
+// of duplicates, as Peek keeps it), whatever the cuts; a message that is
+// not one JSON value it never accepts when the value is cut short or
+// followed by more.
+func FuzzFollower(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"a\nb\"c\\d\u00e9"}]}}`,
+		`{"result":{"a":[1,2,{"id":3}]},"jsonrpc":"2.0","id":"x\"y"}`,
+		`{"error":{"code":-1,"message":"m"},"id":-3}`,
+		`{"id":1,"id":2,"result":{}}`,
+		`{"jsonrpc":"2.0","id":7,"result":{"a":"b"}`,
+		`{"jsonrpc":"2.0","id":7,"result":{"a":"b"}}}`,
+		`""{}`, // a value before the object (found by fuzzing)
+	} {
+		f.Add([]byte(s), uint8(1))
+		f.Add([]byte(s), uint8(7))
+	}
+	f.Fuzz(func(t *testing.T, msg []byte, n uint8) {
+		size := int(n%64) + 1
+		id, err := follow(string(msg), size)
+		m, perr := PeekAnyText(msg)
+		if perr == nil && m.Kind == KindResponse {
+			if err != nil || !bytes.Equal(id, m.ID) {
+				t.Fatalf("parts of %d of %q: id %q, %v; Peek: %q", size, msg, id, err, m.ID)
+			}
+		}
+		if err == nil && !json.Valid(msg) {
+			// Only what the Follower does not check may differ: numbers
+			// and literals between strings.
+			var v any
+			d := json.NewDecoder(bytes.NewReader(msg))
+			if d.Decode(&v) == nil && d.More() {
+				t.Fatalf("parts of %d of %q: accepted a value followed by more", size, msg)
+			}
+		}
+	})
 }
