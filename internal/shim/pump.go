@@ -55,6 +55,8 @@ type served struct {
 	gen    uint64
 	on     bool // a long line is being passed on
 	follow jsonrpc.Follower
+	head   []byte // its first bytes, for the traffic log
+	n      int64  // its bytes so far
 }
 
 func (p *served) Line(line []byte, more bool) { p.s.fromUpstream(line, p.gen, more) }

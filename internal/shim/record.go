@@ -127,6 +127,21 @@ func (s *Shim) traffic(dir string, line []byte) {
 	} else {
 		m["truncated"] = redact.String(string(line[:1024]))
 	}
+	s.trafficWrite(m)
+}
+
+// trafficLong logs a long message passed on as it came (stream.go): its
+// size and its first bytes, as traffic logs any message over
+// maxTrafficMsg.
+func (s *Shim) trafficLong(dir string, n int64, head []byte) {
+	if s.o.Traffic == nil {
+		return
+	}
+	s.trafficWrite(map[string]any{"time": time.Now().UTC().Format(time.RFC3339Nano), "dir": dir, "bytes": n,
+		"truncated": redact.String(string(head[:min(len(head), 1024)]))})
+}
+
+func (s *Shim) trafficWrite(m map[string]any) {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return

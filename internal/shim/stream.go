@@ -1,6 +1,8 @@
 package shim
 
 import (
+	"bytes"
+
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 )
 
@@ -32,13 +34,17 @@ func (p *served) Part(part []byte, first, last bool) (keep bool) {
 		if !p.on {
 			return true
 		}
-		p.follow = jsonrpc.Follower{}
+		p.follow, p.n, p.head = jsonrpc.Follower{}, 0, nil
+		if s.o.Traffic != nil {
+			p.head = bytes.Clone(part[:min(len(part), 1024)])
+		}
 		s.out.begin()
 	}
 	if !p.on {
 		return true
 	}
 	if len(part) > 0 {
+		p.n += int64(len(part))
 		p.follow.Write(part)
 		if err := s.out.part(part); err != nil {
 			s.log.Debug("write to client", "err", err)
@@ -51,6 +57,7 @@ func (p *served) Part(part []byte, first, last bool) (keep bool) {
 		if err := s.out.end(len(part) == 0 || part[len(part)-1] != '\n'); err != nil {
 			s.log.Debug("write to client", "err", err)
 		}
+		s.trafficLong("s2c", p.n, p.head)
 		if part != nil { // else it went over the ceiling: the reader answers for it
 			s.routeStreamed(&p.follow, p.gen)
 		}

@@ -7,8 +7,10 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -80,14 +82,15 @@ type rawShim struct {
 	t     *testing.T
 	stdin io.WriteCloser
 	out   *bufio.Reader
-	got   chan int // bytes read so far, by the reader below
+	state string // its XDG_STATE_HOME
 }
 
 func startRawShim(t *testing.T, fake string, flags ...string) *rawShim {
 	t.Helper()
 	args := append(append([]string{"shim", "--name", fake}, flags...), "--", os.Args[0])
 	cmd := exec.Command(testenv.Binary(t), args...)
-	cmd.Env = append(os.Environ(), "FAKE_MCP="+fake, "XDG_STATE_HOME="+t.TempDir())
+	stateDir := t.TempDir()
+	cmd.Env = append(os.Environ(), "FAKE_MCP="+fake, "XDG_STATE_HOME="+stateDir)
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
 	stdin, _ := cmd.StdinPipe()
@@ -101,7 +104,7 @@ func startRawShim(t *testing.T, fake string, flags ...string) *rawShim {
 			t.Logf("shim stderr (tail):\n%s", lastN(stderr.String(), 4000))
 		}
 	})
-	s := &rawShim{t: t, stdin: stdin, out: bufio.NewReaderSize(out, 1<<20)}
+	s := &rawShim{t: t, stdin: stdin, out: bufio.NewReaderSize(out, 1<<20), state: stateDir}
 	s.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":` + initParams + `}`)
 	if l := s.line(); !gjson.Get(l, "result").Exists() {
 		t.Fatalf("initialize: %s", l)
@@ -150,7 +153,7 @@ func (s *rawShim) line() string {
 // the id has; the whole line is byte for byte the server's, and the call
 // is settled: the shim never answers it again, and the next call works.
 func TestLongAnswerPassedOnAsItComes(t *testing.T) {
-	s := startRawShim(t, "halfway")
+	s := startRawShim(t, "halfway", "--traffic-log")
 	for i, order := range []string{"first", "last"} {
 		id := strconv.Itoa(10 + i)
 		s.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"read","arguments":{"kb":1024,"order":"` + order + `"}}}`)
@@ -177,6 +180,22 @@ func TestLongAnswerPassedOnAsItComes(t *testing.T) {
 	s.send(`{"jsonrpc":"2.0","id":21,"method":"ping"}`)
 	if l := s.line(); gjson.Get(l, "id").Raw != "21" {
 		t.Fatalf("after the long answers the shim sent %.300s, want only the ping's answer", l)
+	}
+	// The traffic log has them, as any message over its size: bytes and head.
+	var logged []string
+	filepath.WalkDir(s.state, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.Contains(d.Name(), "traffic") {
+			b, _ := os.ReadFile(p)
+			for _, l := range strings.Split(string(b), "\n") {
+				if gjson.Get(l, "dir").String() == "s2c" && gjson.Get(l, "bytes").Int() > 1<<20 {
+					logged = append(logged, gjson.Get(l, "truncated").String()[:12])
+				}
+			}
+		}
+		return nil
+	})
+	if len(logged) != 2 || logged[0] != `{"jsonrpc":"` || logged[1] != `{"result":{"` {
+		t.Errorf("the traffic log's long answers: %q, want the two", logged)
 	}
 }
 
