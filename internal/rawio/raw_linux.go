@@ -8,10 +8,23 @@ import (
 	"unsafe"
 )
 
-// raw is a non-blocking pipe read and written with raw system calls.
+// raw is a non-blocking pipe read and written with raw system calls. A
+// call's state lives here, and the functions given to the poller are made
+// once, so that a read or write allocates nothing (a closure per call
+// moved it and its results to the heap). One Read and one Write may run at
+// once, as the shim's readers and writers do; not two Reads.
 type raw struct {
 	f  *os.File
 	rc syscall.RawConn
+
+	rp      []byte // the Read in progress
+	rn      int
+	rerr    syscall.Errno
+	readFn  func(fd uintptr) bool
+	wp      []byte // the Write in progress
+	wdone   int
+	werr    syscall.Errno
+	writeFn func(fd uintptr) bool
 }
 
 func newRaw(f *os.File) *raw {
@@ -33,25 +46,19 @@ func newRaw(f *os.File) *raw {
 	}) != nil || !nb {
 		return nil // a blocking pipe would block a raw call with the P held
 	}
-	return &raw{f: f, rc: rc}
+	r := &raw{f: f, rc: rc}
+	r.readFn, r.writeFn = r.read, r.write
+	return r
 }
 
 func (r *raw) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	var n int
-	var errno syscall.Errno
-	err := r.rc.Read(func(fd uintptr) bool {
-		for {
-			m, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)))
-			if e == syscall.EINTR {
-				continue
-			}
-			n, errno = int(m), e
-			return e != syscall.EAGAIN
-		}
-	})
+	r.rp, r.rn, r.rerr = p, 0, 0
+	err := r.rc.Read(r.readFn)
+	n, errno := r.rn, r.rerr
+	r.rp = nil
 	switch {
 	case err != nil:
 		return 0, closed("read", r.f, err)
@@ -63,25 +70,23 @@ func (r *raw) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-func (r *raw) Write(p []byte) (int, error) {
-	done := 0
-	var errno syscall.Errno
-	err := r.rc.Write(func(fd uintptr) bool {
-		for done < len(p) {
-			m, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(unsafe.SliceData(p[done:]))), uintptr(len(p)-done))
-			switch e {
-			case 0:
-				done += int(m)
-			case syscall.EINTR:
-			case syscall.EAGAIN:
-				return false
-			default:
-				errno = e
-				return true
-			}
+// read is one try of Read: false when the pipe is empty (the poller waits).
+func (r *raw) read(fd uintptr) bool {
+	for {
+		m, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(unsafe.SliceData(r.rp))), uintptr(len(r.rp)))
+		if e == syscall.EINTR {
+			continue
 		}
-		return true
-	})
+		r.rn, r.rerr = int(m), e
+		return e != syscall.EAGAIN
+	}
+}
+
+func (r *raw) Write(p []byte) (int, error) {
+	r.wp, r.wdone, r.werr = p, 0, 0
+	err := r.rc.Write(r.writeFn)
+	done, errno := r.wdone, r.werr
+	r.wp = nil
 	switch {
 	case err != nil:
 		return done, closed("write", r.f, err)
@@ -89,6 +94,26 @@ func (r *raw) Write(p []byte) (int, error) {
 		return done, &os.PathError{Op: "write", Path: r.f.Name(), Err: errno}
 	}
 	return done, nil
+}
+
+// write is one try of Write: false when the pipe is full (the poller
+// waits).
+func (r *raw) write(fd uintptr) bool {
+	for r.wdone < len(r.wp) {
+		rest := r.wp[r.wdone:]
+		m, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(unsafe.SliceData(rest))), uintptr(len(rest)))
+		switch e {
+		case 0:
+			r.wdone += int(m)
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			return false
+		default:
+			r.werr = e
+			return true
+		}
+	}
+	return true
 }
 
 // closed is the error of a read or write the poller ended: with no

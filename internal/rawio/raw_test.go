@@ -82,3 +82,17 @@ func TestBlockingPipeNotRaw(t *testing.T) {
 		t.Fatalf("a blocking pipe: %T, want the *os.File", got)
 	}
 }
+
+// TestRawNoAllocs: a read and a write that need no wait allocate nothing
+// (they run for every message the shim passes on).
+func TestRawNoAllocs(t *testing.T) {
+	r, w := pipe(t)
+	rr, rw := Reader(r), Writer(w)
+	msg, buf := []byte("x\n"), make([]byte, 16)
+	if a := testing.AllocsPerRun(100, func() {
+		rw.Write(msg)
+		rr.Read(buf)
+	}); a != 0 {
+		t.Fatalf("%.1f allocations per write and read, want 0", a)
+	}
+}

@@ -18,7 +18,7 @@ import (
 // Reader returns a reader of f, raw when f is a non-blocking pipe on
 // Linux; f itself otherwise.
 func Reader(f *os.File) io.Reader {
-	if r := newRaw(f); r != nil {
+	if r := Wrap(f); r != nil {
 		return r
 	}
 	return f
@@ -27,7 +27,7 @@ func Reader(f *os.File) io.Reader {
 // Writer returns a writer of f, raw when f is a non-blocking pipe on
 // Linux; f itself otherwise.
 func Writer(f *os.File) io.Writer {
-	if r := newRaw(f); r != nil {
+	if r := Wrap(f); r != nil {
 		return r
 	}
 	return f
