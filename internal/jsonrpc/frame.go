@@ -141,6 +141,7 @@ func (r *Reader) NextMax(limit func(first []byte) int) ([]byte, error) {
 	over := false
 	prev := line[len(line)-1] // the byte before this chunk, for "\r\n"
 	cr := false
+	var n int64      // the line's length without its line end, once read
 	started := false // a part was offered
 	keep := true     // the line is gathered for Next
 	part := func(p []byte, last bool) {
@@ -168,14 +169,14 @@ func (r *Reader) NextMax(limit func(first []byte) int) ([]byte, error) {
 			}
 			return nil, err
 		}
-		if !over {
-			n := total // the content so far (at the end: without the line end)
-			if err == nil {
+		n = total // the content so far (at the end: without the line end)
+		if err == nil {
+			n--
+			if cr {
 				n--
-				if cr {
-					n--
-				}
 			}
+		}
+		if !over {
 			// +2 while the line goes on: its line end is not content.
 			if max > 0 && (end && n > int64(max) || total > int64(max)+2) {
 				over = true
@@ -196,13 +197,6 @@ func (r *Reader) NextMax(limit func(first []byte) int) ([]byte, error) {
 		}
 	}
 	if over {
-		n := total
-		if err == nil {
-			n--
-			if cr {
-				n--
-			}
-		}
 		return nil, &TooLongError{Len: n, Limit: max, Head: trimEOL(head)}
 	}
 	if !keep {

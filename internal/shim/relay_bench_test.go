@@ -301,30 +301,25 @@ func BenchmarkBigAnswerRelay(b *testing.B) {
 	relay, _ := relayTools(b)
 	env := []string{"FAKE_MCP=bigfile"}
 	bin := testenv.Binary(b)
-	sides := []struct {
+	type side struct {
 		name string
 		c    *rawClient
 		pid  int // the process in between (0: none)
 		d    []time.Duration
 		f    []time.Duration // first byte
 		cpu  time.Duration
-	}{
+	}
+	sides := []side{
 		{name: "direct", c: startRaw(b, env, os.Args[0])},
 		{name: "relay", c: startRaw(b, env, relay, os.Args[0])},
 		{name: "shim", c: startRaw(b, append(env, "XDG_STATE_HOME="+b.TempDir()), bin, "shim", "--name", "bigfile", "--max-message", "64MiB", "--", os.Args[0])},
 	}
 	if old := baseline(); old != "" {
-		sides = append(sides, struct {
-			name string
-			c    *rawClient
-			pid  int
-			d    []time.Duration
-			f    []time.Duration
-			cpu  time.Duration
-		}{name: "baseline", c: startRaw(b, append(env, "XDG_STATE_HOME="+b.TempDir()), old, "shim", "--name", "bigfile", "--max-message", "64MiB", "--", os.Args[0])})
-		sides[3].pid = sides[3].c.pid
+		sides = append(sides, side{name: "baseline", c: startRaw(b, append(env, "XDG_STATE_HOME="+b.TempDir()), old, "shim", "--name", "bigfile", "--max-message", "64MiB", "--", os.Args[0])})
 	}
-	sides[1].pid, sides[2].pid = sides[1].c.pid, sides[2].c.pid
+	for i := range sides[1:] {
+		sides[i+1].pid = sides[i+1].c.pid
+	}
 	params := fmt.Sprintf(`{"name":"read","arguments":{"shape":1,"bytes":%d}}`, 16<<20)
 	report(b, "load average before: "+loadavg())
 	for i := range sides {
@@ -389,13 +384,13 @@ func BenchmarkBigFileRelay(b *testing.B) {
 	report(b, "load average before: "+loadavg())
 	size := 0
 	for i := range sides {
-		_, _, size = sides[i].c.callAny(b, "tools/call", params) // warm up
+		_, _, size = sides[i].c.call(b, "tools/call", params) // warm up
 	}
 	const rounds = 5
 	for r := 0; r < rounds; r++ {
 		for k := range sides {
 			s := &sides[(r+k)%len(sides)]
-			_, all, _ := s.c.callAny(b, "tools/call", params)
+			_, all, _ := s.c.call(b, "tools/call", params)
 			s.d = append(s.d, all)
 		}
 	}
