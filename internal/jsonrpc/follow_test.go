@@ -116,3 +116,29 @@ func FuzzFollower(f *testing.F) {
 		}
 	})
 }
+
+// TestResponseHead: the first part of a long line begins a response as
+// far as it goes, or does not.
+func TestResponseHead(t *testing.T) {
+	for head, want := range map[string]struct {
+		id string
+		ok bool
+	}{
+		`{"jsonrpc":"2.0","id":7,"result":{"content":[{"text":"xx`: {"7", true},
+		`{"result":{"content":[{"text":"xx`:                        {"", true},
+		` { "error" : { "message" : "xx`:                           {"", true},
+		`{"jsonrpc":"2.0","id":"a","result":`:                      {`"a"`, true},
+		`{"jsonrpc":"2.0","method":"x","params":{"a":"xx`:          {"", false},
+		`{"jsonrpc":"2.0","id":7,"result":{}}`:                     {"7", false}, // whole: not a long line's head
+		`{"jsonrpc":"2.0","id":1.5,"result":{"a":"xx`:              {"", false},
+		`{"jsonrpc":"2.0","id":7,"result":{"a":x`:                  {"", false},
+		`{"jsonrpc":"2.0","id":7,"resu`:                            {"", false},
+		`{"jsonrpc":"2.0","id":7,"params":{"a":"xx`:                {"", false},
+		`["jsonrpc"`: {"", false},
+	} {
+		id, ok := ResponseHead([]byte(head))
+		if ok != want.ok || ok && string(id) != want.id {
+			t.Errorf("ResponseHead(%q) = %q, %v; want %q, %v", head, id, ok, want.id, want.ok)
+		}
+	}
+}

@@ -2,7 +2,10 @@ package jsonrpc
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+
+	"github.com/mcp-heal/mcp-heal/internal/jsoncheck"
 )
 
 // PeekHead reads the routing members of a message from its first bytes
@@ -13,19 +16,85 @@ import (
 // cut off), KindRequest or KindNotification when a method did, and
 // KindInvalid when the head does not tell.
 func PeekHead(head []byte) Msg {
+	var m Msg
+	var id []byte
+	headMembers(head, func(key string, val []byte) bool {
+		switch key {
+		case "result", "error":
+			if id != nil && m.Method == "" {
+				m.Kind, m.ID, m.IsError = KindResponse, id, key == "error"
+				return false
+			}
+		case "id":
+			if val != nil && id == nil && (val[0] == '"' || IsInteger(string(val))) {
+				id = bytes.Clone(val)
+			}
+		case "method":
+			if val != nil && val[0] == '"' && m.Method == "" {
+				m.Method = unquoteKey(val)
+			}
+		}
+		return true
+	})
+	switch {
+	case m.Kind == KindResponse:
+	case m.Method != "" && id != nil:
+		m.Kind, m.ID = KindRequest, id
+	case m.Method != "":
+		m.Kind = KindNotification
+	}
+	return m
+}
+
+// ResponseHead reports whether head, the first part of a line still
+// coming (Reader.Parts), begins a JSON-RPC response as far as it goes: an
+// object whose members before the cut are well-formed JSON, among them a
+// result or an error member, and none a method. A relay may then pass the
+// line on as it comes. id is the raw text of the id member when it came
+// before the cut, else nil (the TypeScript SDK writes it last:
+// {"result":…,"jsonrpc":"2.0","id":7}); the rest is followed as it comes
+// (Follower).
+func ResponseHead(head []byte) (id []byte, ok bool) {
+	resp, bad := false, false
+	cut := headMembers(head, func(key string, val []byte) bool {
+		switch key {
+		case "method":
+			bad = true
+		case "result", "error":
+			resp = true
+		case "id":
+			if val != nil && id == nil {
+				bad = val[0] != '"' && !IsInteger(string(val))
+				id = val
+			}
+		}
+		return !bad
+	})
+	return id, cut && resp && !bad
+}
+
+// headMembers calls visit with each top-level member of the object that
+// head begins, in order: its name, and its value's raw text (nil when the
+// value is cut by the end of head, or is not JSON; the walk ends there).
+// It stops early when visit returns false. cut: the walk ran into the end
+// of head inside the object with every member before it well-formed (or
+// visit stopped it); false when head is no object's start, or the object
+// ended within it.
+func headMembers(head []byte, visit func(key string, val []byte) bool) (cut bool) {
 	b := head
 	i := skipWS(b, 0)
 	if i >= len(b) || b[i] != '{' {
-		return Msg{}
+		return false
 	}
 	i = skipWS(b, i+1)
-	var m Msg
-	var id []byte
-	for i < len(b) && b[i] == '"' {
+	for i < len(b) {
+		if b[i] != '"' {
+			return false
+		}
 		ks := i + 1
 		ke, ok := validString(b, i)
 		if !ok {
-			break
+			return false // a cut name, or a broken one: not one this tells
 		}
 		key := string(b[ks : ke-1])
 		if bytes.IndexByte(b[ks:ke-1], '\\') >= 0 {
@@ -33,44 +102,28 @@ func PeekHead(head []byte) Msg {
 		}
 		i = skipWS(b, ke)
 		if i >= len(b) || b[i] != ':' {
-			break
+			return false
 		}
 		vs := skipWS(b, i+1)
-		ve, okv := validValue(b, vs, 1)
-		switch key {
-		case "result", "error":
-			if id != nil && m.Method == "" {
-				m.Kind, m.ID, m.IsError = KindResponse, id, key == "error"
-				return m
-			}
-		case "id":
-			if okv && id == nil {
-				raw := b[vs:ve]
-				if raw[0] == '"' || IsInteger(string(raw)) {
-					id = bytes.Clone(raw)
-				}
-			}
-		case "method":
-			if okv && b[vs] == '"' && m.Method == "" {
-				m.Method = unquoteKey(b[vs:ve])
-			}
+		ve, err := jsoncheck.ValueEnd(b, vs, 1)
+		if err != nil {
+			visit(key, nil)
+			var se *jsoncheck.SyntaxError
+			return errors.As(err, &se) && se.Offset == len(b)
 		}
-		if !okv {
-			break
+		if !visit(key, b[vs:ve]) {
+			return true
 		}
 		i = skipWS(b, ve)
-		if i >= len(b) || b[i] != ',' {
+		if i >= len(b) {
 			break
+		}
+		if b[i] != ',' {
+			return false
 		}
 		i = skipWS(b, i+1)
 	}
-	switch {
-	case m.Method != "" && id != nil:
-		m.Kind, m.ID = KindRequest, id
-	case m.Method != "":
-		m.Kind = KindNotification
-	}
-	return m
+	return true
 }
 
 // DroppedReply is what a relay forwards in place of a message it dropped
