@@ -12,17 +12,19 @@ import (
 // server's own time against a byte relay's 1.4×). Once the first 64 KiB
 // of a line show the start of a response that goes to the client as it
 // is, each part is written to the client as it is read, with no copy of
-// its own, and the whole line is routed once it is complete
-// (routeStreamed), for the bookkeeping alone.
+// its own; jsonrpc.Follower follows it without keeping it, and the call it
+// answers is settled at its end (routeStreamed), for the bookkeeping
+// alone.
 //
 // Only a line the shim would forward unchanged is passed on early: the
 // head must be a well-formed response so far (jsonrpc.ResponseHead), of
 // the server in use, and it must not be able to answer the shim's own
-// request (a replayed tools/list) or a call that gets a restart note.
-// Everything else waits for its end as before. A line that turns out
-// broken once complete reached the client as the server wrote it (the
-// client parses it as it would directly) and, when it names a call in
-// flight, that call also gets the shim's error answer (unroutable).
+// request (a replayed tools/list), a call whose answer the session
+// records, or a call that gets a restart note. Everything else waits for
+// its end as before. A line that turns out broken once complete reached
+// the client as the server wrote it (the client parses it as it would
+// directly) and, when it names a call in flight, that call also gets the
+// shim's error answer (answerUnreadable).
 
 // Part passes each part of a long line on, when its first part allows it
 // (upstream.Handler); the line is then not kept, and is routed at its end
