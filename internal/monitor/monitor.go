@@ -117,23 +117,45 @@ func Run(ctx context.Context, o Options) error {
 type shim struct {
 	server   string
 	restarts int
-	failed   bool      // its failure was told (or it was failed when first seen and told)
-	restart  bool      // a restart not told yet
-	quiet    time.Time // the not_answering episode told (its since)
-	rec      *state.Record
+	failed   bool // its failure was told (or it was failed when first seen and told)
+	restart  bool // a restart not told yet
+	// quiet: the record read last said the server is not answering. One
+	// silence is told once, however its since moves (CPU time the shim
+	// sees moves it); the next silence starts after a record without one.
+	quiet bool
+	rec   *state.Record
+}
+
+// What a line waiting to be sent is about.
+const (
+	newsRestarted = iota
+	newsFailing
+	newsRecovered
+	newsNotAnswering
+)
+
+// held is a line owed about a server: its news, and the shim (by key) and
+// run (restarts) it is about. It is worded when sent, from that shim's
+// newest record, and dropped if that record no longer says it: a line
+// held back by the rate must not reach the model after the server
+// answered, was restarted, or works again.
+type held struct {
+	news     int
+	key      string
+	restarts int
 }
 
 // watcher turns successive snapshots of the records into lines.
 type watcher struct {
 	o       Options
-	shims   map[string]*shim         // by shim pid and start
-	pending map[string]func() string // by server: the line owed, worded when sent
-	lastAt  map[string]time.Time     // by server: when its last line was sent
-	sent    []time.Time              // lines of the last minute
+	shims   map[string]*shim     // by shim pid and start
+	pending map[string]held      // by server: the line owed
+	lastAt  map[string]time.Time // by server: when its last line was sent
+	sent    []time.Time          // lines of the last minute
 }
 
 func newWatcher(o Options) *watcher {
-	return &watcher{o: o, shims: map[string]*shim{}, pending: map[string]func() string{}, lastAt: map[string]time.Time{}}
+	return &watcher{o: o, shims: map[string]*shim{}, pending: map[string]held{}, lastAt: map[string]time.Time{}}
 }
 
 // busy reports whether a line waits, or a restart waits to settle: the
@@ -167,23 +189,18 @@ func (w *watcher) step(now time.Time, recs []*state.Record) []string {
 		if r.Restarts > s.restarts {
 			s.restarts, s.restart = r.Restarts, true
 		}
-		if q := r.NotAnswering; q != nil && r.State == state.Running && !q.Since.Equal(s.quiet) {
-			s.quiet = q.Since
-			rec := r
-			w.pending[r.Server] = func() string { return health.MonitorNotAnswering(rec, w.o.Now()) }
+		quiet := r.NotAnswering != nil && r.State == state.Running
+		if quiet && !s.quiet {
+			w.pending[r.Server] = held{newsNotAnswering, key, r.Restarts}
 		}
+		s.quiet = quiet
 		switch {
 		case r.State == state.Failed && !s.failed:
 			s.failed, s.restart = true, false
-			rec := r
-			w.pending[r.Server] = func() string { return health.MonitorFailing(rec) }
+			w.pending[r.Server] = held{newsFailing, key, r.Restarts}
 		case r.State == state.Running && s.failed:
 			s.failed, s.restart = false, false
-			rec := r
-			w.pending[r.Server] = func() string {
-				w.claim(rec.NoteKey)
-				return health.MonitorRecovered(rec)
-			}
+			w.pending[r.Server] = held{newsRecovered, key, r.Restarts}
 		case r.State == state.Running && s.restart && r.ChildPID > 0 && now.Sub(r.ChildStarted) >= w.o.Settle:
 			s.restart = false
 			if r.NoteKey == "" {
@@ -191,13 +208,7 @@ func (w *watcher) step(now time.Time, recs []*state.Record) []string {
 				// the server died under, or the note on a result).
 				break
 			}
-			rec := r
-			w.pending[r.Server] = func() string {
-				if !w.claim(rec.NoteKey) {
-					return "" // a result or a hook told it first
-				}
-				return health.MonitorRestarted(rec)
-			}
+			w.pending[r.Server] = held{newsRestarted, key, r.Restarts}
 		}
 	}
 	for k := range w.shims {
@@ -206,6 +217,40 @@ func (w *watcher) step(now time.Time, recs []*state.Record) []string {
 		}
 	}
 	return w.flush(now)
+}
+
+// word is the line for h, from its shim's newest record, or "" when that
+// record no longer says it (or the model heard of it another way).
+func (w *watcher) word(h held) string {
+	s := w.shims[h.key]
+	if s == nil {
+		return "" // the shim is gone: the line would be about nothing
+	}
+	r := s.rec
+	switch h.news {
+	case newsNotAnswering:
+		if r.State != state.Running || r.NotAnswering == nil || r.Restarts != h.restarts {
+			return "" // it answered, or was restarted, since
+		}
+		return health.MonitorNotAnswering(r, w.o.Now())
+	case newsFailing:
+		if r.State != state.Failed {
+			return ""
+		}
+		return health.MonitorFailing(r)
+	case newsRecovered:
+		if r.State != state.Running {
+			return ""
+		}
+		w.claim(r.NoteKey)
+		return health.MonitorRecovered(r)
+	case newsRestarted:
+		if r.State != state.Running || r.NoteKey == "" || !w.claim(r.NoteKey) {
+			return "" // a result or a hook told it first
+		}
+		return health.MonitorRestarted(r)
+	}
+	return ""
 }
 
 // claim takes the restart note's told/ marker: true when this line is
@@ -237,7 +282,7 @@ func (w *watcher) flush(now time.Time) []string {
 		if t, ok := w.lastAt[server]; ok && now.Sub(t) < w.o.Gap {
 			continue
 		}
-		line := w.pending[server]()
+		line := w.word(w.pending[server])
 		delete(w.pending, server)
 		if line == "" {
 			continue

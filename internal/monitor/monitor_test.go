@@ -189,3 +189,85 @@ func TestNotAnsweringOnce(t *testing.T) {
 		t.Fatalf("a new silence: %q", out)
 	}
 }
+
+// TestHeldLineDroppedOnNewerNews: a line held back by the rate (one line
+// per server per Gap) is worded from the server's newest record when it
+// is sent, and dropped once that record no longer says it. Issue 32: a
+// hung server was restarted and its next call answered, and two "has not
+// answered" lines still reached the model afterwards, 0.2 s and 16 s
+// later.
+func TestHeldLineDroppedOnNewerNews(t *testing.T) {
+	quietRec := func(since time.Time, restarts int) *state.Record {
+		r := rec("hang", 50, state.Running, restarts)
+		r.NotAnswering = &state.NotAnswering{Since: since, Method: "tools/call", Tool: "echo"}
+		return r
+	}
+	for _, tc := range []struct {
+		name  string
+		newer func(f *fake) *state.Record // the news that comes while the line is held
+	}{
+		// The shim restarted the server (its error told the model: no
+		// note key), and the new process answers.
+		{"restarted", func(f *fake) *state.Record {
+			r := rec("hang", 50, state.Running, 2)
+			r.ChildStarted, r.LastExit = f.now, sig9()
+			return r
+		}},
+		// The server answered the call it owed.
+		{"answered", func(f *fake) *state.Record { return rec("hang", 50, state.Running, 1) }},
+		// Restarted, and still the old silence's record for a moment:
+		// the restart counts, not the field.
+		{"restarted, record still quiet", func(f *fake) *state.Record { return quietRec(f.now.Add(-15*time.Second), 2) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake()
+			f.w.o.Now = func() time.Time { return f.now }
+			f.step(time.Second, rec("hang", 50, state.Running, 0))
+			// A restart told by the monitor: the server's Gap starts.
+			up := rec("hang", 50, state.Running, 1)
+			up.NoteKey, up.LastExit, up.ChildStarted = "n1", sig9(), f.now
+			var lines []string
+			lines = append(lines, f.step(time.Second, up)...)
+			lines = append(lines, f.step(time.Second, up)...)
+			if len(lines) != 1 || !strings.Contains(lines[0], "was restarted") {
+				t.Fatalf("the restart: %q", lines)
+			}
+			// A new silence, 5 s into the Gap: held back.
+			q := quietRec(f.now.Add(-12*time.Second), 1)
+			q.ChildStarted = up.ChildStarted
+			if out := f.step(5*time.Second, q); len(out) != 0 {
+				t.Fatalf("within the gap: %q", out)
+			}
+			newer := tc.newer(f)
+			newer.ChildStarted = f.now
+			lines = nil
+			for i := 0; i < 60; i++ {
+				lines = append(lines, f.step(time.Second, newer)...)
+			}
+			for _, l := range lines {
+				if strings.Contains(l, "has not answered") {
+					t.Fatalf("a stale line after newer news: %q", lines)
+				}
+			}
+		})
+	}
+}
+
+// TestOneSilenceOneLine: a silence whose since moves while it lasts (the
+// shim counts CPU time as a sign of life) is one silence: told once, not
+// once per record the shim writes. Issue 32: "not answered for 4s", then
+// "24s" 16 s later, of one hang.
+func TestOneSilenceOneLine(t *testing.T) {
+	f := newFake()
+	f.w.o.Now = func() time.Time { return f.now }
+	f.step(time.Second, rec("hang", 50, state.Running, 0))
+	var lines []string
+	for i := 0; i < 60; i++ {
+		r := rec("hang", 50, state.Running, 0)
+		r.NotAnswering = &state.NotAnswering{Since: f.now.Add(-4 * time.Second), Method: "tools/call", Tool: "echo"}
+		lines = append(lines, f.step(time.Second, r)...)
+	}
+	if len(lines) != 1 {
+		t.Fatalf("%d lines for one silence: %q", len(lines), lines)
+	}
+}
