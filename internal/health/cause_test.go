@@ -77,7 +77,7 @@ func render(c health.Cause, o health.Outcome) (string, health.Class) {
 
 // clauseStart: every clause after the lead begins with a subject of its
 // own (or "this call"), so no fragment is spliced into another sentence.
-var clauseStart = regexp.MustCompile(`^(?:while this (?:call was running|page was being listed), )?(?:the server process|the remote server|the connection to the remote server|the new server process|the new session|its command|its last start|its last run|its last stderr|mcp-heal|this call|a server wrapped|fix the command|raise the ceiling|raising the ceiling|it continued|it has been|its state|\d+ connection attempts?) `)
+var clauseStart = regexp.MustCompile(`^(?:while this (?:call was running|page was being listed), )?(?:the server process|the remote server|the connection to the remote server|the new server process|the new session|what the old process|what the server|what it saved|its command|its last start|its last run|its last stderr|mcp-heal|this call|a server wrapped|fix the command|raise the ceiling|raising the ceiling|it continued|it has been|its state|\d+ connection attempts?) `)
 
 // TestShimSentences: every cause with every outcome is one whole sentence
 // of the one shape: `MCP server "srv"[ state]: cause; ...; outcome.`,
@@ -124,6 +124,12 @@ func TestShimSentences(t *testing.T) {
 					if !strings.Contains(got, "is gone") {
 						t.Errorf("restart note %q does not say the state is gone", got)
 					}
+					// mcp-heal knows the memory is gone, not what the
+					// server saved (issue 32: server-memory's graph file
+					// outlived the kill).
+					if !strings.Contains(got, "only") || !strings.Contains(got, "what it saved may still be there") {
+						t.Errorf("restart note %q says more is lost than the process's memory", got)
+					}
 					if n := len(got) - len(cc.c.Clause()); n > 160 {
 						t.Errorf("restart note %q: %d characters besides the cause, want at most 160", got, n)
 					}
@@ -167,15 +173,15 @@ func TestShimSentencesRead(t *testing.T) {
 	notResent := health.Outcome{Kind: health.OutcomeNotResent, Why: health.NotResentWhy("unsafe-tool", 1, "tools/call"), Effect: true}
 	for _, tt := range []struct{ got, want string }{
 		{health.DiedError("playwright", health.CauseOf(state.Exit{Signal: "killed", SignalNum: 9, Cause: state.CauseSignal, Strays: 11}, false), notResent, false, ""),
-			`MCP server "playwright" is restarting: while this call was running, the server process was killed by signal 9 (SIGKILL), and the 11 processes it had started outside its process group were stopped with it; this call was not re-sent (the tool is not marked read-only or idempotent) and may or may not have taken effect; the new server process started empty: whatever the old one held in memory (open pages, sessions, history) is gone.`},
+			`MCP server "playwright" is restarting: while this call was running, the server process was killed by signal 9 (SIGKILL), and the 11 processes it had started outside its process group were stopped with it; this call was not re-sent (the tool is not marked read-only or idempotent) and may or may not have taken effect; the new server process starts fresh: what the old one held only in memory (open pages, sessions) is gone; what it saved (files, a database) may still be there.`},
 		{health.DiedError("api", health.CauseOf(state.Exit{Reason: "server unreachable: connection refused"}, true), notResent, false, ""),
-			`MCP server "api" is reconnecting: while this call was running, the remote server could not be reached (connection refused); this call was not re-sent (the tool is not marked read-only or idempotent) and may or may not have taken effect; the new session started empty: whatever the server held for the old one (open pages, sessions, history) is gone.`},
+			`MCP server "api" is reconnecting: while this call was running, the remote server could not be reached (connection refused); this call was not re-sent (the tool is not marked read-only or idempotent) and may or may not have taken effect; the new session starts fresh: what the server held only for the old session (open pages, sessions) is gone; what it saved may still be there.`},
 		{health.CrashLoopError("mem", health.CauseOf(state.Exit{Signal: "killed", SignalNum: 9, Cause: state.CauseSignal}, false), 2*time.Second, "", 30*time.Second),
 			`MCP server "mem" is failing (crash loop): the server process was killed by signal 9 (SIGKILL); its last run lasted 2s; mcp-heal keeps restarting it (at most every 30s); this call was not sent.`},
 		{health.DroppedError("fs", health.Cause{Kind: state.CauseOversize, Detail: health.OversizeDetail(17000000, jsonrpc.DefaultMaxMessage)}, health.OversizeAdvice(jsonrpc.DefaultMaxMessage)),
 			`MCP server "fs": the server process sent an answer over mcp-heal's message ceiling (17000000 bytes, over the 16711680-byte ceiling); this call ran, but its answer was dropped; raising the ceiling would not help, since Claude Code takes no longer message.`},
 		{health.RestartNote("browser", health.Cause{Kind: state.CauseExit, Code: 1}, health.Outcome{Kind: health.OutcomeResent}),
-			`mcp-heal: MCP server "browser" was restarted: the server process exited with code 1; this call was re-sent; its state from before (open pages, sessions, history) is gone.`},
+			`mcp-heal: MCP server "browser" was restarted: the server process exited with code 1; this call was re-sent; what the old process held only in memory is gone; what it saved may still be there.`},
 	} {
 		if tt.got != tt.want {
 			t.Errorf("got  %s\nwant %s", tt.got, tt.want)

@@ -22,11 +22,16 @@ import (
 // on them.
 
 // stateGone is what a restart costs the model, said once per restart.
+// mcp-heal knows that the process's memory (or the remote session) is
+// gone, not what the server saved elsewhere: a server that keeps its data
+// in a file has it still (issue 32: server-memory's graph was read back
+// after a kill). So it says both, in words the model will not turn into
+// "your data was wiped".
 func stateGone(remote bool) string {
 	if remote {
-		return "the new session started empty: whatever the server held for the old one (open pages, sessions, history) is gone"
+		return "the new session starts fresh: what the server held only for the old session (open pages, sessions) is gone; what it saved may still be there"
 	}
-	return "the new server process started empty: whatever the old one held in memory (open pages, sessions, history) is gone"
+	return "the new server process starts fresh: what the old one held only in memory (open pages, sessions) is gone; what it saved (files, a database) may still be there"
 }
 
 // restarting is what happens to a server after its run ended.
@@ -46,9 +51,9 @@ func restarting(remote bool, done bool) string {
 // rides on a result the model reads for its own content.
 func stateLost(remote bool) string {
 	if remote {
-		return "its state for the old session (open pages, sessions, history) is gone"
+		return "what the server held only for the old session is gone; what it saved may still be there"
 	}
-	return "its state from before (open pages, sessions, history) is gone"
+	return "what the old process held only in memory is gone; what it saved may still be there"
 }
 
 // DiscoverIgnored is the -32601 message for a server/discover the server

@@ -72,7 +72,7 @@ func TestRestartOnce(t *testing.T) {
 		t.Fatalf("up for 0.5 s: %q", out)
 	}
 	out := f.step(time.Second, &up)
-	if len(out) != 1 || !strings.HasPrefix(out[0], `mcp-heal: MCP server "mem" was restarted: the server process was killed by signal 9 (SIGKILL); its state from before`) || !f.told["n1"] {
+	if len(out) != 1 || !strings.HasPrefix(out[0], `mcp-heal: MCP server "mem" was restarted: the server process was killed by signal 9 (SIGKILL); what the old process held only in memory is gone`) || !f.told["n1"] {
 		t.Fatalf("after settling: %q, told %v", out, f.told)
 	}
 	if out := f.step(time.Minute, &up); len(out) != 0 {

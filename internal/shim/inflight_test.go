@@ -39,7 +39,7 @@ func TestInflightAtDeath(t *testing.T) {
 		t.Fatalf("non-idempotent call: got %s, want a -32603 error", w.Raw)
 	}
 	msg := w.Get("error.message").String()
-	for _, want := range []string{"killed by signal 9 (SIGKILL)", "is restarting", "not re-sent", "may or may not have taken effect", "started empty"} {
+	for _, want := range []string{"killed by signal 9 (SIGKILL)", "is restarting", "not re-sent", "may or may not have taken effect", "starts fresh"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("message %q lacks %q", msg, want)
 		}

@@ -37,7 +37,7 @@ func TestRestartNoteOnce(t *testing.T) {
 	note := items[1].Get("text").String()
 	for _, want := range []string{
 		`mcp-heal: MCP server "fake" was restarted: the server process was killed by signal 9 (SIGKILL); this call was re-sent; `,
-		"its state from before (open pages, sessions, history) is gone.",
+		"what the old process held only in memory is gone; what it saved may still be there.",
 	} {
 		if !strings.Contains(note, want) {
 			t.Errorf("note %q lacks %q", note, want)
@@ -60,7 +60,7 @@ func TestRestartNoteOnce(t *testing.T) {
 	pid = h.killChild()
 	h.waitUp(pid)
 	r = h.tool("echo", `{"text":"fresh"}`)
-	if got := r.Get("result.content.1.text").String(); !strings.HasSuffix(got, `(SIGKILL); its state from before (open pages, sessions, history) is gone.`) {
+	if got := r.Get("result.content.1.text").String(); !strings.HasSuffix(got, `(SIGKILL); what the old process held only in memory is gone; what it saved may still be there.`) {
 		t.Errorf("first call after a kill between calls: got %s", r.Raw)
 	}
 	if r := h.tool("echo", `{"text":"again"}`); r.Get("result.content.#").Int() != 1 {
@@ -79,7 +79,7 @@ func TestNoNoteAfterRestartError(t *testing.T) {
 	testenv.WaitFor(t, 5*time.Second, "the call to reach the server", func() bool { return h.countEvents("call slowwrite") == 1 })
 	pid := h.killChild()
 	r := h.wait(w, "non-idempotent call")
-	if msg := r.Get("error.message").String(); !strings.HasSuffix(msg, "is gone; it continued an input-required tools/call, so start the call again from the first round.") {
+	if msg := r.Get("error.message").String(); !strings.HasSuffix(msg, "may still be there; it continued an input-required tools/call, so start the call again from the first round.") {
 		t.Fatalf("got %s, want an error saying the state is gone, then what to do", r.Raw)
 	}
 	h.waitUp(pid)

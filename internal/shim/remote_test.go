@@ -138,7 +138,7 @@ func TestRemoteUndeliveredResent(t *testing.T) {
 	}
 	// One sentence about a remote server, not a process's words spliced
 	// with the bridge's.
-	const want = `MCP server "fake" is reconnecting: while this call was running, the remote server lost the session (HTTP 404); this call was not re-sent (the tool is not marked read-only or idempotent) and may or may not have taken effect; the new session started empty: whatever the server held for the old one (open pages, sessions, history) is gone.`
+	const want = `MCP server "fake" is reconnecting: while this call was running, the remote server lost the session (HTTP 404); this call was not re-sent (the tool is not marked read-only or idempotent) and may or may not have taken effect; the new session starts fresh: what the server held only for the old session (open pages, sessions) is gone; what it saved may still be there.`
 	if got := r.Get("error.message").String(); got != want {
 		t.Errorf("delivered non-idempotent call:\n got %s\nwant %s", got, want)
 	}
