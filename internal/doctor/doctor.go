@@ -188,7 +188,7 @@ func (d *Doctor) judge(r *Report) {
 			add(Error, fmt.Sprintf("shim %d (session %s): %s; calls fail until it starts", rec.ShimPID, short(rec.Session), what), todo)
 		case rec.State == state.Restarting, rec.State == state.Backoff:
 			add(Warn, fmt.Sprintf("shim %d (session %s): %s after %d restarts (%s)", rec.ShimPID, short(rec.Session), rec.State, rec.Restarts, health.ExitSummary(rec)), "")
-		case rec.NotAnswering != nil:
+		case rec.Quiet() != nil:
 			add(Warn, fmt.Sprintf("shim %d (session %s): %s", rec.ShimPID, short(rec.Session), health.NotAnswering(rec, s.Name, d.Now(), d.Say)), "")
 		}
 	}

@@ -36,7 +36,7 @@ func (d *Doctor) heal(r *Report) {
 		// A server not answering runs: its command works. Silence alone
 		// is no proof of a hang, so the shim waits; heal is the user's
 		// request to restart it.
-		quiet := rec.State == state.Running && rec.NotAnswering != nil
+		quiet := rec.Quiet() != nil
 		if rec.State != state.Failed && !stuck && !quiet {
 			continue
 		}
@@ -46,7 +46,7 @@ func (d *Doctor) heal(r *Report) {
 				continue
 			}
 			healed = true
-			r.Actions = append(r.Actions, fmt.Sprintf("restarted the server under shim %d (session %s), which had not answered for %s", rec.ShimPID, short(rec.Session), d.Now().Sub(rec.NotAnswering.Since).Round(time.Second)))
+			r.Actions = append(r.Actions, fmt.Sprintf("restarted the server under shim %d (session %s), which had not answered for %s", rec.ShimPID, short(rec.Session), d.Now().Sub(rec.Quiet().Since).Round(time.Second)))
 			continue
 		}
 		if !works {

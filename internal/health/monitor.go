@@ -55,5 +55,5 @@ func recordCause(r *state.Record) Cause {
 // given no sign of life (r.NotAnswering, set by the shim), now: what the
 // PreToolUse hook would say before the next call.
 func MonitorNotAnswering(r *state.Record, now time.Time) string {
-	return NotAnsweringContext(r.Server, r.NotAnswering, now)
+	return NotAnsweringContext(r.Server, r.Quiet(), now)
 }

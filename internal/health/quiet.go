@@ -17,10 +17,10 @@ const NotAnsweringHealth = "not answering"
 // on silence alone: a server may be busy in a long call and unable to
 // answer a ping meanwhile.
 func NotAnswering(r *state.Record, server string, now time.Time, a Audience) string {
-	if r == nil || r.NotAnswering == nil {
+	q := r.Quiet()
+	if q == nil {
 		return ""
 	}
-	q := r.NotAnswering
 	return fmt.Sprintf("not answering for %s (%s outstanding; no message, no answer to a ping, no CPU time since): it may be busy in a long call, and mcp-heal restarts no server for silence alone; wait, or run %s to restart it (what it holds in memory is lost)",
 		silentFor(q, now), owed(q), a.Cmd("heal "+server))
 }

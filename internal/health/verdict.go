@@ -70,7 +70,7 @@ func Judge(s Entry, shim *state.Record, last *state.Incident, now time.Time, a A
 			d += " (" + in.Action + ")"
 		}
 		return Verdict{Failing, d}
-	case shim != nil && shim.State == state.Running && shim.NotAnswering != nil:
+	case shim.Quiet() != nil:
 		return Verdict{NotAnsweringHealth, NotAnswering(shim, s.Name, now, a)}
 	case shim != nil && shim.State == state.Running:
 		return Verdict{Healthy, ""}

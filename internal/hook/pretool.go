@@ -38,8 +38,8 @@ func (h *Handler) preToolUse(in *Input) []byte {
 			if note := h.restartNote(r); note != nil {
 				return note
 			}
-			if r.NotAnswering != nil {
-				return contextReply(PreToolUse, health.NotAnsweringContext(in.Server, r.NotAnswering, h.Now()))
+			if q := r.Quiet(); q != nil {
+				return contextReply(PreToolUse, health.NotAnsweringContext(in.Server, q, h.Now()))
 			}
 			return nil
 		}

@@ -189,7 +189,7 @@ func (w *watcher) step(now time.Time, recs []*state.Record) []string {
 		if r.Restarts > s.restarts {
 			s.restarts, s.restart = r.Restarts, true
 		}
-		quiet := r.NotAnswering != nil && r.State == state.Running
+		quiet := r.Quiet() != nil
 		if quiet && !s.quiet {
 			w.pending[r.Server] = held{newsNotAnswering, key, r.Restarts}
 		}
@@ -229,7 +229,7 @@ func (w *watcher) word(h held) string {
 	r := s.rec
 	switch h.news {
 	case newsNotAnswering:
-		if r.State != state.Running || r.NotAnswering == nil || r.Restarts != h.restarts {
+		if r.Quiet() == nil || r.Restarts != h.restarts {
 			return "" // it answered, or was restarted, since
 		}
 		return health.MonitorNotAnswering(r, w.o.Now())

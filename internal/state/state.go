@@ -152,6 +152,16 @@ type Record struct {
 	NotAnswering *NotAnswering `json:"not_answering,omitempty"`
 }
 
+// Quiet is the server's not-answering record while the shim runs it, nil
+// otherwise: the one reading of NotAnswering (a record in another state
+// may still carry a stale one), which every reader outside state calls.
+func (r *Record) Quiet() *NotAnswering {
+	if r == nil || r.State != Running {
+		return nil
+	}
+	return r.NotAnswering
+}
+
 // Dir is the mcp-heal state directory (internal/paths: the rule the
 // plugin's launcher mirrors).
 func Dir() string { return paths.Current().State }
@@ -230,7 +240,7 @@ func Write(r *Record) error {
 	if err := atomic.WriteFile(recordPath(r.ShimPID), strings.NewReader(string(b))); err != nil {
 		return err
 	}
-	return SetAttention(ShimAttention(r.ShimPID), r.State == Failed || r.Note != "" || r.NotAnswering != nil)
+	return SetAttention(ShimAttention(r.ShimPID), r.State == Failed || r.Note != "" || r.Quiet() != nil)
 }
 
 // Remove deletes the record of shim pid; a missing record is not an error.

@@ -367,3 +367,24 @@ func TestZombieShimIsNotLive(t *testing.T) {
 		t.Errorf("List: got %d records (%v), want 0: a zombie shim is gone", len(all), err)
 	}
 }
+
+// TestQuiet: a record says "not answering" only while the shim runs the
+// server; a stale NotAnswering on a record in another state says nothing.
+func TestQuiet(t *testing.T) {
+	q := &NotAnswering{Since: time.Unix(1, 0), Method: "tools/call", Tool: "t"}
+	for _, tt := range []struct {
+		r    *Record
+		want *NotAnswering
+	}{
+		{nil, nil},
+		{&Record{State: Running}, nil},
+		{&Record{State: Running, NotAnswering: q}, q},
+		{&Record{State: Restarting, NotAnswering: q}, nil},
+		{&Record{State: Backoff, NotAnswering: q}, nil},
+		{&Record{State: Failed, NotAnswering: q}, nil},
+	} {
+		if got := tt.r.Quiet(); got != tt.want {
+			t.Errorf("%+v.Quiet() = %v, want %v", tt.r, got, tt.want)
+		}
+	}
+}
