@@ -13,6 +13,16 @@ import (
 // once, so that a read or write allocates nothing (a closure per call
 // moved it and its results to the heap). One Read and one Write may run at
 // once, as the shim's readers and writers do; not two Reads.
+//
+// O_NONBLOCK belongs to the pipe's open file description, which every
+// holder shares (a dup, a descriptor passed over a unix socket, another
+// process), and any of them may clear it: (*os.File).Fd() does, and so
+// does os/exec for the files it hands a child. So every try asks the
+// kernel first (fcntl F_GETFL, a raw call that never blocks) and, on a
+// pipe that has become blocking, reads or writes through syscall.Syscall,
+// which tells the runtime that the thread may block, as *os.File does.
+// Only a change between the two calls escapes it; internal/arch keeps the
+// code that holds these pipes from calling Fd() on them.
 type raw struct {
 	f  *os.File
 	rc syscall.RawConn
@@ -40,11 +50,8 @@ func newRaw(f *os.File) *raw {
 		return nil
 	}
 	nb := false
-	if rc.Control(func(fd uintptr) {
-		fl, _, e := syscall.RawSyscall(syscall.SYS_FCNTL, fd, syscall.F_GETFL, 0)
-		nb = e == 0 && fl&syscall.O_NONBLOCK != 0
-	}) != nil || !nb {
-		return nil // a blocking pipe would block a raw call with the P held
+	if rc.Control(func(fd uintptr) { nb = !blocking(fd) }) != nil || !nb {
+		return nil // a blocking pipe now: *os.File serves it
 	}
 	r := &raw{f: f, rc: rc}
 	r.readFn, r.writeFn = r.read, r.write
@@ -73,7 +80,13 @@ func (r *raw) Read(p []byte) (int, error) {
 // read is one try of Read: false when the pipe is empty (the poller waits).
 func (r *raw) read(fd uintptr) bool {
 	for {
-		m, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(unsafe.SliceData(r.rp))), uintptr(len(r.rp)))
+		var m uintptr
+		var e syscall.Errno
+		if blocking(fd) {
+			m, _, e = syscall.Syscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(unsafe.SliceData(r.rp))), uintptr(len(r.rp)))
+		} else {
+			m, _, e = syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(unsafe.SliceData(r.rp))), uintptr(len(r.rp)))
+		}
 		if e == syscall.EINTR {
 			continue
 		}
@@ -101,7 +114,13 @@ func (r *raw) Write(p []byte) (int, error) {
 func (r *raw) write(fd uintptr) bool {
 	for r.wdone < len(r.wp) {
 		rest := r.wp[r.wdone:]
-		m, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(unsafe.SliceData(rest))), uintptr(len(rest)))
+		var m uintptr
+		var e syscall.Errno
+		if blocking(fd) {
+			m, _, e = syscall.Syscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(unsafe.SliceData(rest))), uintptr(len(rest)))
+		} else {
+			m, _, e = syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(unsafe.SliceData(rest))), uintptr(len(rest)))
+		}
 		switch e {
 		case 0:
 			r.wdone += int(m)
@@ -114,6 +133,15 @@ func (r *raw) write(fd uintptr) bool {
 		}
 	}
 	return true
+}
+
+// blocking reports whether fd's description is in blocking mode now (or
+// the kernel would not say): a raw read or write of it could block the
+// thread with the runtime's processor held, stalling a garbage collection
+// and, with GOMAXPROCS=1, every goroutine.
+func blocking(fd uintptr) bool {
+	fl, _, e := syscall.RawSyscall(syscall.SYS_FCNTL, fd, syscall.F_GETFL, 0)
+	return e != 0 || fl&syscall.O_NONBLOCK == 0
 }
 
 // closed is the error of a read or write the poller ended: with no

@@ -7,15 +7,20 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // pipe is a pipe whose ends are non-blocking and polled, as os.Pipe
 // makes them.
-func pipe(t *testing.T) (r, w *os.File) {
+func pipe(t testing.TB) (r, w *os.File) {
 	t.Helper()
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -81,6 +86,132 @@ func TestBlockingPipeNotRaw(t *testing.T) {
 	if got := Writer(w); got != io.Writer(w) {
 		t.Fatalf("a blocking pipe: %T, want the *os.File", got)
 	}
+}
+
+// TestMadeBlockingAfterWrap: a pipe wrapped while non-blocking and then
+// made blocking by another holder of it blocks a read or a write as
+// *os.File would: in a system call the runtime knows of, so a garbage
+// collection proceeds while it waits, and the call ends when a real
+// process writes or reads. The other holder is the guardian's case: the
+// pipe's os.Pipe end, whose Fd() clears O_NONBLOCK, while the raw reader
+// holds a copy of the descriptor (the shim's, passed over a unix socket).
+// Before, rawio checked the flag once, at Wrap, and the raw call blocked
+// holding its processor: runtime.GC() waited for the other process.
+func TestMadeBlockingAfterWrap(t *testing.T) {
+	for _, tc := range []struct {
+		name, script, wchan string
+	}{
+		{"read", "sleep 4; printf x", "pipe_read"},
+		{"write", "sleep 4; cat >/dev/null", "pipe_write"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, w := pipe(t)
+			mine, theirs := r, w
+			if tc.name == "write" {
+				mine, theirs = w, r
+			}
+			copyOf := dup(t, mine)
+			rw := Wrap(copyOf)
+			if rw == nil {
+				t.Fatal("a non-blocking pipe was not wrapped raw")
+			}
+			cmd := exec.Command("sh", "-c", tc.script)
+			if tc.name == "read" {
+				cmd.Stdout = theirs
+			} else {
+				cmd.Stdin = theirs
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			theirs.Close()
+			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+			mine.Fd() // the other holder: os.Pipe's end, made blocking
+			if !isBlocking(t, copyOf) {
+				t.Fatal("Fd() left the pipe non-blocking: the test would show nothing")
+			}
+
+			done := make(chan error, 1)
+			go func() {
+				var err error
+				if tc.name == "read" {
+					var b [8]byte
+					_, err = rw.Read(b[:])
+				} else {
+					// More than the pipe holds: the write waits for cat.
+					_, err = rw.Write(make([]byte, 1<<20))
+				}
+				done <- err
+			}()
+			// The call is in the kernel, waiting on the pipe (so the
+			// collection below cannot run before it).
+			testenv.WaitFor(t, 3*time.Second, "a thread waiting in "+tc.wchan, func() bool { return inWchan(tc.wchan) })
+			start := time.Now()
+			runtime.GC()
+			if d := time.Since(start); d > 2*time.Second {
+				t.Fatalf("runtime.GC() took %v while a %s waited on a blocking pipe: the call held its processor", d, tc.name)
+			}
+			select {
+			case err := <-done:
+				t.Fatalf("the %s ended before the other process acted: %v", tc.name, err)
+			default:
+			}
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatalf("%s: %v", tc.name, err)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatalf("the %s did not end when the other process acted", tc.name)
+			}
+		})
+	}
+}
+
+// dup is a second *os.File of f's pipe (the same description, so the
+// same flags), as a descriptor received over a unix socket is.
+func dup(t *testing.T, f *os.File) *os.File {
+	t.Helper()
+	rc, err := f.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := -1
+	if cerr := rc.Control(func(fd uintptr) { d, err = syscall.Dup(int(fd)) }); cerr != nil || err != nil {
+		t.Fatalf("dup: %v %v", cerr, err)
+	}
+	syscall.CloseOnExec(d)
+	c := os.NewFile(uintptr(d), f.Name())
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// isBlocking asks the kernel whether f's description is blocking now.
+func isBlocking(t *testing.T, f *os.File) bool {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fl uintptr
+	var e syscall.Errno
+	rc.Control(func(fd uintptr) { fl, _, e = syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_GETFL, 0) })
+	if e != 0 {
+		t.Fatal(e)
+	}
+	return fl&syscall.O_NONBLOCK == 0
+}
+
+// inWchan reports whether a thread of this process waits in the kernel
+// function named (/proc/self/task/*/wchan; Linux 6.16 and later say
+// anon_pipe_read for pipe_read).
+func inWchan(name string) bool {
+	tasks, _ := filepath.Glob("/proc/self/task/*/wchan")
+	for _, p := range tasks {
+		if b, err := os.ReadFile(p); err == nil && strings.TrimPrefix(strings.TrimSpace(string(b)), "anon_") == name {
+			return true
+		}
+	}
+	return false
 }
 
 // TestRawNoAllocs: a read and a write that need no wait allocate nothing
