@@ -49,27 +49,45 @@ func fileConn(f *os.File) (*net.UnixConn, error) {
 func (c *ctrl) send(m msg, files ...*os.File) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	var oob []byte
 	m.FDs = len(files)
 	b := encode(m)
-	if len(files) > 0 {
-		fds := make([]int, len(files))
-		for i, f := range files {
-			fds[i] = int(f.Fd())
+	return withFDs(files, nil, func(fds []int) error {
+		var oob []byte
+		if len(fds) > 0 {
+			oob = syscall.UnixRights(fds...)
 		}
-		oob = syscall.UnixRights(fds...)
+		n, oobn, err := c.c.WriteMsgUnix(b, oob, nil)
+		if err != nil {
+			return err
+		}
+		if oobn != len(oob) {
+			return errors.New("control socket: descriptors not sent")
+		}
+		if n < len(b) {
+			_, err = c.c.Write(b[n:])
+		}
+		return err
+	})
+}
+
+// withFDs calls fn with the descriptors of files, each held open by its
+// SyscallConn's Control meanwhile. Not (*os.File).Fd(): that puts the
+// pipe back in blocking mode, and the flag is the pipe's, shared with
+// the shim that reads it raw (internal/rawio; internal/arch forbids Fd()
+// here).
+func withFDs(files []*os.File, fds []int, fn func([]int) error) error {
+	if len(files) == 0 {
+		return fn(fds)
 	}
-	n, oobn, err := c.c.WriteMsgUnix(b, oob, nil)
+	rc, err := files[0].SyscallConn()
 	if err != nil {
 		return err
 	}
-	if oobn != len(oob) {
-		return errors.New("control socket: descriptors not sent")
+	var ferr error
+	if err := rc.Control(func(fd uintptr) { ferr = withFDs(files[1:], append(fds, int(fd)), fn) }); err != nil {
+		return err
 	}
-	if n < len(b) {
-		_, err = c.c.Write(b[n:])
-	}
-	return err
+	return ferr
 }
 
 // sendLine writes one message made elsewhere (a JSON object, one line,
