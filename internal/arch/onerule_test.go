@@ -2,12 +2,6 @@ package arch
 
 import (
 	"go/ast"
-	"go/parser"
-	"go/token"
-	"io/fs"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
@@ -24,28 +18,9 @@ type call struct {
 // pkg.fn for each "pkg.fn" asked for.
 func calls(t *testing.T, want ...string) map[string][]call {
 	t.Helper()
-	root := testenv.ModuleRoot(t)
 	out := map[string][]call{}
-	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if n := d.Name(); path != root && (strings.HasPrefix(n, ".") || n == "testdata") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, filepath.Dir(path))
-		ast.Inspect(f, func(n ast.Node) bool {
+	for _, src := range sources(t) {
+		ast.Inspect(src.file, func(n ast.Node) bool {
 			c, ok := n.(*ast.CallExpr)
 			if !ok {
 				return true
@@ -61,17 +36,11 @@ func calls(t *testing.T, want ...string) map[string][]call {
 			name := x.Name + "." + sel.Sel.Name
 			for _, w := range want {
 				if name == w {
-					p := fset.Position(c.Pos())
-					r, _ := filepath.Rel(root, p.Filename)
-					out[w] = append(out[w], call{dir: filepath.ToSlash(rel), pos: filepath.ToSlash(r) + ":" + strconv.Itoa(p.Line), expr: c})
+					out[w] = append(out[w], call{dir: src.dir, pos: src.pos(c), expr: c})
 				}
 			}
 			return true
 		})
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	return out
 }
