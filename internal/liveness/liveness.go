@@ -22,6 +22,11 @@
 // single-threaded one, an event loop blocked by a synchronous call): their
 // silence during a long call is no sign of a hang.
 //
+// Time the shim itself did not run (it was stopped with its job, a
+// container froze, the machine slept) is no silence of the server's: a
+// gap in the shim's ticks (Resumed) starts every clock of these rules
+// again, under any setting.
+//
 // A sign of life is any message from the server (an answer, a progress
 // notification, a request of its own) and a rise of the CPU time of its
 // process tree of at least a tenth of the wall time between two readings
@@ -129,6 +134,25 @@ func (d *Detector) Up(now time.Time) { *d = Detector{cfg: d.cfg, heard: now, noP
 func (d *Detector) Heard(now time.Time) {
 	d.heard = now
 	d.deafAt, d.deafWhy, d.cancelAt = time.Time{}, 0, time.Time{}
+}
+
+// Resumed records a gap in the shim's own ticks ending at now: the shim
+// was stopped (SIGSTOP, Ctrl-Z of its job, a frozen container, a
+// debugger) or the machine slept. Whatever the server did meanwhile, the
+// shim saw none of it, so the gap is no silence: every clock of the rules
+// starts again at now (the last sign of life, a ping's time-out, a
+// cancel's, a stop seen once). A ping out before the gap
+// proves nothing when it times out: it was timed across the gap.
+func (d *Detector) Resumed(now time.Time) {
+	d.heard = now
+	d.deafAt, d.deafWhy = time.Time{}, 0
+	if !d.probeAt.IsZero() {
+		d.probeAt = now
+	}
+	if !d.cancelAt.IsZero() {
+		d.cancelAt = now
+	}
+	d.stopped = false
 }
 
 // CPU records a reading of the CPU time of the server's process tree. A

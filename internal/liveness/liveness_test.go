@@ -66,6 +66,39 @@ func TestDetector(t *testing.T) {
 			{39.9, "due", "none"},
 			{40, "due", "kill cancel"},
 		}},
+		{name: "a gap in the shim's ticks is no silence: --hang-after", cfg: Config{Deadline: 5 * time.Second}, call: 0, steps: []step{
+			{3, "due", "probe deadline"},
+			// the shim and the server stopped from 4 s to 19 s
+			{19, "resumed", ""},
+			{19, "unanswered", ""},
+			{19, "due", "none"},
+			{21.9, "due", "none"},
+			{22, "due", "probe deadline"},
+			{31.9, "unanswered", ""},
+			{31.9, "due", "none"},
+			{32, "due", "kill deadline"},
+		}},
+		{name: "a gap in the shim's ticks is no silence: a cancel", call: 0, steps: []step{
+			{1, "cancel", ""},
+			{1, "nocall", ""},
+			{1, "due", "probe cancel"},
+			// the ping's time-out fires as the shim resumes, before the tick
+			{17, "unanswered", ""},
+			{17, "resumed", ""},
+			{17, "due", "probe cancel"},
+			{26.9, "due", "none"},
+			{27, "unanswered", ""},
+			{27, "due", "kill cancel"},
+		}},
+		{name: "a gap in the shim's ticks is no silence: --ping-interval", cfg: Config{Idle: 30 * time.Second}, call: -1, steps: []step{
+			{30, "due", "probe idle"},
+			{45, "resumed", ""},
+			{45, "unanswered", ""},
+			{45, "due", "none"},
+			{74.9, "due", "none"},
+			{75, "due", "probe idle"},
+			{85, "due", "kill idle"},
+		}},
 		{name: "cancel, and the ping answered: nothing more", call: 0, steps: []step{
 			{1, "cancel", ""},
 			{1, "nocall", ""},
@@ -204,6 +237,8 @@ func TestDetector(t *testing.T) {
 					d.Unanswered()
 				case "cancel":
 					d.Cancelled(now)
+				case "resumed":
+					d.Resumed(now)
 				case "cpu":
 					v, err := time.ParseDuration(f[1])
 					if err != nil {
@@ -261,6 +296,10 @@ func TestStopped(t *testing.T) {
 		}
 	}
 	d.Stopped(true)
+	d.Resumed(time.Unix(1, 0))
+	if d.Stopped(true) {
+		t.Fatal("a stop seen before a gap in the shim's ticks counted after it")
+	}
 	d.Up(time.Unix(1, 0))
 	if d.Stopped(true) {
 		t.Fatal("a stop seen on the last server counted for the new one")

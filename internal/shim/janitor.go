@@ -19,6 +19,7 @@ var pingReq = jsonrpc.NewRequest([]byte("0"), "ping", nil)
 func (s *Shim) janitor(ctx context.Context) {
 	tick := s.janitorTick()
 	t := s.clk.NewTimer(tick)
+	due := s.clk.Now().Add(tick)
 	defer t.Stop()
 	var probes sync.WaitGroup
 	defer probes.Wait()
@@ -28,6 +29,7 @@ func (s *Shim) janitor(ctx context.Context) {
 			return
 		case <-t.C():
 		}
+		s.resumedAfter(due)
 		s.expireQueue()
 		s.checkTree()
 		if p := s.due(); p != nil {
@@ -47,7 +49,30 @@ func (s *Shim) janitor(ctx context.Context) {
 			s.record()
 		}
 		t.Reset(tick)
+		due = s.clk.Now().Add(tick)
 	}
+}
+
+// TickGap is how late a janitor's tick must come to count as a gap in the
+// shim's own life: the shim was stopped (SIGSTOP, Ctrl-Z of its job, a
+// frozen container, a debugger) or the machine slept. A loaded machine
+// delays a timer by milliseconds, seldom by a second.
+const TickGap = 2 * time.Second
+
+// resumedAfter checks the tick due at due (on the monotonic clock): when
+// it came TickGap late or more, the shim did not run meanwhile and saw
+// nothing of the server, so the liveness rules' clocks start again now
+// (liveness.Detector.Resumed): stopped time never counts as silence.
+func (s *Shim) resumedAfter(due time.Time) {
+	now := s.clk.Now()
+	late := now.Sub(due)
+	if late < TickGap {
+		return
+	}
+	s.mu.Lock()
+	s.live.Resumed(now)
+	s.mu.Unlock()
+	s.log.Info("the shim did not run for a while (stopped, or the machine slept): the liveness clocks start again", "gap", late.Round(time.Millisecond))
 }
 
 // janitorTick is the janitor's period: a quarter of its shortest delay,

@@ -1,0 +1,220 @@
+//go:build unix
+
+package shim
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/mcp-heal/mcp-heal/internal/example"
+	"github.com/mcp-heal/mcp-heal/internal/procinfo"
+	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
+)
+
+// binShim is the real `mcp-heal shim` binary run as Claude Code runs it,
+// with this test binary as its server: the liveness rules' tests through
+// what the user runs (issue 30).
+type binShim struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	stdin  interface{ Write([]byte) (int, error) }
+	stderr *lockedBuffer
+
+	mu      sync.Mutex
+	answers map[string]chan gjson.Result
+}
+
+// startBinShim starts `mcp-heal shim FLAGS -- <this test binary>` serving
+// server (env: more of the server's environment), in a process group of
+// its own, and does the handshake. The state records go to a directory of
+// the test's (testenv.UseStateDir).
+func startBinShim(t *testing.T, flags []string, server example.Options, env ...string) *binShim {
+	t.Helper()
+	bin := testenv.Binary(t)
+	stateHome := t.TempDir()
+	args := append(append([]string{"shim", "--name", "live"}, flags...), "--", os.Args[0])
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(append(os.Environ(), "GORACE=atexit_sleep_ms=0", serverEnv(server), "XDG_STATE_HOME="+stateHome, "CLAUDE_CODE_SESSION_ID=s-live", "MCP_HEAL_DEBUG=1"), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	b := &binShim{t: t, cmd: cmd, stdin: stdin, stderr: &lockedBuffer{}, answers: map[string]chan gjson.Result{}}
+	cmd.Stderr = b.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGCONT)
+		stdin.Close()
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+		}
+		if t.Failed() {
+			t.Logf("shim stderr:\n%s", b.stderr.String())
+		}
+	})
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			r := gjson.Parse(sc.Text())
+			if id := r.Get("id"); id.Exists() && !r.Get("method").Exists() {
+				b.answer(id.Raw) <- r
+			}
+		}
+	}()
+	testenv.UseStateDir(t, stateHome)
+	if r := b.call("0", "initialize", initParams); !r.Get("result").Exists() {
+		t.Fatalf("initialize: %s", r.Raw)
+	}
+	b.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return b
+}
+
+func (b *binShim) answer(id string) chan gjson.Result {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c := b.answers[id]
+	if c == nil {
+		c = make(chan gjson.Result, 1)
+		b.answers[id] = c
+	}
+	return c
+}
+
+func (b *binShim) send(line string) {
+	if _, err := b.stdin.Write([]byte(line + "\n")); err != nil {
+		b.t.Fatalf("write to the shim: %v", err)
+	}
+}
+
+// start sends a request (id: a JSON number) and returns where its answer
+// comes.
+func (b *binShim) start(id, method, params string) chan gjson.Result {
+	c := b.answer(id)
+	b.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":` + params + `}`)
+	return c
+}
+
+// wait waits for an answer on c, within.
+func (b *binShim) wait(c chan gjson.Result, what string, within time.Duration) gjson.Result {
+	b.t.Helper()
+	select {
+	case r := <-c:
+		return r
+	case <-time.After(within):
+		b.t.Fatalf("no answer to %s within %v; shim stderr:\n%s", what, within, b.stderr.String())
+		return gjson.Result{}
+	}
+}
+
+func (b *binShim) call(id, method, params string) gjson.Result {
+	b.t.Helper()
+	return b.wait(b.start(id, method, params), method, 20*time.Second)
+}
+
+// tool calls a tool and returns its first text.
+func (b *binShim) tool(id, name, args string) string {
+	b.t.Helper()
+	r := b.call(id, "tools/call", `{"name":"`+name+`","arguments":`+args+`}`)
+	if !r.Get("result").Exists() || r.Get("result.isError").Bool() {
+		b.t.Fatalf("tool %s: %s", name, r.Raw)
+	}
+	return r.Get("result.content.0.text").String()
+}
+
+// record returns the shim's state record once cond holds (10 s at most).
+func (b *binShim) record(what string, cond func(r *state.Record) bool) *state.Record {
+	b.t.Helper()
+	var r *state.Record
+	testenv.WaitFor(b.t, 10*time.Second, what, func() bool {
+		var err error
+		r, err = state.Read(b.cmd.Process.Pid)
+		return err == nil && cond(r)
+	})
+	return r
+}
+
+// server is the pid of the server the shim runs now.
+func (b *binShim) server() int {
+	b.t.Helper()
+	return b.record("a running server", func(r *state.Record) bool { return r.State == state.Running && r.ChildPID > 0 }).ChildPID
+}
+
+// kills counts the servers the shim killed as hung or stopped.
+func (b *binShim) kills() int { return strings.Count(b.stderr.String(), "; killing it") }
+
+// stopAll stops the shim, the server and whatever runs the server (the
+// guardian) at once, as Ctrl-Z of a whole job, a frozen container or a
+// debugger would, and returns the function that continues them.
+func (b *binShim) stopAll(server int) (cont func()) {
+	b.t.Helper()
+	groups := []int{b.cmd.Process.Pid, server}
+	if i, err := procinfo.Get(server); err == nil && i.PPID != b.cmd.Process.Pid && i.PPID > 1 {
+		groups = append(groups, i.PGID)
+		if g, err := procinfo.Get(i.PPID); err == nil {
+			groups = append(groups, g.PGID)
+		}
+	}
+	for _, g := range groups {
+		if err := syscall.Kill(-g, syscall.SIGSTOP); err != nil {
+			b.t.Fatalf("SIGSTOP of group %d: %v", g, err)
+		}
+	}
+	return func() {
+		for _, g := range groups {
+			syscall.Kill(-g, syscall.SIGCONT)
+		}
+	}
+}
+
+// serialServer is a single-threaded server with the test tools: a ping
+// waits behind a call, which waits on I/O (slowwrite sleeps), as a
+// server blocked on a slow fetch or a database does.
+func serialServer() example.Options {
+	return example.Options{Era: example.EraHandshake, Faults: example.Faults{Serial: true, TestTools: true}}
+}
+
+// Issue 30 item 3: time the shim itself was stopped is not the server's
+// silence. With --hang-after 5s a single-threaded server's call of 25 s
+// goes out; 4 s in (a ping out and unanswered), the shim and the server
+// are stopped together for 15 s, then continued. The server answers 6 s
+// after the continue, on the same pid. On the old code the stopped
+// seconds counted as silence and deafness: killed at the continue
+// ("the server process hung").
+func TestBinaryStoppedShimIsNoSilence(t *testing.T) {
+	b := startBinShim(t, []string{"--hang-after", "5s"}, serialServer())
+	pid := b.server()
+	call := b.start("1", "tools/call", `{"name":"slowwrite","arguments":{"ms":25000}}`)
+	time.Sleep(4 * time.Second)
+	cont := b.stopAll(pid)
+	time.Sleep(15 * time.Second)
+	cont()
+	r := b.wait(call, "the 25 s call", 20*time.Second)
+	if got := r.Get("result.content.0.text").String(); got != "waited 25000 ms" {
+		t.Fatalf("the call stopped with its shim: %s", r.Raw)
+	}
+	if n := b.kills(); n > 0 {
+		t.Errorf("%d servers killed", n)
+	}
+	if got := b.server(); got != pid {
+		t.Errorf("server %d replaced by %d", pid, got)
+	}
+	if !strings.Contains(b.stderr.String(), "liveness clocks start again") {
+		t.Errorf("the gap was not seen")
+	}
+}
