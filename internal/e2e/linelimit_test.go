@@ -5,7 +5,6 @@ package e2e
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -33,11 +32,7 @@ func lineLimitRun(t *testing.T, claude string, size int, wrap bool) (before, big
 		Turn{Text: "Done."},
 	)
 	s.claude = claude
-	script, err := filepath.Abs(filepath.Join("testdata", "bigline-server.js"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.addStdio("bl", wrap, nil, testenv.Node(t), script)
+	s.addNodeScript("bl", wrap, nil, "bigline-server.js")
 	s.drive(false, "Call echo, big, then echo.", 3)
 	return mustResult(t, s.model, 1, ToolUseID(0, 0)), mustResult(t, s.model, 2, ToolUseID(1, 0)), mustResult(t, s.model, 3, ToolUseID(2, 0))
 }
@@ -103,5 +98,50 @@ func TestClaudeCodeLineLimitProbe(t *testing.T) {
 			before, big, after := lineLimitRun(t, claude, n, false)
 			t.Logf("line of %d bytes: big is_error=%v %q; echo before %q, after %q", n, big.IsError, truncate(big.Text, 300), before.Text, after.Text)
 		})
+	}
+}
+
+// A cut answer: cutAt bytes of a cutSize answer line (issue 30).
+const (
+	cutSize = 8 << 20
+	cutAt   = 4_000_000
+)
+
+// TestClaudeCodeCutLine measures what Claude Code (2.1.328 and 2.1.332)
+// does with a cut line from a stdio server that stays up: the server
+// writes the first `broken` bytes of an answer line, ends the line there
+// (as a relay does with an answer it cut: at the ceiling, or when the
+// server behind it died), then answers the same call with an error. Claude
+// Code skips the line it cannot parse and keeps the connection: the model
+// sees the error answer, and the next call runs on the same process
+// (docs/claude-code-behaviour.md, "A cut line").
+func TestClaudeCodeCutLine(t *testing.T) {
+	testenv.NeedsFull(t, "Claude Code")
+	t.Parallel()
+	for _, pkg := range []string{testenv.ClaudeCode, testenv.ClaudeCode332} {
+		claude := testenv.NPMBin(t, "claude", pkg)
+		version := strings.TrimPrefix(pkg, "@anthropic-ai/claude-code@")
+		for _, broken := range []int{1000, cutAt} {
+			t.Run(fmt.Sprintf("%s/cut after %d bytes", version, broken), func(t *testing.T) {
+				t.Parallel()
+				s := newSession(t,
+					Turn{Tools: []ToolUse{call("bl", "echo", map[string]any{"text": "before"})}},
+					Turn{Tools: []ToolUse{call("bl", "big", map[string]any{"bytes": cutSize, "broken": broken})}},
+					Turn{Tools: []ToolUse{call("bl", "echo", map[string]any{"text": "after"})}},
+					Turn{Text: "Done."},
+				)
+				s.claude = claude
+				s.addNodeScript("bl", false, nil, "bigline-server.js")
+				s.drive(false, "Call echo, big, then echo.", 3)
+				before, big, after := mustResult(t, s.model, 1, ToolUseID(0, 0)), mustResult(t, s.model, 2, ToolUseID(1, 0)), mustResult(t, s.model, 3, ToolUseID(2, 0))
+				t.Logf("%s, a line cut after %d bytes, then an error answer: the model saw is_error=%v %q; echo pids %s then %s (%q)", version, broken, big.IsError, truncate(big.Text, 300), serverPID(before), serverPID(after), truncate(after.Text, 200))
+				if !big.IsError || !strings.Contains(big.Text, "the answer was cut after") {
+					t.Errorf("the call with the cut line: the model saw is_error=%v %q; want the error answer that followed the cut line (the line skipped)", big.IsError, truncate(big.Text, 300))
+				}
+				if p := serverPID(before); p == "" || p != serverPID(after) || after.IsError {
+					t.Errorf("echo before and after the cut line: %q and %q; want the same process (the connection kept)", before.Text, after.Text)
+				}
+			})
+		}
 	}
 }

@@ -107,6 +107,15 @@ func (s *session) addExample(name string, wrap bool, shimFlags []string, flags .
 	s.addStdio(name, wrap, shimFlags, testenv.Binary(s.t), append([]string{"example-server"}, flags...)...)
 }
 
+// addNodeScript configures a Node script of testdata as a stdio server.
+func (s *session) addNodeScript(name string, wrap bool, shimFlags []string, script string, args ...string) {
+	path, err := filepath.Abs(filepath.Join("testdata", script))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.addStdio(name, wrap, shimFlags, testenv.Node(s.t), append([]string{path}, args...)...)
+}
+
 // newModeSession is a session set up for m.
 func newModeSession(t *testing.T, m mode, script ...Turn) *session {
 	s := newSession(t, script...)

@@ -1,7 +1,13 @@
-// A stdio MCP server for the line-length experiment (linelimit_test.go):
-// tool "big" answers with one line of exactly `bytes` bytes (without its
-// newline), tool "echo" returns its text and this process's pid. Plain Node, no SDK: the line is
-// written as given, in one write.
+// A stdio MCP server for the line-length experiments (linelimit_test.go,
+// cut_test.go): tool "big" answers with one line of exactly `bytes` bytes
+// (without its newline); with `cut`, it writes only the first `cut` bytes
+// of that line and SIGKILLs itself (a server killed mid-answer); with
+// `broken`, it writes the first `broken` bytes, ends the line there, then
+// answers the call with an error and runs on (what a relay does with an
+// answer it cut). Tool "echo" returns its text and this process's pid.
+// Plain Node, no SDK: the line is written as given, in one write (a write
+// to a pipe is synchronous in Node on Linux, so it is all out before the
+// kill).
 const readline = require("readline");
 const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
 const send = (msg) => process.stdout.write(JSON.stringify(msg) + "\n");
@@ -15,7 +21,7 @@ rl.on("line", (line) => {
       break;
     case "tools/list":
       send({ jsonrpc: "2.0", id: m.id, result: { tools: [
-        { name: "big", description: "Answers with one line of the given length.", inputSchema: { type: "object", properties: { bytes: { type: "number" } } } },
+        { name: "big", description: "Answers with one line of the given length.", inputSchema: { type: "object", properties: { bytes: { type: "number" }, cut: { type: "number" }, broken: { type: "number" } } } },
         { name: "echo", description: "Returns its text.", inputSchema: { type: "object", properties: { text: { type: "string" } } } },
       ] } });
       break;
@@ -27,7 +33,17 @@ rl.on("line", (line) => {
       }
       const frame = (text) => JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { content: [{ type: "text", text }] } });
       const pad = args.bytes - Buffer.byteLength(frame(""));
-      process.stdout.write(frame("x".repeat(Math.max(0, pad))) + "\n");
+      const line = frame("x".repeat(Math.max(0, pad)));
+      if (args.cut) {
+        process.stdout.write(line.slice(0, args.cut));
+        process.kill(process.pid, "SIGKILL");
+      }
+      if (args.broken) {
+        process.stdout.write(line.slice(0, args.broken) + "\n");
+        send({ jsonrpc: "2.0", id: m.id, error: { code: -32603, message: "the answer was cut after " + args.broken + " bytes" } });
+        break;
+      }
+      process.stdout.write(line + "\n");
       break;
     }
     default:
