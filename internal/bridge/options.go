@@ -174,8 +174,8 @@ func redactURLError(err error) error {
 	return err
 }
 
-// RedactURL returns u as text with the password and every query value
-// replaced, for logs and the state record (redact.URL, the one rule).
+// RedactURL is what logs, errors and the state record say for u: no part
+// of it (redact.URL, the one rule).
 func RedactURL(u *url.URL) string { return redact.URL(u.String()) }
 
 var varRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`) })
@@ -256,11 +256,9 @@ func newRedactor(u *url.URL, h http.Header) *redactor {
 			}
 		}
 	}
-	if u.User != nil {
-		if p, ok := u.User.Password(); ok {
-			r.Add(p)
-		}
-	}
+	// Every part of the URL (its host, path, userinfo, query, fragment)
+	// may hold the key; Go's errors and servers echo them.
+	r.AddURL(u.String())
 	for _, vs := range u.Query() {
 		r.Add(vs...)
 	}

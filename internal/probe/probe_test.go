@@ -165,10 +165,10 @@ func TestHTTP(t *testing.T) {
 		kind, text string
 	}{
 		{"good", probe.Target{Transport: "http", URL: good.URL + "/mcp"}, true, "", ""},
-		{"port refused", probe.Target{Transport: "http", URL: refused}, false, probe.Refused, "connection refused: nothing listens on " + strings.TrimPrefix(strings.TrimSuffix(refused, "/mcp"), "http://")},
+		{"port refused", probe.Target{Transport: "http", URL: refused}, false, probe.Refused, "connection refused: nothing listens on the URL's host and port"},
 		{"401", probe.Target{Transport: "http", URL: streamable(t, 401).URL}, false, probe.Unauthorized, "401"},
 		{"403", probe.Target{Transport: "http", URL: streamable(t, 403).URL}, false, probe.Forbidden, "403"},
-		{"404", probe.Target{Transport: "http", URL: streamable(t, 404).URL + "/wrong"}, false, probe.HTTPStatus, "no MCP endpoint at /wrong"},
+		{"404", probe.Target{Transport: "http", URL: streamable(t, 404).URL + "/wrong"}, false, probe.HTTPStatus, "no MCP endpoint at the URL's path"},
 		{"401 with unset header variable", probe.Target{Transport: "http", URL: streamable(t, 401).URL, Headers: map[string]string{"Authorization": "Bearer ${MCP_HEAL_TEST_UNSET_TOKEN}"}}, false, probe.MissingEnv, "401"},
 		{"not a URL", probe.Target{Transport: "http", URL: "ftp://x"}, false, probe.BadConfig, "not an http(s) URL"},
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/bridge"
+	"github.com/mcp-heal/mcp-heal/internal/redact"
 	"github.com/mcp-heal/mcp-heal/internal/text"
 )
 
@@ -23,7 +24,7 @@ func probeHTTP(ctx context.Context, t Target, timeout time.Duration) Result {
 	raw := expand(t.URL, missing)
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fail(BadConfig, fmt.Sprintf("%q is not an http(s) URL", t.URL), "fix the server's \"url\" in the MCP config")
+		return fail(BadConfig, "the \"url\" is not an http(s) URL", "fix the server's \"url\" in the MCP config")
 	}
 	header := http.Header{}
 	for k, v := range t.Headers {
@@ -38,6 +39,11 @@ func probeHTTP(ctx context.Context, t Target, timeout time.Duration) Result {
 		return r
 	}
 	p := httpFailure(u, err, timeout)
+	// Whatever the error quotes of the URL (Go's TLS and DNS errors name
+	// the host) is hidden: no part of it is ever shown (redact.URL).
+	var red redact.Values
+	red.AddURL(raw)
+	p.Problem.Summary = red.String(p.Problem.Summary)
 	if len(missing) > 0 && (p.Problem.Kind == Unauthorized || p.Problem.Kind == Forbidden || p.Problem.Kind == BadConfig) {
 		for n := range missing {
 			p.Problem.Kind = MissingEnv
@@ -72,7 +78,6 @@ func remoteHandshake(ctx context.Context, o bridge.Options) (Result, error) {
 type statusCoder interface{ StatusCode() int }
 
 func httpFailure(u *url.URL, err error, timeout time.Duration) Result {
-	host := u.Host
 	var sc statusCoder
 	var re *rpcError
 	var dns *net.DNSError
@@ -85,7 +90,7 @@ func httpFailure(u *url.URL, err error, timeout time.Duration) Result {
 		case http.StatusForbidden:
 			return fail(Forbidden, "the server answered 403 Forbidden", "the credentials in the config are refused or lack access: check the token and its scopes")
 		case http.StatusNotFound:
-			return fail(HTTPStatus, "no MCP endpoint at "+u.Path+" (HTTP 404)", "check the URL's path (often /mcp; legacy SSE servers use /sse with \"type\": \"sse\")")
+			return fail(HTTPStatus, "no MCP endpoint at the URL's path (HTTP 404)", "check the URL's path (often /mcp; legacy SSE servers use /sse with \"type\": \"sse\")")
 		case http.StatusMethodNotAllowed:
 			return fail(HTTPStatus, "the URL does not accept POST (HTTP 405)", "if this is a legacy SSE server, set \"type\": \"sse\" in the MCP config")
 		}
@@ -93,13 +98,13 @@ func httpFailure(u *url.URL, err error, timeout time.Duration) Result {
 	case errors.As(err, &re):
 		return fail(RPCError, "the server answered initialize with an error; "+text.Said("the server", re.Message), "check the server's configuration")
 	case bridge.ConnRefused(err):
-		return fail(Refused, fmt.Sprintf("connection refused: nothing listens on %s", host), "start the server, or fix the host and port in the URL")
+		return fail(Refused, "connection refused: nothing listens on the URL's host and port", "start the server, or fix the host and port in the URL")
 	case errors.As(err, &dns):
-		return fail(Network, fmt.Sprintf("cannot resolve %s", dns.Name), "check the host name in the URL and the network")
+		return fail(Network, "cannot resolve the URL's host", "check the host name in the URL and the network")
 	case errors.As(err, &certErr):
 		return fail(Network, "TLS certificate rejected: "+certErr.Err.Error(), "check the URL's host and the server's certificate")
 	case errors.Is(err, context.DeadlineExceeded), isTimeout(err):
-		return fail(Timeout, fmt.Sprintf("no answer from %s within %s", host, timeout), "the server may be hung or overloaded")
+		return fail(Timeout, fmt.Sprintf("no answer from the server within %s", timeout), "the server may be hung or overloaded")
 	}
 	return fail(Network, strings.TrimPrefix(err.Error(), "mcp-heal: "), "check that the server is running and reachable")
 }

@@ -43,12 +43,76 @@ func Strings(ss []string) []string {
 	return out
 }
 
-// URL returns raw with its password and every query value replaced and its
+// HiddenURL is what mcp-heal shows in place of a remote server's URL.
+const HiddenURL = "[URL hidden]"
+
+// URL is the one rule for a remote server's URL in what mcp-heal prints,
+// logs and records: no part of it is shown, HiddenURL stands for all of it.
+// Hosted MCP servers put their key anywhere in the URL (the path as often
+// as the query, the host for per-tenant servers, the userinfo, the
+// fragment), and the server's name already says which server it is. ""
+// stays "" (no URL).
+func URL(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	return HiddenURL
+}
+
+// URLParts are the pieces of raw a server or an error may echo back, for
+// Values.Add: the host (with and without its port), the userinfo, the
+// path and its longer segments, every query value and the fragment.
+// Pieces too short to be told from ordinary words are left out (Add
+// ignores those under 4 bytes).
+func URLParts(raw string) []string {
+	rest := raw
+	if _, r, ok := strings.Cut(rest, "://"); ok {
+		rest = r
+	}
+	var parts []string
+	rest, frag, _ := strings.Cut(rest, "#")
+	rest, q, _ := strings.Cut(rest, "?")
+	authority, path := rest, ""
+	if i := strings.IndexByte(rest, '/'); i >= 0 {
+		authority, path = rest[:i], rest[i:]
+	}
+	if at := strings.LastIndexByte(authority, '@'); at >= 0 {
+		user, pass, _ := strings.Cut(authority[:at], ":")
+		parts = append(parts, authority[:at], user, pass)
+		authority = authority[at+1:]
+	}
+	parts = append(parts, authority)
+	if h, _, ok := strings.Cut(strings.TrimPrefix(authority, "["), "]"); ok {
+		parts = append(parts, h)
+	} else if h, _, ok := strings.Cut(authority, ":"); ok {
+		parts = append(parts, h)
+	}
+	if path != "/mcp" && path != "/sse" {
+		parts = append(parts, path)
+	}
+	for _, seg := range strings.Split(path, "/") {
+		// Long segments only: "/v1/servers/mcp" must not redact words.
+		if len(seg) >= 12 {
+			parts = append(parts, seg)
+		}
+	}
+	for _, kv := range strings.Split(q, "&") {
+		if _, v, ok := strings.Cut(kv, "="); ok {
+			parts = append(parts, v)
+		} else {
+			parts = append(parts, kv)
+		}
+	}
+	return append(parts, frag)
+}
+
+// textURL returns raw, a URL found in free text (a server's words, an
+// error), with its password and every query value replaced and its
 // fragment dropped; the scheme, user, host, path and query keys stay, so
 // the reader still sees which server it is. It works on the text as it is
 // (no parsing and re-encoding), so it also handles what is not quite a URL
 // and redacting twice changes nothing more.
-func URL(raw string) string {
+func textURL(raw string) string {
 	raw, _, _ = strings.Cut(raw, "#")
 	if base, q, ok := strings.Cut(raw, "?"); ok {
 		raw = base + "?" + query(q)
@@ -90,6 +154,9 @@ func query(q string) string {
 // password and query values), wherever a server echoes them, and then
 // applies String.
 type Values struct{ secrets []string }
+
+// AddURL records the parts of a remote server's URL (URLParts).
+func (v *Values) AddURL(raw string) { v.Add(URLParts(raw)...) }
 
 // Add records secret values; values shorter than 4 bytes are ignored, as
 // replacing them would mangle ordinary text.

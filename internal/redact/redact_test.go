@@ -34,6 +34,17 @@ func TestString(t *testing.T) {
 }
 
 func TestURL(t *testing.T) {
+	// A remote server's URL: nothing of it is shown, wherever its key is.
+	for _, in := range []string{"https://x.example/mcp", "https://x.example/mcp/sk-key1234/sse", "https://u:p@x.example/mcp#frag", "https://x.example/mcp?token=abc&x", "::not a url?token=abc#x"} {
+		if got := URL(in); got != HiddenURL {
+			t.Errorf("URL(%q) = %q, want %q", in, got, HiddenURL)
+		}
+	}
+	if URL("") != "" {
+		t.Errorf("URL(\"\") = %q, want \"\"", URL(""))
+	}
+	// Free text keeps a URL's host and path, without its query values,
+	// password and fragment.
 	tests := []struct{ in, want string }{
 		{"https://x.example/mcp", "https://x.example/mcp"},
 		{"https://x.example/mcp?token=abc&x", "https://x.example/mcp?token=REDACTED&REDACTED"},
@@ -42,9 +53,26 @@ func TestURL(t *testing.T) {
 		{"::not a url?token=abc#x", "::not a url?token=REDACTED"},
 	}
 	for _, tt := range tests {
-		if got := URL(tt.in); got != tt.want {
-			t.Errorf("URL(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := textURL(tt.in); got != tt.want {
+			t.Errorf("textURL(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+	}
+}
+
+func TestURLParts(t *testing.T) {
+	var v Values
+	v.AddURL("https://alice:pw-secret1@tenant-42.example.com:8443/mcp/sk-pathkey12345/sse?token=qtok1&bare-key1#frag-secret")
+	in := "dial tcp tenant-42.example.com:8443 refused; GET /mcp/sk-pathkey12345/sse?token=qtok1 by alice:pw-secret1 #frag-secret bare-key1"
+	got := v.String(in)
+	for _, s := range []string{"tenant-42", "pathkey12345", "qtok1", "pw-secret1", "frag-secret", "bare-key1"} {
+		if strings.Contains(got, s) {
+			t.Errorf("%q survived: %s", s, got)
+		}
+	}
+	var w Values
+	w.AddURL("http://127.0.0.1:9/v1/servers/mcp")
+	if got := w.String("the remote servers answered"); got != "the remote servers answered" {
+		t.Errorf("a short path segment redacted ordinary words: %q", got)
 	}
 }
 
@@ -76,7 +104,7 @@ func TestJSON(t *testing.T) {
 			t.Errorf("%q survived:\n%s", secret, got)
 		}
 	}
-	for _, kept := range []string{`"DEBUG": ""`, `"command": "npx"`, `"GITHUB_TOKEN": "[REDACTED]"`, `"url": "https://api.example/mcp?apikey=REDACTED"`, `"n": 3, "ok": true, "url": null`} {
+	for _, kept := range []string{`"DEBUG": ""`, `"command": "npx"`, `"GITHUB_TOKEN": "[REDACTED]"`, `"url": "[URL hidden]"`, `"n": 3, "ok": true, "url": null`} {
 		if !strings.Contains(got, kept) {
 			t.Errorf("lost %q:\n%s", kept, got)
 		}

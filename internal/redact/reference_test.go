@@ -18,7 +18,7 @@ var (
 
 func reference(s string) string {
 	if strings.Contains(s, "://") {
-		s = refHTTPURL.ReplaceAllStringFunc(s, URL)
+		s = refHTTPURL.ReplaceAllStringFunc(s, textURL)
 		s = refCreds.ReplaceAllString(s, "://"+Mark+"@")
 	}
 	s = refBearer.ReplaceAllString(s, "$1 "+Mark)

@@ -97,7 +97,7 @@ func httpURLs(s string) string {
 			end++
 		}
 		if end > i+3 {
-			r.replace(start, end, URL(s[start:end]))
+			r.replace(start, end, textURL(s[start:end]))
 		}
 	}
 	return r.String()
