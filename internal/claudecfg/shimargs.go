@@ -14,9 +14,9 @@ import (
 const HeaderEnvPrefix = "MCP_HEAL_HEADER_"
 
 // URLEnvName is the env variable a wrapped remote entry carries its URL in
-// when the URL holds a secret (a query value such as ?token=..., or a
-// password): the shim reads it with --url-env instead of --url, so the
-// secret stays out of argv, as header values do.
+// (any part of a URL may be a key: the path, the query, the userinfo, the
+// host): the shim reads it with --url-env instead of --url, so the URL
+// stays out of argv, as header values do.
 const URLEnvName = "MCP_HEAL_URL"
 
 // ShimInvocation is what a wrapped entry's shim arguments say about the real

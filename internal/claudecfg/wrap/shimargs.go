@@ -1,7 +1,6 @@
 package wrap
 
 import (
-	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -27,9 +26,9 @@ func StdioShimArgs(name, command string, args []string, flags ...string) []strin
 // Claude Code expands ${VAR} in args against its own environment and warns
 // about variables it lacks, while the entry's env reaches only the shim.
 //
-// A url that is exactly ${MCP_HEAL_URL...} (wrap moved a URL holding a
-// secret into the entry's env) is written as --url-env VAR, for the same
-// reason.
+// A url that is exactly ${MCP_HEAL_URL...} (wrap moves every URL into the
+// entry's env: any part of it may be a key) is written as --url-env VAR,
+// for the same reason.
 func RemoteShimArgs(name, url, transport string, headers []string) []string {
 	out := []string{"shim", "--name", name, "--url", url, "--transport", transport}
 	if m := claudecfg.EnvRef().FindStringSubmatch(url); m != nil && strings.HasPrefix(m[1], claudecfg.URLEnvName) {
@@ -63,15 +62,4 @@ func envName(base string, taken map[string]bool) string {
 	}
 	taken[n] = true
 	return n
-}
-
-// urlHasSecret reports whether a remote URL holds a secret that must not
-// reach argv: a query (API keys are usually passed there) or a password.
-func urlHasSecret(raw string) bool {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return strings.ContainsAny(raw, "?@")
-	}
-	_, pass := u.User.Password()
-	return u.RawQuery != "" || pass
 }

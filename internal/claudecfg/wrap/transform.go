@@ -232,8 +232,8 @@ func stdioFields(name string, e gjson.Result, st style, shimPath, command string
 }
 
 // remoteFields are the members of remote entry e wrapped as a stdio entry
-// running the shim: the header values, and a URL holding a secret, move
-// into the entry's env (secrets stay out of argv); why says why e cannot
+// running the shim: the header values and the URL move into the entry's
+// env (secrets stay out of argv); why says why e cannot
 // be wrapped ("" when it can).
 func remoteFields(name string, e gjson.Result, st style, shimPath, transport string) (fields []field, why string) {
 	url := claudecfg.LastVal(e, "url")
@@ -265,12 +265,14 @@ func remoteFields(name string, e gjson.Result, st style, shimPath, transport str
 		envKeys = append(envKeys, v)
 		headers = append(headers, k+": ${"+v+"}")
 	}
-	shimURL, movedURL := url.String(), urlHasSecret(url.String())
-	if movedURL {
-		v := envName(claudecfg.URLEnvName, taken)
-		env[v], shimURL = url.String(), "${"+v+"}"
-		envKeys = append(envKeys, v)
-	}
+	// The URL always moves: a key may sit in any part of it (the path as
+	// often as the query), and argv is public (ps). Claude Code expands
+	// ${VAR} in an entry's env as in its url, so the value the shim gets
+	// is the one Claude Code would have used, and the file keeps ${VAR}.
+	v := envName(claudecfg.URLEnvName, taken)
+	env[v] = url.String()
+	shimURL := "${" + v + "}"
+	envKeys = append(envKeys, v)
 	shimArgs := st.strings(RemoteShimArgs(name, shimURL, transport, headers), st.inner)
 	envRaw := st.stringObject(envKeys, env, st.inner)
 	if !claudecfg.LastVal(e, "type").Exists() {
@@ -282,7 +284,7 @@ func remoteFields(name string, e gjson.Result, st style, shimPath, transport str
 			fields = append(fields, field{m.KRaw.Raw, `"stdio"`})
 		case "url":
 			fields = append(fields, field{`"command"`, claudecfg.JSONString(shimPath)}, field{`"args"`, shimArgs})
-			if (len(headers) > 0 || movedURL) && !claudecfg.LastVal(e, "env").Exists() {
+			if !claudecfg.LastVal(e, "env").Exists() {
 				fields = append(fields, field{`"env"`, envRaw})
 			}
 		case "env":

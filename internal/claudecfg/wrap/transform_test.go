@@ -160,9 +160,9 @@ func TestWrapEntries(t *testing.T) {
 		{"stdio keeps keys", `{"s":{"type":"stdio","command":"srv","args":["a"],"env":{"K":"v"},"timeout":5}}`,
 			`{"s":{"type":"stdio","command":"/bin/mcp-heal","args":["shim","--name","s","--","srv","a"],"env":{"K":"v"},"timeout":5,"mcpHeal":{"original":{"type":"stdio","command":"srv","args":["a"],"env":{"K":"v"},"timeout":5}}}}`},
 		{"http headers", `{"h":{"type":"http","url":"https://x/mcp","headers":{"Authorization":"Bearer t","x-k":"${K}"}}}`,
-			`{"h":{"type":"stdio","command":"/bin/mcp-heal","args":["shim","--name","h","--url","https://x/mcp","--transport","http","--header-env","Authorization=MCP_HEAL_HEADER_AUTHORIZATION","--header-env","x-k=MCP_HEAL_HEADER_X_K"],"env":{"MCP_HEAL_HEADER_AUTHORIZATION":"Bearer t","MCP_HEAL_HEADER_X_K":"${K}"},"mcpHeal":{"original":{"type":"http","url":"https://x/mcp","headers":{"Authorization":"Bearer t","x-k":"${K}"}}}}}`},
+			`{"h":{"type":"stdio","command":"/bin/mcp-heal","args":["shim","--name","h","--url-env","MCP_HEAL_URL","--transport","http","--header-env","Authorization=MCP_HEAL_HEADER_AUTHORIZATION","--header-env","x-k=MCP_HEAL_HEADER_X_K"],"env":{"MCP_HEAL_HEADER_AUTHORIZATION":"Bearer t","MCP_HEAL_HEADER_X_K":"${K}","MCP_HEAL_URL":"https://x/mcp"},"mcpHeal":{"original":{"type":"http","url":"https://x/mcp","headers":{"Authorization":"Bearer t","x-k":"${K}"}}}}}`},
 		{"sse", `{"e":{"type":"sse","url":"http://h/sse"}}`,
-			`{"e":{"type":"stdio","command":"/bin/mcp-heal","args":["shim","--name","e","--url","http://h/sse","--transport","sse"],"mcpHeal":{"original":{"type":"sse","url":"http://h/sse"}}}}`},
+			`{"e":{"type":"stdio","command":"/bin/mcp-heal","args":["shim","--name","e","--url-env","MCP_HEAL_URL","--transport","sse"],"env":{"MCP_HEAL_URL":"http://h/sse"},"mcpHeal":{"original":{"type":"sse","url":"http://h/sse"}}}}`},
 		{"pretty", "{\n  \"s\": {\n    \"command\": \"srv\"\n  }\n}",
 			"{\n  \"s\": {\n    \"command\": \"/bin/mcp-heal\",\n    \"args\": [\n      \"shim\",\n      \"--name\",\n      \"s\",\n      \"--\",\n      \"srv\"\n    ],\n    \"mcpHeal\": {\n      \"original\": {\n        \"command\": \"srv\"\n      }\n    }\n  }\n}"},
 	} {

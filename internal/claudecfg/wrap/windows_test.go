@@ -52,7 +52,7 @@ func TestWrapWindowsEntries(t *testing.T) {
 	want := map[string][]string{
 		"fs":  {"shim", "--name", "fs", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", `C:\Users\Ünal Öz\My Projects`},
 		"py":  {"shim", "--name", "py", "--", `C:\Program Files\Python312\python.exe`, "-m", "srv", "--name", `a "quoted" name`},
-		"web": {"shim", "--name", "web", "--url", "https://example.com/mcp", "--transport", "http"},
+		"web": {"shim", "--name", "web", "--url-env", "MCP_HEAL_URL", "--transport", "http"},
 	}
 	for name, args := range want {
 		e := cfg.MCPServers[name]
