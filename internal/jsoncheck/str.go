@@ -176,3 +176,33 @@ func indexByte(b []byte, c byte) int {
 // returns the index just after the closing quote; or len(b) and a
 // *SyntaxError at offset len(b) when b ends inside the string.
 func StringRest(b []byte) (int, error) { return StringEnd(b, -1) }
+
+// CutEscape says how much of an escape is still to come when s, the
+// content of a string so far, ends inside one: -1 its letter, 1-4 the
+// hex digits of a \u escape, 0 none.
+func CutEscape(s []byte) int {
+	odd := func(end int) bool { // an odd run of backslashes ends at s[end-1]
+		n := 0
+		for end-1-n >= 0 && s[end-1-n] == '\\' {
+			n++
+		}
+		return n%2 == 1
+	}
+	if odd(len(s)) {
+		return -1
+	}
+	for h := 0; h <= 3; h++ {
+		u := len(s) - h - 1
+		if u < 1 || s[u] != 'u' {
+			continue
+		}
+		hex := true
+		for _, c := range s[u+1:] {
+			hex = hex && isHex(c)
+		}
+		if hex && odd(u) {
+			return 4 - h
+		}
+	}
+	return 0
+}
