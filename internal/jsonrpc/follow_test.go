@@ -2,13 +2,21 @@ package jsonrpc
 
 import (
 	"bytes"
-	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
+
+	"github.com/mcp-heal/mcp-heal/internal/jsoncheck"
 )
 
 // follow feeds msg to a Follower in parts of n bytes.
 func follow(msg string, n int) ([]byte, error) {
+	m, err := followMsg(msg, n)
+	return m.ID, err
+}
+
+// followMsg feeds msg to a Follower in parts of n bytes, and judges it.
+func followMsg(msg string, n int) (Msg, error) {
 	var f Follower
 	b := []byte(msg)
 	for len(b) > 0 {
@@ -28,13 +36,9 @@ func TestFollower(t *testing.T) {
 		`{"result":{"content":[{"type":"text","text":"` + text + `"}],"id":"not this"},"jsonrpc":"2.0","id":"a\"b"}`,
 		` { "result" : [ 1 , -2.5e+3 , true , false , null , { "id" : 9 } ] , "id" : -12 } ` + "\r\n",
 		`{"error":{"code":-32603,"message":"` + text + `"},"id":0,"jsonrpc":"2.0"}`,
-		`{"result":{},"jsonrpc":"2.0"}`, // no id: routed as no one's
 	}
 	for _, msg := range good {
 		m, err := PeekAnyText(bytes.TrimSpace([]byte(msg)))
-		if err == ErrNotJSONRPC { // valid JSON with no id: the Follower finds none
-			err = nil
-		}
 		if err != nil {
 			t.Fatalf("fixture %.60q: %v", msg, err)
 		}
@@ -55,6 +59,12 @@ func TestFollower(t *testing.T) {
 		`{"jsonrpc":"2.0","id":7,"result":{"a":"\u12g4"}}`,                            // bad \u
 		`{"jsonrpc":"2.0","id":7,"result":{"a":b}}`,                                   // bare word
 		`{"jsonrpc":"2.0","id":1.5,"result":{}}`,                                      // not an integer id
+		`{"jsonrpc":"2.0","id":7,"result":{"n":[tru]}}`,                               // a literal cut short (issue 30)
+		`{"jsonrpc":"2.0","id":7,"result":{"n":1.2.3}}`,                               // no number
+		`{"jsonrpc":"2.0","id":7,"result":{"n":--1}}`,                                 // no number
+		`{"jsonrpc":"2.0","id":7,"result":{"n":[1,]}}`,                                // a comma with no value
+		`{"jsonrpc":"2.0","id":7,"result":{"a" "b"}}`,                                 // no colon
+		`{"result":{},"jsonrpc":"2.0"}`,                                               // no id
 		strings.Repeat("[", 10001) + strings.Repeat("]", 10001),                       // too deep
 	}
 	for _, msg := range bad {
@@ -66,23 +76,11 @@ func TestFollower(t *testing.T) {
 	}
 }
 
-// TestCutEscape: how much of an escape a string's content still owes.
-func TestCutEscape(t *testing.T) {
-	for s, want := range map[string]int{
-		`abc`: 0, `abc\`: -1, `abc\\`: 0, `abc\\\`: -1, `a\u`: 4, `a\u1`: 3, `a\u12`: 2, `a\u123`: 1,
-		`a\u1234`: 0, `a\\u12`: 0, `a\\\u1`: 3, `u12`: 0, `\n`: 0,
-	} {
-		if got := cutEscape([]byte(s)); got != want {
-			t.Errorf("cutEscape(%q) = %d, want %d", s, got, want)
-		}
-	}
-}
-
 // FuzzFollower: fed any message in parts of any size, the Follower
-// accepts every message Peek accepts, with the id Peek finds (the first
-// of duplicates, as Peek keeps it), whatever the cuts; a message that is
-// not one JSON value it never accepts when the value is cut short or
-// followed by more.
+// judges it as Peek judges it whole: the same error, or the same kind, id
+// (the first of duplicates, as Peek keeps it) and error flag, whatever the
+// cuts; and what is no JSON by jsoncheck's rules it never accepts (issue
+// 30: it skipped numbers and literals).
 func FuzzFollower(f *testing.F) {
 	for _, s := range []string{
 		`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"a\nb\"c\\d\u00e9"}]}}`,
@@ -96,23 +94,25 @@ func FuzzFollower(f *testing.F) {
 		f.Add([]byte(s), uint8(1))
 		f.Add([]byte(s), uint8(7))
 	}
+	f.Add([]byte(`{"id":1,"result":[tru]}`), uint8(3))
+	f.Add([]byte(`{"id":1,"result":1.2.3}`), uint8(2))
+	f.Add([]byte(`{"id":1,"error":{"code":--1}}`), uint8(4))
+	f.Add([]byte(`{"id":1,"method":"m","result":{}}`), uint8(4))
 	f.Fuzz(func(t *testing.T, msg []byte, n uint8) {
 		size := int(n%64) + 1
-		id, err := follow(string(msg), size)
-		m, perr := PeekAnyText(msg)
-		if perr == nil && m.Kind == KindResponse {
-			if err != nil || !bytes.Equal(id, m.ID) {
-				t.Fatalf("parts of %d of %q: id %q, %v; Peek: %q", size, msg, id, err, m.ID)
-			}
+		got, err := followMsg(string(msg), size)
+		want, perr := PeekAnyText(msg)
+		if (err == nil) != (perr == nil) || err != nil && !errors.Is(err, perr) {
+			t.Fatalf("parts of %d of %q: Follower %v, Peek %v", size, msg, err, perr)
 		}
-		if err == nil && !json.Valid(msg) {
-			// Only what the Follower does not check may differ: numbers
-			// and literals between strings.
-			var v any
-			d := json.NewDecoder(bytes.NewReader(msg))
-			if d.Decode(&v) == nil && d.More() {
-				t.Fatalf("parts of %d of %q: accepted a value followed by more", size, msg)
-			}
+		if len(want.ID) > 256 { // too long to keep: no id a client sent
+			want.ID = nil
+		}
+		if err == nil && (got.Kind != want.Kind || !bytes.Equal(got.ID, want.ID) || got.IsError != want.IsError) {
+			t.Fatalf("parts of %d of %q: Follower %+v, Peek %+v", size, msg, got, want)
+		}
+		if (err == nil) != (jsoncheck.Valid(msg) == nil) && (err == nil || errors.Is(err, ErrNotJSON)) {
+			t.Fatalf("parts of %d of %q: Follower %v, jsoncheck %v", size, msg, err, jsoncheck.Valid(msg))
 		}
 	})
 }

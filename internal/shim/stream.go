@@ -12,9 +12,10 @@ import (
 // server's own time against a byte relay's 1.4×). Once the first 64 KiB
 // of a line show the start of a response that goes to the client as it
 // is, each part is written to the client as it is read, with no copy of
-// its own; jsonrpc.Follower follows it without keeping it, and the call it
-// answers is settled at its end (routeStreamed), for the bookkeeping
-// alone.
+// its own; jsonrpc.Follower follows it without keeping it, checks it by
+// the rules a whole line is checked by (jsoncheck's grammar, Peek's
+// members: issue 30), and the call it answers is settled at its end
+// (routeStreamed), as a success or as an error.
 //
 // Only a line the shim would forward unchanged is passed on early: the
 // head must be a well-formed response so far (jsonrpc.ResponseHead), of
@@ -102,11 +103,16 @@ func recorded(method string) bool {
 }
 
 // routeStreamed routes a line whose bytes already went to the client as
-// they came (Part), from what f saw of it: the call it answers is
-// settled; when it turned out no whole JSON value, the call it names gets
-// the shim's error answer too.
+// they came (Part), from what f saw of it, as fromUpstream routes a whole
+// line: the call it answers is settled, as a success or as an error (an
+// error answer records nothing of the session); when it turned out no
+// JSON-RPC response (broken JSON, or a member a response cannot have),
+// the call it names gets the shim's error answer too.
 func (s *Shim) routeStreamed(f *jsonrpc.Follower, gen uint64) {
-	id, err := f.End()
+	m, err := f.End()
+	if err == nil && m.Kind != jsonrpc.KindResponse {
+		err = jsonrpc.ErrNotJSONRPC
+	}
 	if err != nil {
 		if n, ok := s.lim.junk.allow(s.clk.Now()); ok {
 			attrs := []any{"err", err}
@@ -115,21 +121,24 @@ func (s *Shim) routeStreamed(f *jsonrpc.Follower, gen uint64) {
 			}
 			s.log.Warn("passed on a long line from the server as it came, and it ended as no valid JSON-RPC response", attrs...)
 		}
-		if id != nil {
-			s.answerUnreadable(id, gen, err, jsonrpc.ErrorReply(id, jsonrpc.CodeInternalError, "unreadable", nil), false)
+		if m.ID != nil {
+			s.answerUnreadable(m.ID, gen, err, jsonrpc.ErrorReply(m.ID, jsonrpc.CodeInternalError, "unreadable", nil), false)
 		}
 		return
 	}
-	if id == nil {
-		s.log.Debug("passed on a long response with no id")
+	if string(m.ID) == "null" {
+		s.log.Debug("passed on a long response with a null id")
 		return
 	}
 	// What the shim's own request (a ping) gets in its place: its waiter
 	// only asks whether an answer came. The session records nothing of
-	// the calls whose answers are passed on (mayStream).
-	stand := jsonrpc.ResultReply(id, []byte("{}"))
+	// the calls whose answers are passed on (mayStream), nor of an error.
+	stand := jsonrpc.ResultReply(m.ID, []byte("{}"))
+	if m.IsError {
+		stand = jsonrpc.ErrorReply(m.ID, jsonrpc.CodeInternalError, "passed on", nil)
+	}
 	s.mu.Lock()
-	_, changed := s.takeAnswer(stand, jsonrpc.Msg{Kind: jsonrpc.KindResponse, ID: id}, gen)
+	_, changed := s.takeAnswer(stand, m, gen)
 	s.mu.Unlock()
 	if changed {
 		s.record()

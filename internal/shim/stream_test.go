@@ -27,7 +27,11 @@ import (
 // once the client sent notifications/rest, the tail. arguments.order is
 // where the id goes: "first" ({"jsonrpc","id","result"}, as the Go and
 // Python SDKs write), "last" ({"result","jsonrpc","id"}, as the
-// TypeScript SDK does), or "broken" (id first and a tail that is no JSON).
+// TypeScript SDK does), or "broken" (id first and a tail that is no JSON);
+// arguments.tail, when set, is the tail after the text (id first).
+// resources/subscribe to the uri "long-error" is answered with a long
+// error, written whole. FAKE_METHODS, when set, is a file that gets the
+// method of every message the server reads, one a line.
 func fakeHalfway() {
 	w := bufio.NewWriterSize(os.Stdout, 64<<10)
 	var tail []byte
@@ -41,7 +45,17 @@ func fakeHalfway() {
 		if err != nil {
 			os.Exit(9)
 		}
+		if f := os.Getenv("FAKE_METHODS"); f != "" {
+			if fd, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
+				fmt.Fprintln(fd, m.Method)
+				fd.Close()
+			}
+		}
 		switch {
+		case m.Method == "resources/subscribe" && gjson.GetBytes(line, "params.uri").String() == "long-error":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32602,"message":"%s"}}`+"\n", m.ID, bytes.Repeat([]byte("x"), 100<<10))
+			w.Flush()
+			continue
 		case m.Method == "notifications/rest":
 			w.Write(tail)
 			w.Flush()
@@ -71,6 +85,9 @@ func fakeHalfway() {
 			if order == "broken" {
 				tail = []byte(`"}]}} and then some` + "\n")
 			}
+			if t := gjson.GetBytes(line, "params.arguments.tail"); t.Exists() {
+				tail = []byte(t.String() + "\n")
+			}
 		}
 		w.Write(bytes.Repeat([]byte("x"), kb<<10))
 		w.Flush()
@@ -80,6 +97,7 @@ func fakeHalfway() {
 // rawShim is the real binary in front of a fake server, read as bytes.
 type rawShim struct {
 	t     *testing.T
+	cmd   *exec.Cmd
 	stdin io.WriteCloser
 	out   *bufio.Reader
 	state string // its XDG_STATE_HOME
@@ -87,10 +105,16 @@ type rawShim struct {
 
 func startRawShim(t *testing.T, fake string, flags ...string) *rawShim {
 	t.Helper()
+	return startRawShimEnv(t, fake, nil, flags...)
+}
+
+// startRawShimEnv is startRawShim with more environment for the server.
+func startRawShimEnv(t *testing.T, fake string, env []string, flags ...string) *rawShim {
+	t.Helper()
 	args := append(append([]string{"shim", "--name", fake}, flags...), "--", os.Args[0])
 	cmd := exec.Command(testenv.Binary(t), args...)
 	stateDir := t.TempDir()
-	cmd.Env = append(os.Environ(), "FAKE_MCP="+fake, "XDG_STATE_HOME="+stateDir)
+	cmd.Env = append(append(os.Environ(), "FAKE_MCP="+fake, "XDG_STATE_HOME="+stateDir), env...)
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
 	stdin, _ := cmd.StdinPipe()
@@ -104,7 +128,7 @@ func startRawShim(t *testing.T, fake string, flags ...string) *rawShim {
 			t.Logf("shim stderr (tail):\n%s", lastN(stderr.String(), 4000))
 		}
 	})
-	s := &rawShim{t: t, stdin: stdin, out: bufio.NewReaderSize(out, 1<<20), state: stateDir}
+	s := &rawShim{t: t, cmd: cmd, stdin: stdin, out: bufio.NewReaderSize(out, 1<<20), state: stateDir}
 	s.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":` + initParams + `}`)
 	if l := s.line(); !gjson.Get(l, "result").Exists() {
 		t.Fatalf("initialize: %s", l)
