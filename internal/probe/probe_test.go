@@ -45,6 +45,10 @@ func TestStdio(t *testing.T) {
 		{"killed by a signal", probe.Target{Command: "sh", Args: []string{"-c", "kill -9 $$"}}, 0, false, probe.Exited, "killed by signal killed", ""},
 		{"not executable", probe.Target{Command: notExecutable(t)}, 0, false, probe.NotExecutable, "not executable", "chmod +x"},
 		{"not a program", probe.Target{Command: notProgram(t)}, 0, false, probe.NotExecutable, "not a program", "#! line"},
+		// Issue 32: doctor said "install /abs/path or use its absolute
+		// path" of a command that was absolute already.
+		{"absolute path not found", probe.Target{Command: filepath.Join(testenv.TempDir(t), "gone-server")}, 0, false, probe.NotFound, "command not found: ", "no file at "},
+		{"interpreter not found", probe.Target{Command: noInterpreter(t)}, 0, false, probe.NotFound, "its interpreter (the #! line) was not found", "install the interpreter"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -69,6 +73,9 @@ func TestStdio(t *testing.T) {
 				return
 			}
 			p := r.Problem
+			if strings.ContainsRune(tt.target.Command, os.PathSeparator) && strings.Contains(p.Hint, "use its absolute path") {
+				t.Fatalf("hint %q for a command given by its path", p.Hint)
+			}
 			if p.Kind != tt.kind || !strings.Contains(p.Summary, tt.summary) || !strings.Contains(p.Hint, tt.hint) {
 				t.Fatalf("got %s / %q / %q, want %s / ...%q... / ...%q...", p.Kind, p.Summary, p.Hint, tt.kind, tt.summary, tt.hint)
 			}
@@ -90,9 +97,10 @@ func TestStderrRedacted(t *testing.T) {
 
 // unixOnly: the TestStdio cases that cannot exist on Windows, and why.
 var unixOnly = map[string]string{
-	"killed by a signal": "Windows has no signals: a process ends with an exit code",
-	"not executable":     "Windows has no execute bit (and runs no #! script)",
-	"not a program":      "Windows has no execute bit: a file runs by its extension",
+	"killed by a signal":    "Windows has no signals: a process ends with an exit code",
+	"not executable":        "Windows has no execute bit (and runs no #! script)",
+	"not a program":         "Windows has no execute bit: a file runs by its extension",
+	"interpreter not found": "Windows runs no #! script",
 }
 
 func notExecutable(t *testing.T) string {
@@ -106,6 +114,15 @@ func notExecutable(t *testing.T) string {
 func notProgram(t *testing.T) string {
 	p := filepath.Join(testenv.TempDir(t), "server.txt")
 	if err := os.WriteFile(p, []byte("not a program\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// noInterpreter is a script whose #! interpreter is not there.
+func noInterpreter(t *testing.T) string {
+	p := filepath.Join(testenv.TempDir(t), "server.sh")
+	if err := os.WriteFile(p, []byte("#!/nonexistent/mcp-heal-interp\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return p

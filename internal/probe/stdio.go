@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 	"time"
 
@@ -77,7 +79,15 @@ func probeStdio(ctx context.Context, t Target, timeout time.Duration) Result {
 
 func startFailure(t Target, err error) Result {
 	switch {
+	case errors.Is(err, os.ErrNotExist) && strings.ContainsRune(t.Command, '/') && isFile(t.Command):
+		// The file is there: what is missing is its #! interpreter.
+		return fail(NotFound, fmt.Sprintf("%s: its interpreter (the #! line) was not found", t.Command), "install the interpreter its first line names, or fix that line")
 	case errors.Is(err, exec.ErrNotFound), errors.Is(err, os.ErrNotExist):
+		if filepath.IsAbs(t.Command) {
+			// Already a path: advice to use one would send the reader
+			// in a circle (issue 32).
+			return fail(NotFound, fmt.Sprintf("command not found: %s", t.Command), fmt.Sprintf("no file at %s: install the server there, or fix the path in the MCP config", t.Command))
+		}
 		hint := fmt.Sprintf("install %s or use its absolute path in the MCP config (Claude Code starts it with the PATH it was started with)", t.Command)
 		return fail(NotFound, fmt.Sprintf("command not found: %s", t.Command), hint)
 	case errors.Is(err, syscall.ENOEXEC):
@@ -86,6 +96,12 @@ func startFailure(t Target, err error) Result {
 		return fail(NotExecutable, fmt.Sprintf("%s is not executable", t.Command), fmt.Sprintf("chmod +x %s, or run it through its interpreter", t.Command))
 	}
 	return fail(NotExecutable, fmt.Sprintf("cannot start %s: %v", t.Command, err), "")
+}
+
+// isFile reports whether path names a file that is not a directory.
+func isFile(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && !st.IsDir()
 }
 
 func exitFailure(t Target, ex upstream.Exit, nonJSON string, missing map[string]bool) Result {
