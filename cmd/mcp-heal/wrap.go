@@ -133,7 +133,20 @@ func stopKept(env *Env, rows []wrap.Row) error {
 // run as for real) and what to do next.
 func printPlan(env *Env, plan *wrap.Plan, req wrap.Request, dry bool, project string, tilde func(string) string) {
 	var reconnect []string
+	changed := map[string]bool{}
 	for _, r := range plan.Rows {
+		if r.Changed() {
+			changed[r.Name] = true
+		}
+	}
+	for _, r := range plan.Rows {
+		if r.Action == wrap.ActNotWrapped && changed[r.Name] {
+			// One server, two entries: a project server and the local
+			// copy that protected it. Unwrapping the copy is the
+			// server's unwrap; "not wrapped" of the entry it stood for
+			// read as a failure (issue 32).
+			continue
+		}
 		verb := r.Action
 		if dry && r.Changed() {
 			verb = "would be " + verb

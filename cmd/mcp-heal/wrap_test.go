@@ -317,7 +317,9 @@ func TestWrapProjectServers(t *testing.T) {
 	c.run("wrap", "proj-srv", "--shim", "/opt/mh/mcp-heal")
 
 	// unwrap removes the copy; ~/.claude.json is as before.
-	if code, out, errs = c.run("unwrap", "--all"); code != 0 || !strings.Contains(out, "proj-srv: unwrapped (local") {
+	// One server, one line: the copy's unwrap is the server's (issue 32:
+	// "not wrapped (project, ...)" after it read as a failure).
+	if code, out, errs = c.run("unwrap", "--all"); code != 0 || !strings.Contains(out, "proj-srv: unwrapped (local") || strings.Count(out, "proj-srv: ") != 1 {
 		t.Fatalf("unwrap: exit %d\n%s%s", code, out, errs)
 	}
 	global := filepath.Join(c.dots, "claude.json")
