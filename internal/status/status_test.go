@@ -56,3 +56,26 @@ func TestNotesOneALine(t *testing.T) {
 		t.Fatalf("notes not one a line, or a server's text not quoted:\n%s", out)
 	}
 }
+
+// TestNoOldErrorBesideOK: a server that works again shows no "last
+// error" note: the error is history (its LAST EXIT column keeps how the
+// last run ended); a server still restarting shows it (issue 32).
+func TestNoOldErrorBesideOK(t *testing.T) {
+	rec := &state.Record{Server: "notes", State: state.Running, ChildPID: 10, Restarts: 2, LastError: "command not found: notes-server"}
+	rep := Report{Project: "/p", Servers: []Server{
+		{Server: claudecfg.Server{Name: "notes", Command: "notes-server"}, Health: health.Healthy, Shims: []*state.Record{rec}},
+	}}
+	var b strings.Builder
+	rep.WriteText(&b, "/home/u", time.Now(), health.Shell)
+	if out := b.String(); strings.Contains(out, "last error") {
+		t.Fatalf("an ok server with an old error:\n%s", out)
+	}
+	back := *rec
+	back.State = state.Backoff
+	rep.Servers[0].Health, rep.Servers[0].Shims = state.Backoff, []*state.Record{&back}
+	b.Reset()
+	rep.WriteText(&b, "/home/u", time.Now(), health.Shell)
+	if out := b.String(); !strings.Contains(out, "notes: last error: command not found: notes-server") {
+		t.Fatalf("a server in backoff without its last error:\n%s", out)
+	}
+}

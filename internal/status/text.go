@@ -67,7 +67,10 @@ func (rep Report) WriteText(w io.Writer, home string, now time.Time, a health.Au
 				if k := keep.Describe(r, now); k != "" {
 					notes = append(notes, fmt.Sprintf("  %s: %s", s.Name, k))
 				}
-				if r.LastError != "" && s.Health != "failed" {
+				// A failed server's detail says its error; a healthy
+				// one's last error is history, not news (issue 32:
+				// "last error: command not found" beside an ok row).
+				if r.LastError != "" && s.Health != health.Failing && s.Health != health.Healthy {
 					notes = append(notes, fmt.Sprintf("  %s: last error: %s", s.Name, clip(r.LastError, 200)))
 				}
 			}
