@@ -21,8 +21,6 @@ func runHook(ctx context.Context, env *Env, args []string) error {
 	if fs.NArg() != 1 {
 		return &usageError{msg: "hook needs exactly one event name", hint: "run 'mcp-heal hook --help'"}
 	}
-	// The binary runs `hook EVENT` from internal/hook's initialiser
-	// (hook.Main), before main; this is the same for every other form.
 	hook.Main(ctx, fs.Arg(0), env.Stdin, env.Stdout, env.Getenv)
 	return nil
 }

@@ -117,10 +117,9 @@ func hookEnv(t *testing.T) (env []string, home, stateDir string) {
 	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_STATE_HOME=" + stateDir}, home, stateDir
 }
 
-// needsAttention puts a marker in the attention directory under stateDir:
-// on the healthy path (none) `hook PreToolUse` exits without reading its
-// stdin or the state directory (internal/hook/healthy), as the launcher
-// does.
+// needsAttention puts a marker in the attention directory under stateDir,
+// as the launcher sees it when it starts the binary for PreToolUse (on
+// the healthy path, none, it answers by itself).
 func needsAttention(t *testing.T, stateDir string) {
 	t.Helper()
 	dir := filepath.Join(stateDir, "mcp-heal", "attention")

@@ -82,8 +82,8 @@ type timings struct {
 // `hook PreToolUse` on the healthy path, interleaved, n times each. The
 // binary's PreToolUse runs with a marker in the attention directory, in a
 // world of its own (no shim of this server, an old incident of another):
-// that is when the launcher starts it, and on an empty one it exits before
-// doing any of its work (internal/hook/healthy, BenchmarkHookStart).
+// that is when the launcher starts it (on an empty one the launcher
+// answers by itself).
 func measure(tb testing.TB, n int) timings {
 	bin := testenv.Binary(tb)
 	w, payload := healthyWorld(tb)
