@@ -24,6 +24,7 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/guardian"
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
+	"github.com/mcp-heal/mcp-heal/internal/procinfo"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
@@ -81,6 +82,7 @@ type Process struct {
 	stdout *os.File
 	stderr *os.File
 	bw     *bufio.Writer
+	out    procinfo.Pipe // the pipe stdout reads (StdoutPipe)
 
 	recv   chan []byte
 	serve  serveChoice
@@ -134,6 +136,7 @@ func newProcess(cfg Config, log *slog.Logger, sp spawned) *Process {
 		bw:      bufio.NewWriterSize(sp.writer(), 64<<10),
 		stdout:  sp.stdout,
 		stderr:  sp.stderr,
+		out:     procinfo.PipeOf(sp.stdout),
 		recv:    make(chan []byte, 64),
 		serve:   serveChoice{chosen: make(chan struct{})},
 		done:    make(chan struct{}),
@@ -150,6 +153,10 @@ func newProcess(cfg Config, log *slog.Logger, sp spawned) *Process {
 
 // PID is the child's pid (and process group id).
 func (p *Process) PID() int { return p.pid }
+
+// StdoutPipe is the pipe the child's stdout writes to (zero: unknown):
+// whichever process of its tree holds it is the server (procinfo.TreeOf).
+func (p *Process) StdoutPipe() procinfo.Pipe { return p.out }
 
 // Started is when the child was started.
 func (p *Process) Started() time.Time { return p.started }

@@ -1,7 +1,9 @@
 // Package procinfo answers what the supervisor, the hooks and the commands
 // need to know about other processes: a pid's parent, process group, start
-// time, executable, arguments and environment, its children, and the list
-// of all processes (or of one user's).
+// time, executable, arguments and environment, its children, the list
+// of all processes (or of one user's), and which process of a tree is
+// stopped and whether it is the server (TreeOf: the root, or the holder of
+// the server's stdout pipe).
 //
 // Its main use is identity. A pid alone names a process only while that
 // process lives: after it exits (a shim SIGKILLed by the OOM killer leaves
@@ -148,7 +150,7 @@ func StoppedIn(pid int) (int, error) {
 	if !jobControl {
 		return 0, nil
 	}
-	t, err := TreeOf(pid)
+	t, err := TreeOf(pid, 0)
 	return t.Stopped, err
 }
 
@@ -157,6 +159,14 @@ type Tree struct {
 	// Stopped is a process of the tree stopped by a job-control signal
 	// (as StoppedIn), 0 when none is.
 	Stopped int
+	// Server is a stopped process that is the server itself, 0 when none
+	// is: the root (the process the shim started), or one whose stdout is
+	// the server's stdout pipe (the server behind a wrapper: npx, sh -c,
+	// uv run). A whole tree stopped at once has its root stopped. A child
+	// or grandchild stopped alone (a job the server paused, a build, a
+	// debugger's stop) is no stop of the server's: it still reads and can
+	// answer.
+	Server int
 	// CPU is the CPU time the tree's processes and their reaped children
 	// spent, when CPUKnown (Linux). A tree that computes adds to it; one
 	// that waits does not.
@@ -168,8 +178,11 @@ type Tree struct {
 const treeCPU = runtime.GOOS == "linux"
 
 // TreeOf looks at pid and its descendants once (at most 4096 of them): a
-// stopped one, and their CPU time.
-func TreeOf(pid int) (Tree, error) {
+// stopped one, whether a stopped one is the server (Tree.Server; out, when
+// not zero, is the server's stdout pipe: PipeOf the reading end), and
+// their CPU time. Where a process's stdout cannot be read (macOS, see
+// stdoutIs) only the root counts as the server.
+func TreeOf(pid int, out Pipe) (Tree, error) {
 	var t Tree
 	if !jobControl && !treeCPU {
 		return t, nil // nothing to learn here (Windows)
@@ -191,8 +204,13 @@ func TreeOf(pid int) (Tree, error) {
 			}
 			continue // exited meanwhile
 		}
-		if i.Stopped && jobControl && t.Stopped == 0 {
-			t.Stopped = p
+		if i.Stopped && jobControl {
+			if t.Stopped == 0 {
+				t.Stopped = p
+			}
+			if t.Server == 0 && (p == pid || out != 0 && stdoutIs(p, out)) {
+				t.Server = p
+			}
 		}
 		t.CPU += i.CPU
 		t.CPUKnown = t.CPUKnown && i.HasCPU
@@ -203,6 +221,24 @@ func TreeOf(pid int) (Tree, error) {
 		todo = append(todo, kids...)
 	}
 	return t, nil
+}
+
+// Pipe names one pipe, so that the processes holding an end of it can be
+// found (Linux, macOS: its inode). Zero: none, or unknown.
+type Pipe uint64
+
+// PipeOf returns the pipe f is an end of, zero when f is no pipe or the
+// system cannot tell. It asks f.Stat, never f.Fd: Fd sets the pipe, shared
+// by every holder, blocking.
+func PipeOf(f *os.File) Pipe {
+	if f == nil {
+		return 0
+	}
+	fi, err := f.Stat()
+	if err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		return 0
+	}
+	return pipeID(fi)
 }
 
 // Descendants returns the pids of the processes in procs whose parent is

@@ -86,12 +86,15 @@ func (s *Shim) heard(gen uint64) {
 }
 
 // checkTree looks at the server's process tree while a call is
-// outstanding (or a cancelled one waits for its proof): a process stopped
-// by a signal at two checks in a row gets the server killed (it would
+// outstanding (or a cancelled one waits for its proof): the server itself
+// stopped by a signal at two checks in a row gets it killed (it would
 // answer neither the call nor a ping until someone continued it; an idle
 // server stopped on purpose harms nobody until a call needs it), and CPU
-// time spent is a sign of life. Called by the janitor alone. Windows has
-// no such stop (procinfo reports none): the cancel rule covers it there.
+// time spent is a sign of life. The server itself is the process the shim
+// started or, behind a wrapper, the one whose stdout is the server's
+// (procinfo.Tree.Server); a child or grandchild stopped alone is not: the
+// server still reads, and may be waiting for it on purpose. Called by the
+// janitor alone. Windows has no such stop (procinfo reports none).
 func (s *Shim) checkTree() {
 	s.mu.Lock()
 	var c upstream.Conn
@@ -109,7 +112,11 @@ func (s *Shim) checkTree() {
 		s.mu.Unlock()
 		return
 	}
-	t, err := procinfo.TreeOf(c.PID())
+	var out procinfo.Pipe
+	if p, ok := c.(interface{ StdoutPipe() procinfo.Pipe }); ok {
+		out = p.StdoutPipe()
+	}
+	t, err := procinfo.TreeOf(c.PID(), out)
 	now := s.clk.Now()
 	s.mu.Lock()
 	if s.gen != gen {
@@ -119,12 +126,15 @@ func (s *Shim) checkTree() {
 	if err == nil && t.CPUKnown {
 		s.live.CPU(now, t.CPU)
 	}
-	kill := s.live.Stopped(err == nil && t.Stopped != 0)
+	kill := s.live.Stopped(err == nil && t.Server != 0)
 	s.mu.Unlock()
 	if !kill {
+		if err == nil && t.Stopped != 0 && t.Server == 0 {
+			s.log.Debug("a process of the server's tree is stopped, not the server: no hang", "pid", t.Stopped)
+		}
 		return
 	}
-	detail := health.StoppedDetail(method, t.Stopped)
+	detail := health.StoppedDetail(method, t.Server)
 	s.log.Warn("server is stopped; killing it", "reason", detail)
 	s.kill(c, state.CauseStopped, detail)
 }

@@ -4,8 +4,11 @@ package shim
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -216,5 +219,51 @@ func TestBinaryStoppedShimIsNoSilence(t *testing.T) {
 	}
 	if !strings.Contains(b.stderr.String(), "liveness clocks start again") {
 		t.Errorf("the gap was not seen")
+	}
+}
+
+// fakeWithChild runs the example server (example.OptionsEnv) with a child
+// of its own whose stdout is not the server's (a background job, a build
+// it started), and writes the child's pid to FAKE_PIDFILE.
+func fakeWithChild() {
+	c := exec.Command("sleep", "120")
+	c.Stdout, c.Stderr = nil, nil // /dev/null
+	if err := c.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "withchild:", err)
+		os.Exit(1)
+	}
+	os.WriteFile(os.Getenv("FAKE_PIDFILE"), []byte(strconv.Itoa(c.Process.Pid)), 0o600)
+	o, _, err := example.OptionsFromEnv()
+	code := serveExample(o, err)
+	c.Process.Kill()
+	os.Exit(code)
+}
+
+// Issue 30 item 2: a stopped child is not a stopped server. The server's
+// own child (stdout elsewhere) is stopped, then a 4 s call goes out: it
+// is answered by the same server, which nobody killed. On the old code
+// the server was killed 2 s into the call: "stopped by a signal (SIGSTOP)
+// while tools/call was outstanding (process CHILD)".
+func TestBinaryStoppedChildIsNoStoppedServer(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "child.pid")
+	b := startBinShim(t, nil, example.Options{Era: example.EraHandshake, Faults: example.Faults{TestTools: true}}, "FAKE_MCP=withchild", "FAKE_PIDFILE="+pidfile)
+	pid := b.server()
+	child := readPID(t, pidfile)
+	if err := syscall.Kill(child, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(child, syscall.SIGCONT)
+	testenv.WaitFor(t, 5*time.Second, "the child stopped", func() bool { p, _ := procinfo.StoppedIn(pid); return p == child })
+	if got := b.tool("1", "slowwrite", `{"ms":4000}`); got != "waited 4000 ms" {
+		t.Fatalf("the 4 s call: %s", got)
+	}
+	if n := b.kills(); n > 0 {
+		t.Errorf("%d servers killed", n)
+	}
+	if got := b.server(); got != pid {
+		t.Errorf("server %d replaced by %d", pid, got)
+	}
+	if p, _ := procinfo.StoppedIn(pid); p != child {
+		t.Errorf("the child is no longer stopped (%d)", p)
 	}
 }

@@ -37,6 +37,8 @@ import (
 //	bigfile   one huge answer (bigmsg_bench_test.go)
 //	halfway   a long answer in two halves (stream_test.go)
 //	spin      burns CPU until killed (relay_bench_test.go)
+//	withchild the example server with a child of its own that writes
+//	          elsewhere (FAKE_PIDFILE: the child's pid; liveness_binary_test.go)
 func TestMain(m *testing.M) {
 	switch os.Getenv("FAKE_MCP") {
 	case "wrapper":
@@ -59,6 +61,8 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	case "spin":
 		fakeSpin()
+	case "withchild":
+		fakeWithChild()
 	}
 	if o, ok, err := example.OptionsFromEnv(); ok {
 		os.Exit(serveExample(o, err))
