@@ -154,15 +154,11 @@ func stdioDialer(goos string, pc proc.Config, name string, window time.Duration,
 // server this shim was asked to run, "" when it does not. The project is
 // the folder Claude Code started the shim in.
 func policyDenies(env *Env, name string, cmdArgs []string, url string) string {
-	dir := env.Getenv("CLAUDE_PROJECT_DIR")
-	if dir == "" {
-		dir, _ = os.Getwd()
-	}
-	o := ccpolicy.Options{Home: env.Getenv("HOME"), ConfigDir: env.Getenv("CLAUDE_CONFIG_DIR"), ProjectDir: dir}
+	o, _ := ccpolicy.FromEnv(env.Getenv, "", "") // no working directory: the user's and managed rules still apply
 	e := ccpolicy.Entry{Name: name, URL: url}
 	if len(cmdArgs) > 0 {
 		e.Command, e.Args = cmdArgs[0], cmdArgs[1:]
 	}
-	_, why := ccpolicy.Load(o, nil).Denies(e)
+	_, why := ccpolicy.Load(o).Denies(e)
 	return why
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/mcp-heal/mcp-heal/internal/ccpolicy"
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg/wrap"
 	"github.com/mcp-heal/mcp-heal/internal/health"
@@ -41,7 +42,7 @@ type cfgFlags struct {
 }
 
 func (f *cfgFlags) options(env *Env) (claudecfg.Options, error) {
-	return claudecfg.OptionsFor(env.Getenv, f.project)
+	return ccpolicy.FromEnv(env.Getenv, f.project, "")
 }
 
 func runRewrite(env *Env, args []string, unwrap bool) error {

@@ -108,7 +108,17 @@ func (p *Policy) Approval(name string) string {
 	return Pending
 }
 
-// ApprovalWhy is what not approved means, after "not run: ".
+// NotApproved is what doctor, heal and the probe say about a project
+// (.mcp.json) server the user has not approved (approval Pending or
+// Rejected): it is listed and never run, since running it is exactly what
+// Claude Code's approval prompt protects a user who cloned a repository
+// from.
+func NotApproved(approval string) string {
+	return DriftUnapproved + ": not run; " + ApprovalWhy(approval)
+}
+
+// ApprovalWhy is what not approved means, after "not run: ": the one
+// sentence.
 func ApprovalWhy(approval string) string {
 	if approval == Rejected {
 		return "the user rejected it in this project (disabledMcpjsonServers)"

@@ -17,6 +17,44 @@ type Options struct {
 	// means the system's (ManagedDirFor). Tests set it; nothing else may,
 	// since a user must not be able to step around the organisation's rules.
 	ManagedDir string
+	// Files reads every file ccpolicy reads for these options; nil is OS.
+	Files Reader
+}
+
+// FromEnv is the one place Options are made from a process's environment:
+// the project is project (a --project flag), else $CLAUDE_PROJECT_DIR,
+// else cwd (a hook payload's), else the working directory; the home is
+// $HOME, else the user's; the config folder $CLAUDE_CONFIG_DIR.
+func FromEnv(getenv func(string) string, project, cwd string) (Options, error) {
+	o := Options{Home: getenv("HOME"), ConfigDir: getenv("CLAUDE_CONFIG_DIR")}
+	if o.Home == "" {
+		o.Home, _ = os.UserHomeDir()
+	}
+	for _, d := range []string{getenv("CLAUDE_PROJECT_DIR"), cwd} {
+		if project == "" {
+			project = d
+		}
+	}
+	if project == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return o, err
+		}
+		project = wd
+	}
+	abs, err := filepath.Abs(project)
+	if err != nil {
+		return o, err
+	}
+	o.ProjectDir = abs
+	return o, nil
+}
+
+func (o Options) files() Reader {
+	if o.Files != nil {
+		return o.Files
+	}
+	return OS
 }
 
 // ManagedDirFor is where Claude Code reads managed-settings.json, its
@@ -84,7 +122,7 @@ func (o Options) Dir() string {
 // the project: the project directory and its git root.
 func (o Options) SettingsDirs() []string {
 	d := o.Dir()
-	if g := gitRoot(d); g != "" && g != d {
+	if g := o.gitRoot(d); g != "" && g != d {
 		return []string{d, g}
 	}
 	return []string{d}
@@ -115,20 +153,20 @@ func (o Options) ProjectKeys() []string {
 	if r, err := filepath.EvalSymlinks(d); err == nil {
 		real = r
 	}
-	if g := gitRoot(real); g != "" {
+	if g := o.gitRoot(real); g != "" {
 		add(g)
 	}
 	add(real)
-	if g := gitRoot(d); g != "" {
+	if g := o.gitRoot(d); g != "" {
 		add(g)
 	}
 	add(d)
 	return keys
 }
 
-func gitRoot(dir string) string {
+func (o Options) gitRoot(dir string) string {
 	for d := dir; ; {
-		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
+		if _, err := o.files().Stat(filepath.Join(d, ".git")); err == nil {
 			return d
 		}
 		p := filepath.Dir(d)

@@ -5,35 +5,23 @@
 // the managed files (managed-settings.json, its drop-ins in
 // managed-settings.d, an exclusive managed-mcp.json), allowedMcpServers
 // and deniedMcpServers in the managed, user, project and local settings,
-// the project approval lists, and the folder's own trust record. Every
+// the project approval lists, and the folder's own trust record; and
+// which entry of a name Claude Code runs when scopes repeat it
+// (Shadowed). Options, made from the environment by FromEnv alone, says
+// where the files are, and every file is read through its Reader. Every
 // mcp-heal path that could start a server asks it first: hooks, doctor,
 // heal, wrap, status and the shim, which links it, so it stays light (no
 // net/http) and only reads.
 package ccpolicy
 
 import (
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/tidwall/gjson"
-
-	"github.com/mcp-heal/mcp-heal/internal/jsoncheck"
-	"github.com/mcp-heal/mcp-heal/internal/regfile"
 )
-
-// Reader reads one config file: its bytes, and whether it exists and is
-// valid JSON.
-type Reader func(path string) ([]byte, bool)
-
-// ReadFile is the plain Reader: a regular file (never a FIFO or a device),
-// at most regfile.MaxConfigBytes (the one capped read), valid JSON.
-func ReadFile(path string) ([]byte, bool) {
-	b, err := regfile.ReadConfig(path)
-	return b, err == nil && jsoncheck.Valid(b) == nil
-}
 
 // Codes of a Decision.
 const (
@@ -126,7 +114,6 @@ type Policy struct {
 	// The project approval, read on first use (approval): it reads
 	// ~/.claude.json, which can be large, and the shim never needs it.
 	o        Options
-	read     Reader
 	loaded   bool
 	trusted  bool
 	approval []gjson.Result // objects holding the approval lists, highest precedence first
@@ -141,7 +128,7 @@ func (p *Policy) loadApproval() {
 		return
 	}
 	p.loaded = true
-	if data, ok := p.read(p.o.GlobalConfigPath()); ok {
+	if data, ok := p.o.files().Config(p.o.GlobalConfigPath()); ok {
 		projects := map[string]gjson.Result{}
 		last(gjson.ParseBytes(data), "projects").ForEach(func(k, v gjson.Result) bool {
 			projects[k.String()] = v
@@ -161,22 +148,20 @@ func (p *Policy) loadApproval() {
 	p.approval = append(p.approval, p.settings...)
 }
 
-// Load reads the policy for o through read (ReadFile when nil).
-func Load(o Options, read Reader) *Policy {
-	if read == nil {
-		read = ReadFile
-	}
+// Load reads the policy for o, through o.Files.
+func Load(o Options) *Policy {
+	read := o.files().Config
 	p := &Policy{}
 	md := o.managedDir()
 	if _, ok := read(filepath.Join(md, "managed-mcp.json")); ok {
 		p.exclusive = filepath.Join(md, "managed-mcp.json")
-	} else if st, err := os.Stat(filepath.Join(md, "managed-mcp.json")); err == nil && !st.IsDir() {
+	} else if st, err := o.files().Stat(filepath.Join(md, "managed-mcp.json")); err == nil && !st.IsDir() {
 		// Present but unreadable or broken: Claude Code's exclusive
 		// control is assumed, so that nothing is run in doubt.
 		p.exclusive = filepath.Join(md, "managed-mcp.json")
 	}
 	managed := []string{filepath.Join(md, "managed-settings.json")}
-	if des, err := os.ReadDir(filepath.Join(md, "managed-settings.d")); err == nil {
+	if des, err := o.files().ReadDir(filepath.Join(md, "managed-settings.d")); err == nil {
 		var names []string
 		for _, de := range des {
 			if strings.HasSuffix(de.Name(), ".json") && !strings.HasPrefix(de.Name(), ".") {
@@ -231,7 +216,7 @@ func Load(o Options, read Reader) *Policy {
 	}
 	p.allowFrom = strings.Join(from, ", ")
 
-	p.o, p.read = o, read
+	p.o = o
 	for _, s := range userObjs {
 		p.settings = append(p.settings, s.obj)
 	}

@@ -48,7 +48,7 @@ func TestDecide(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			o := setup(t, tt.files)
-			if got := ccpolicy.Load(o, nil).Decide(tt.e); got.Code != tt.want || (got.Code != "" && got.Why == "") {
+			if got := ccpolicy.Load(o).Decide(tt.e); got.Code != tt.want || (got.Code != "" && got.Why == "") {
 				t.Errorf("got %+v, want %q", got, tt.want)
 			}
 		})
@@ -71,7 +71,7 @@ func TestApprovalOwnTrust(t *testing.T) {
 			esc := func(p string) string { return strings.ReplaceAll(p, `\`, `\\`) }
 			p := replace(tt.projects, "@BASE@", esc(base), "@PROJ@", esc(o.ProjectDir))
 			write(t, filepath.Join(o.Home, ".claude.json"), `{"projects":`+p+`}`)
-			if got := ccpolicy.Load(o, nil).Approval("x"); got != tt.want {
+			if got := ccpolicy.Load(o).Approval("x"); got != tt.want {
 				t.Errorf("got %s, want %s", got, tt.want)
 			}
 		})
@@ -90,11 +90,11 @@ func TestSource(t *testing.T) {
 // is refused unless the organisation listed it; by name, it passes.
 func TestWraps(t *testing.T) {
 	o := setup(t, map[string]string{"managed/managed-settings.json": `{"allowedMcpServers":[{"serverCommand":["/bin/srv"]}]}`})
-	if why := ccpolicy.Load(o, nil).Wraps("x", nil); why == "" {
+	if why := ccpolicy.Load(o).Wraps("x", nil); why == "" {
 		t.Error("an allowlist of commands admits a wrapped entry")
 	}
 	o = setup(t, map[string]string{"managed/managed-settings.json": `{"allowedMcpServers":[{"serverName":"x"}]}`})
-	if why := ccpolicy.Load(o, nil).Wraps("x", nil); why != "" {
+	if why := ccpolicy.Load(o).Wraps("x", nil); why != "" {
 		t.Errorf("an allowlist by name refuses the wrapped entry: %s", why)
 	}
 }

@@ -13,7 +13,7 @@ import (
 // cannot sign in for them, so wrap leaves them alone.
 func OAuthServers(o Options) map[string]bool {
 	out := map[string]bool{}
-	data, err := regfile.ReadConfig(filepath.Join(o.configDir(), ".credentials.json"))
+	data, err := regfile.ReadConfig(filepath.Join(o.ClaudeDir(), ".credentials.json"))
 	if err != nil || jsoncheck.Valid(data) != nil {
 		return out
 	}

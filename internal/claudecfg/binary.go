@@ -10,31 +10,6 @@ import (
 	dirs "github.com/mcp-heal/mcp-heal/internal/paths"
 )
 
-// OptionsFor is where Claude Code's config is for a command run with this
-// environment: project is the --project flag (default
-// $CLAUDE_PROJECT_DIR, else the working directory).
-func OptionsFor(getenv func(string) string, project string) (Options, error) {
-	if project == "" {
-		project = getenv("CLAUDE_PROJECT_DIR")
-	}
-	if project == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return Options{}, err
-		}
-		project = wd
-	}
-	abs, err := filepath.Abs(project)
-	if err != nil {
-		return Options{}, err
-	}
-	home := getenv("HOME")
-	if home == "" {
-		home, _ = os.UserHomeDir()
-	}
-	return Options{Home: home, ProjectDir: abs, ConfigDir: getenv("CLAUDE_CONFIG_DIR")}, nil
-}
-
 // ErrTemporaryBuild: the running mcp-heal is a `go run` build, which is
 // deleted when it exits, so wrapped entries cannot point at it.
 var ErrTemporaryBuild = errors.New("this mcp-heal is a temporary 'go run' build, which wrapped servers cannot point at")

@@ -9,24 +9,8 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcp-heal/mcp-heal/internal/ccpolicy"
-	"github.com/mcp-heal/mcp-heal/internal/jsoncheck"
 	"github.com/mcp-heal/mcp-heal/internal/regfile"
 )
-
-// GlobalConfigPath is ~/.claude.json (or $CLAUDE_CONFIG_DIR/.claude.json).
-func (o Options) GlobalConfigPath() string { return o.Policy().GlobalConfigPath() }
-
-func (o Options) configDir() string { return o.Policy().ClaudeDir() }
-
-func (o Options) projectDir() string { return o.Policy().Dir() }
-
-// settingsDirs are the directories whose .claude/settings*.json apply to
-// the project: the project directory and its git root.
-func (o Options) settingsDirs() []string { return o.Policy().SettingsDirs() }
-
-// ProjectKeys are the keys under which ~/.claude.json "projects" may hold the
-// project, most likely first (ccpolicy.Options.ProjectKeys).
-func (o Options) ProjectKeys() []string { return o.Policy().ProjectKeys() }
 
 // ConfigFile is one file that can hold MCP servers, and where in it.
 type ConfigFile struct {
@@ -40,13 +24,10 @@ type ConfigFile struct {
 // entry names the project key found in ~/.claude.json (or the most likely
 // one when the project is not there yet).
 func ConfigFiles(o Options) []ConfigFile {
-	return o.configFiles(func(f string) ([]byte, bool) {
-		b, err := regfile.ReadConfig(f)
-		return b, err == nil && jsoncheck.Valid(b) == nil
-	})
+	return configFiles(o, ccpolicy.OS.Config)
 }
 
-func (o Options) configFiles(read func(string) ([]byte, bool)) []ConfigFile {
+func configFiles(o Options, read func(string) ([]byte, bool)) []ConfigFile {
 	global := o.GlobalConfigPath()
 	keys := o.ProjectKeys()
 	key := keys[0]
@@ -61,7 +42,7 @@ func (o Options) configFiles(read func(string) ([]byte, bool)) []ConfigFile {
 	}
 	out := []ConfigFile{{ScopeLocal, global, []string{"projects", key, "mcpServers"}}}
 	// Claude Code reads .mcp.json in the working directory and every parent.
-	for d := o.projectDir(); ; {
+	for d := o.Dir(); ; {
 		out = append(out, ConfigFile{ScopeProject, filepath.Join(d, ".mcp.json"), []string{"mcpServers"}})
 		p := filepath.Dir(d)
 		if p == d {
@@ -107,9 +88,9 @@ func Discover(o Options) ([]Server, error) {
 		cache[file] = b
 		return b, true
 	}
-	seen := map[string]bool{}
-	pol := ccpolicy.Load(o.Policy(), read)
-	for _, cf := range o.configFiles(read) {
+	o.Files = ccpolicy.ConfigReader(read)
+	pol := ccpolicy.Load(o)
+	for _, cf := range configFiles(o, read) {
 		data, ok := read(cf.File)
 		if !ok {
 			continue
@@ -133,12 +114,6 @@ func Discover(o Options) ([]Server, error) {
 			if !s.Wrapped && s.Policy == nil {
 				s.NoWrap = pol.Wraps(s.Name, nil)
 			}
-			s.Shadowed = seen[s.Name]
-			// An entry the policy blocks still takes its name (measured:
-			// a denied local entry leaves the user's of that name unrun).
-			if !s.Unapproved() {
-				seen[s.Name] = true
-			}
 			out = append(out, s)
 		}
 	}
@@ -155,24 +130,16 @@ func Discover(o Options) ([]Server, error) {
 		w := ccpolicy.Entry{Name: ps[i].Name, Command: ps[i].Command, Args: ps[i].Args, URL: ps[i].URL}
 		ps[i].Policy = decide(pol, ps[i], w, ps[i].Key)
 	}
-	// Claude Code drops a plugin server whose command or URL a user's server
-	// already has.
-	for i := range ps {
-		for _, s := range out {
-			if s.Loaded() && sameTarget(s, ps[i]) {
-				ps[i].Shadowed = true
-			}
-		}
-	}
 	out = append(out, ps...)
-	return out, errors.Join(errs...)
-}
-
-func sameTarget(a, b Server) bool {
-	if a.URL != "" || b.URL != "" {
-		return a.URL == b.URL
+	merged := make([]ccpolicy.Merged, len(out))
+	for i, s := range out {
+		merged[i] = ccpolicy.Merged{Name: s.Name, Target: ccpolicy.Entry{Command: s.Command, Args: s.Args, URL: s.URL},
+			Plugin: s.Scope == ScopePlugin, Unapproved: s.Unapproved(), Blocked: s.Policy != nil}
 	}
-	return a.Command == b.Command && strings.Join(a.Args, "\x00") == strings.Join(b.Args, "\x00")
+	for i, sh := range ccpolicy.Shadowed(merged) {
+		out[i].Shadowed = sh
+	}
+	return out, errors.Join(errs...)
 }
 
 // ParseServers reads an mcpServers object. Duplicate keys: the last wins,

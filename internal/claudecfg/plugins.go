@@ -16,12 +16,12 @@ import (
 // or in .claude-plugin/plugin.json "mcpServers" (an object or a path);
 // they are named plugin:<plugin>:<server>.
 func pluginServers(o Options, read func(string) ([]byte, bool)) ([]Server, error) {
-	data, ok := read(filepath.Join(o.configDir(), "plugins", "installed_plugins.json"))
+	data, ok := read(filepath.Join(o.ClaudeDir(), "plugins", "installed_plugins.json"))
 	if !ok {
 		return nil, nil
 	}
-	enabled := o.enabledPlugins(read)
-	pd := o.projectDir()
+	enabled := enabledPlugins(o, read)
+	pd := o.Dir()
 	projKeys := o.ProjectKeys()
 	var ids []string
 	plugins := LastVal(root(data), "plugins")
@@ -119,10 +119,10 @@ func expandPluginRoot(s, rootDir string) string {
 
 // enabledPlugins merges "enabledPlugins" from the user, project and local
 // settings, later files overriding earlier ones.
-func (o Options) enabledPlugins(read func(string) ([]byte, bool)) map[string]bool {
+func enabledPlugins(o Options, read func(string) ([]byte, bool)) map[string]bool {
 	en := map[string]bool{}
-	files := []string{filepath.Join(o.configDir(), "settings.json")}
-	dirs := o.settingsDirs()
+	files := []string{filepath.Join(o.ClaudeDir(), "settings.json")}
+	dirs := o.SettingsDirs()
 	for i := len(dirs) - 1; i >= 0; i-- { // the git root first, the nearer directory last (wins)
 		files = append(files, filepath.Join(dirs[i], ".claude", "settings.json"), filepath.Join(dirs[i], ".claude", "settings.local.json"))
 	}

@@ -126,22 +126,9 @@ func ToolName(name string) string {
 	return string(b)
 }
 
-// Options says where to look.
-type Options struct {
-	Home       string // the user's home (~/.claude.json, ~/.claude/plugins)
-	ProjectDir string // the project (cwd or CLAUDE_PROJECT_DIR)
-	// ConfigDir is Claude Code's config directory (CLAUDE_CONFIG_DIR);
-	// empty means Home/.claude, with the global config at Home/.claude.json.
-	ConfigDir string
-	// ManagedDir is the folder of Claude Code's managed files; empty is the
-	// system's (ccpolicy.ManagedDirFor). Only tests set it.
-	ManagedDir string
-}
-
-// Policy is o for ccpolicy.
-func (o Options) Policy() ccpolicy.Options {
-	return ccpolicy.Options{Home: o.Home, ProjectDir: o.ProjectDir, ConfigDir: o.ConfigDir, ManagedDir: o.ManagedDir}
-}
+// Options says where Claude Code's files are: ccpolicy's, the one type,
+// made from the environment by ccpolicy.FromEnv.
+type Options = ccpolicy.Options
 
 // Redacted returns s fit to print: its command, arguments and URL through
 // the one rule (redact); Env and Headers are dropped.

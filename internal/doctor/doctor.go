@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcp-heal/mcp-heal/internal/ccpolicy"
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/keep"
@@ -149,7 +150,7 @@ func (d *Doctor) judge(r *Report) {
 		return
 	}
 	if s.Unapproved() {
-		add(Warn, health.NotApproved(s.Approval), health.NotApprovedHint(status.Entry(s), d.Say))
+		add(Warn, ccpolicy.NotApproved(s.Approval), health.NotApprovedHint(status.Entry(s), d.Say))
 		if hint := health.DriftHint(status.Entry(s), d.Say); hint != "" {
 			// wrap's local copy of it: Claude Code runs that unasked.
 			add(Error, "a local copy that mcp-heal made of this project server still runs it", hint)

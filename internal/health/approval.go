@@ -6,19 +6,6 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/ccpolicy"
 )
 
-// NotApproved is what doctor, heal and the probe say about a project
-// (.mcp.json) server the user has not approved (approval: ccpolicy.Pending
-// or ccpolicy.Rejected): it is listed and never run, since running it is
-// exactly what Claude Code's approval prompt protects a user who cloned a
-// repository from.
-func NotApproved(approval string) string {
-	why := "Claude Code never got the user's approval for it (its prompt, or the folder's trust dialog, was never accepted)"
-	if approval == ccpolicy.Rejected {
-		why = "the user rejected it in this project (disabledMcpjsonServers)"
-	}
-	return "not approved: not run; " + why
-}
-
 // ApproveFirst is the probe's hint for a server it refused as not
 // approved (it knows no file to name).
 const ApproveFirst = "approve it in Claude Code (/mcp) if you trust the repository it came from"

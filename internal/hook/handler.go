@@ -135,11 +135,8 @@ func (h *Handler) headless() bool { return health.Headless(h.Getenv) }
 
 // options says where Claude Code's config for this session is.
 func (h *Handler) options(in *Input) claudecfg.Options {
-	dir := h.Getenv("CLAUDE_PROJECT_DIR")
-	if dir == "" {
-		dir = in.Cwd
-	}
-	return claudecfg.Options{Home: h.Getenv("HOME"), ProjectDir: dir, ConfigDir: h.Getenv("CLAUDE_CONFIG_DIR")}
+	o, _ := ccpolicy.FromEnv(h.Getenv, "", in.Cwd) // no working directory: the user's home and config still apply
+	return o
 }
 
 // configured finds server in the config Claude Code loaded for this

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-heal/mcp-heal/internal/ccpolicy"
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/health"
 )
@@ -131,7 +132,7 @@ func Run(ctx context.Context, t Target, timeout time.Duration) Result {
 		// The last line of defence: whoever picked the server, a
 		// command the user did not approve is not run (nor its URL
 		// sent the user's headers).
-		r = fail(NotApproved, health.NotApproved(t.Unapproved), health.ApproveFirst)
+		r = fail(NotApproved, ccpolicy.NotApproved(t.Unapproved), health.ApproveFirst)
 	case t.URL != "" && t.Transport != "stdio":
 		r = probeHTTP(ctx, t, timeout)
 	case t.Command != "":

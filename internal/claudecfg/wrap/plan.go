@@ -92,7 +92,7 @@ func newPlan(o claudecfg.Options, r Request, only map[entryKey]bool, read func(s
 	if !r.Unwrap {
 		pl.oauth = claudecfg.OAuthServers(o)
 		pl.servers, _ = claudecfg.Discover(o) // for the approval of project servers
-		pl.pol = ccpolicy.Load(o.Policy(), nil)
+		pl.pol = ccpolicy.Load(o)
 	}
 	for _, cf := range files {
 		if r.Scope != "all" && cf.Scope != r.Scope {

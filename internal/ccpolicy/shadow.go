@@ -1,0 +1,59 @@
+package ccpolicy
+
+import "strings"
+
+// Merged is one entry as Claude Code merges the scopes for a session,
+// for Shadowed: the local, project (nearest .mcp.json first) and user
+// entries, highest precedence first, then the plugins' servers.
+type Merged struct {
+	Name string
+	// Target is the server the entry runs: a plugin's server whose target
+	// an entry Claude Code loads has is dropped, whatever its name.
+	Target Entry
+	Plugin bool
+	// Unapproved: a project server the user has not approved. Claude Code
+	// drops it before it merges the scopes: it takes no name.
+	Unapproved bool
+	// Blocked: the policy keeps it from running (Decide). It still takes
+	// its name (measured: a denied local entry leaves the user's entry of
+	// that name unrun), but it loads nothing a plugin's server could
+	// duplicate.
+	Blocked bool
+}
+
+// Shadowed says, for each of es, whether Claude Code leaves it unrun
+// because another entry takes its place: an entry whose name a
+// higher-precedence entry (approved, or needing no approval) already
+// took, or a plugin's server whose command and arguments, or URL, an
+// entry it loads already has.
+func Shadowed(es []Merged) []bool {
+	out := make([]bool, len(es))
+	taken := map[string]bool{}
+	for i, e := range es {
+		if e.Plugin {
+			continue
+		}
+		out[i] = taken[e.Name]
+		if !e.Unapproved {
+			taken[e.Name] = true
+		}
+	}
+	for i, p := range es {
+		if !p.Plugin {
+			continue
+		}
+		for j, e := range es {
+			if !e.Plugin && !out[j] && !e.Unapproved && !e.Blocked && sameTarget(e.Target, p.Target) {
+				out[i] = true
+			}
+		}
+	}
+	return out
+}
+
+func sameTarget(a, b Entry) bool {
+	if a.URL != "" || b.URL != "" {
+		return a.URL == b.URL
+	}
+	return a.Command == b.Command && strings.Join(a.Args, "\x00") == strings.Join(b.Args, "\x00")
+}
