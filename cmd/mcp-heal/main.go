@@ -53,6 +53,7 @@ var commands = []command{
 	{"wrap", "make Claude Code launch servers through mcp-heal shim", runWrap},
 	{"unwrap", "undo wrap", runUnwrap},
 	{"logs", "print a server's lifecycle (and traffic) log", runLogs},
+	{"statusline", "print this session's MCP health for Claude Code's status line", runStatusline},
 	{"stop", "stop a kept server (shim --keep) now", runStop},
 	{"demo", "show the shim healing a server that crashes, hangs and crash-loops", runDemo},
 	{"example-server", "run the built-in example MCP server on stdio", runExampleServer},
