@@ -45,6 +45,16 @@ type Options struct {
 	List  func(session string, claudePID int) ([]*state.Record, error) // state.FindSession
 	Claim func(key string) (bool, error)                               // state.ClaimTold
 	Alive func(pid int) bool                                           // procinfo.Alive
+	// PluginRoot is the plugin version's directory the monitor was
+	// started from (the launcher's MCP_HEAL_PLUGIN_ROOT; "" outside a
+	// plugin). Once it is gone or marked orphaned (/plugin uninstall, or
+	// an update that replaced it), Run ends quietly: Claude Code keeps
+	// the monitor of an uninstalled plugin running until /exit.
+	PluginRoot string
+	// Exe is the binary's own file (os.Executable); once it is gone (the
+	// plugin's data directory, which holds the launcher's copy, was
+	// removed with the plugin), Run ends quietly too.
+	Exe string
 }
 
 func (o *Options) defaults() {
@@ -90,7 +100,7 @@ func Run(ctx context.Context, o Options) error {
 			case <-t.C:
 			}
 		}
-		if o.ClaudePID > 0 && !o.Alive(o.ClaudePID) {
+		if o.ClaudePID > 0 && !o.Alive(o.ClaudePID) || PluginGone(o.PluginRoot, o.Exe) {
 			return nil
 		}
 		now := o.Now()

@@ -1,6 +1,8 @@
 package monitor
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -269,5 +271,30 @@ func TestOneSilenceOneLine(t *testing.T) {
 	}
 	if len(lines) != 1 {
 		t.Fatalf("%d lines for one silence: %q", len(lines), lines)
+	}
+}
+
+// TestPluginGone: the monitor's plugin is gone once its version directory
+// is removed or marked orphaned, or its binary's file is removed.
+func TestPluginGone(t *testing.T) {
+	root := t.TempDir()
+	exe := filepath.Join(root, "bin")
+	if err := os.WriteFile(exe, nil, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if PluginGone(root, exe) || PluginGone("", "") {
+		t.Fatal("gone while installed")
+	}
+	os.Remove(exe)
+	if !PluginGone("", exe) {
+		t.Fatal("not gone without its binary")
+	}
+	os.WriteFile(filepath.Join(root, Orphaned), []byte("1"), 0o600)
+	if !PluginGone(root, "") {
+		t.Fatal("not gone when marked orphaned")
+	}
+	os.RemoveAll(root)
+	if !PluginGone(root, "") {
+		t.Fatal("not gone when removed")
 	}
 }
