@@ -44,7 +44,11 @@ func (h *Handler) postToolUseFailure(ctx context.Context, in *Input) []byte {
 	}
 	m, ok := health.Classify(in.Error)
 	if !ok {
-		return nil
+		// The server's own error. If its shim restarted it since the
+		// model last heard, this is the first answer of the new
+		// process: the restart note the error could not carry
+		// (state.Record.Note) is given now, once.
+		return h.noteOnFailure(in)
 	}
 	server := in.Server
 	if server == "" {
@@ -62,6 +66,19 @@ func (h *Handler) postToolUseFailure(ctx context.Context, in *Input) []byte {
 		advice = ""
 	}
 	return encode(output{SystemMessage: line, HookSpecificOutput: &specific{HookEventName: PostToolUseFailure, AdditionalContext: advice}})
+}
+
+// noteOnFailure gives the model, as context of the failed call in, the
+// restart note its server's shim published, unless someone told it first.
+func (h *Handler) noteOnFailure(in *Input) []byte {
+	if in.Server == "" {
+		return nil
+	}
+	recs, _ := state.Find(in.Server, in.Session, h.claudePID())
+	if len(recs) == 0 {
+		return nil
+	}
+	return h.restartNote(PostToolUseFailure, latest(recs))
 }
 
 // tell decides the one line the user sees about inc (health.UserLine):

@@ -66,3 +66,28 @@ func TestPreToolUseNotAnswering(t *testing.T) {
 		t.Fatalf("once it answers again: got %s, want no output", out)
 	}
 }
+
+// TestPostToolUseFailureRestartNote (issue 32, item 5): the first answer
+// of a restarted server was its own error (a database server while its
+// database was down), which cannot carry the restart note; the shim
+// published it, and the PostToolUseFailure hook of that very call gives
+// it to the model, once. Before, the note came calls later, on the first
+// result after the database was back.
+func TestPostToolUseFailureRestartNote(t *testing.T) {
+	p := sharedPayload(t, "PostToolUseFailure.isError-result.json")
+	p["error"] = "MCP error -32603: connect ECONNREFUSED 127.0.0.1:5432"
+	payload := marshal(p)
+	const note = `mcp-heal: MCP server "tiny" was restarted: ...; what it saved may still be there.`
+	w := newWorld(t)
+	w.useState(t)
+	pid, _ := fakeshim.Start(t)
+	rec := state.Record{Server: "tiny", Session: p["session_id"].(string), ClaudePID: os.Getpid(), ShimPID: pid, Mode: state.ModeStdio, State: state.Running, Restarts: 1, Note: note, NoteKey: "restart-note-db"}
+	fakeshim.WriteRecord(t, rec)
+	r := decode(t, w.hook(t, "PostToolUseFailure", payload))
+	if r.HookSpecificOutput.AdditionalContext != note || r.HookSpecificOutput.HookEventName != "PostToolUseFailure" || r.SystemMessage != "" {
+		t.Fatalf("the failed first call after the restart: got %+v, want the note as its context", r)
+	}
+	if out := w.hook(t, "PostToolUseFailure", payload); len(out) != 0 {
+		t.Fatalf("the next failed call: got %s, want nothing (the note was given)", out)
+	}
+}

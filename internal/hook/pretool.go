@@ -35,7 +35,7 @@ func (h *Handler) preToolUse(in *Input) []byte {
 			// silently (and close what the server's last failure
 			// opened, once it answers again).
 			h.track(in)
-			if note := h.restartNote(r); note != nil {
+			if note := h.restartNote(PreToolUse, r); note != nil {
 				return note
 			}
 			if q := r.Quiet(); q != nil {
@@ -95,11 +95,12 @@ func latest(recs []*state.Record) *state.Record {
 	return r
 }
 
-// restartNote gives the model, as context, the restart note the shim r
-// could not add to a result (state.Record.Note: every result since the
-// restart had structuredContent, of which Claude Code shows the model
-// nothing else), unless the shim or a parallel hook claimed it first.
-func (h *Handler) restartNote(r *state.Record) []byte {
+// restartNote gives the model, as context of hook event, the restart
+// note the shim r could not add to a result (state.Record.Note: every
+// answer since the restart had structuredContent, of which Claude Code
+// shows the model nothing else, or was the server's error), unless the
+// shim or a parallel hook claimed it first.
+func (h *Handler) restartNote(event string, r *state.Record) []byte {
 	if r.Note == "" || r.NoteKey == "" {
 		return nil
 	}
@@ -111,5 +112,5 @@ func (h *Handler) restartNote(r *state.Record) []byte {
 	if !won {
 		return nil
 	}
-	return contextReply(PreToolUse, r.Note)
+	return contextReply(event, r.Note)
 }

@@ -74,9 +74,13 @@ func (s *Shim) withNote(e *entry, line []byte) (out []byte, changed bool) {
 	out, ok := addText(line, health.RestartNote(s.o.Name, s.note, o))
 	if !ok {
 		// An error reply, or no content array: a later result. Of a
-		// structured one, the hook may tell the model before the next
-		// call (which then runs on the new server process too).
-		if s.o.Record && s.notePending == "" && gjson.GetBytes(line, "result.structuredContent").Exists() {
+		// structured one, or of the server's own error (a database
+		// server whose database is down answers errors for a while:
+		// the note came on the first result after it was back, two
+		// calls late, issue 32), the hooks tell the model: the
+		// PostToolUseFailure hook of this very call, or the PreToolUse
+		// hook of the next.
+		if s.o.Record && s.notePending == "" && (gjson.GetBytes(line, "result.structuredContent").Exists() || gjson.GetBytes(line, "error").Exists()) {
 			s.notePending = health.RestartNote(s.o.Name, s.note, health.Outcome{Kind: health.OutcomeFresh})
 			return line, true
 		}

@@ -121,3 +121,36 @@ func TestRestartNoteKeyForMonitor(t *testing.T) {
 		record("the key dropped once the news was given", func(r *state.Record) bool { return r.NoteKey == "" })
 	}
 }
+
+// TestRestartNoteOnServerError (issue 32, item 5): the first answer of the
+// new process is the server's own error (a database server while its
+// database is down answers errors for a while). An error cannot carry the
+// note, so the shim publishes it at once, for the PostToolUseFailure hook
+// of that call (or the PreToolUse hook of the next); before, it waited
+// for the first result, which came calls later, after the outage.
+func TestRestartNoteOnServerError(t *testing.T) {
+	testenv.UseStateDir(t, t.TempDir())
+	h := newHarness(t, hopt{opts: func(o *Options) { o.Record = true }})
+	h.handshake()
+	pid := h.killChild()
+	h.waitUp(pid)
+	if r := h.tool("no_such_tool", `{}`); !r.Get("error").Exists() {
+		t.Fatalf("got %s, want the server's error", r.Raw)
+	}
+	var rec *state.Record
+	testenv.WaitFor(t, 5*time.Second, "the note published in the record after the server's error", func() bool {
+		var err error
+		rec, err = state.Read(os.Getpid())
+		return err == nil && rec.Note != ""
+	})
+	if !strings.Contains(rec.Note, `MCP server "fake" was restarted`) || rec.NoteKey == "" {
+		t.Errorf("published note %q (key %q)", rec.Note, rec.NoteKey)
+	}
+	// Given by a hook: the next result carries nothing.
+	if won, err := state.ClaimTold(rec.NoteKey); err != nil || !won {
+		t.Fatalf("the hook's claim: %v %v", won, err)
+	}
+	if r := h.tool("echo", `{"text":"x"}`); r.Get("result.content.#").Int() != 1 {
+		t.Errorf("the call after the hook told the model: got %s, want no note", r.Raw)
+	}
+}
