@@ -1,0 +1,92 @@
+//go:build unix
+
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
+)
+
+// TestStatusLine: `mcp-heal statusline` as Claude Code's statusLine, in
+// a real interactive session (tmux), set up the way a user does it
+// (`mcp-heal statusline --install` into ~/.claude/settings.json). Two
+// wrapped servers; the line on the screen is read (capture-pane) while
+// both are healthy, after "ex"'s server is killed (its shim restarts
+// it), and after "loop" falls into a crash loop. Claude Code runs the line
+// on its own (refreshInterval): nothing is typed.
+func TestStatusLine(t *testing.T) {
+	testenv.NeedsFull(t, "Claude Code and tmux")
+	t.Parallel()
+	s := newSession(t)
+	s.withPlugin()
+	loop := dataFile(s, "starts")
+	if err := os.WriteFile(loop, []byte("1000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.addExample("ex", true, nil)
+	s.addExample("loop", true, []string{"--max-failures", "2", "--backoff-max", "500ms"}, "--fail-starts", "1000", "--fail-file", loop)
+
+	install := exec.Command(testenv.Binary(t), "statusline", "--install")
+	install.Env = s.environ()
+	install.Stdin = strings.NewReader("")
+	out, err := install.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "Added the statusLine") {
+		t.Fatalf("statusline --install: %v\n%s", err, out)
+	}
+	b, _ := os.ReadFile(filepath.Join(s.home, ".claude", "settings.json"))
+	t.Logf("settings.json after --install:\n%s", b)
+
+	// The status line takes the place of the "? for shortcuts" hint:
+	// the prompt's mark says the session is ready.
+	ts := s.startInteractive()
+	if !ts.waitScreen("❯", time.Minute) {
+		t.Fatalf("interactive claude did not become ready\n%s", ts)
+	}
+	// waitLine waits for the status line to match re and returns it, as
+	// the screen shows it.
+	waitLine := func(what, re string) string {
+		t.Helper()
+		rx := regexp.MustCompile(`(?m)^\s*(` + re + `)\s*$`)
+		deadline := time.Now().Add(90 * time.Second)
+		for time.Now().Before(deadline) {
+			if m := rx.FindStringSubmatch(ts.capture()); m != nil {
+				return m[1]
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		t.Fatalf("%s: no status line matching %q on the screen\n%s", what, re, ts)
+		return ""
+	}
+	healthy := waitLine("healthy", `MCP 2/2 ok`)
+	t.Logf("healthy: %q", healthy)
+	if color, _ := ts.tmux("capture-pane", "-p", "-e", "-t", ts.name); !strings.Contains(color, "MCP 2/2 ok") {
+		t.Logf("(with escapes the line reads differently:)\n%s", color)
+	}
+
+	exServer := func(argv []string) bool {
+		return exampleMatch(argv) && !strings.Contains(strings.Join(argv, " "), "--fail-starts")
+	}
+	if _, err := s.killServer(exServer); err != nil {
+		t.Fatal(err)
+	}
+	restarted := waitLine("after a kill", `MCP 2/2 · ex restarted \d+s ago`)
+	t.Logf("after kill -9 of a server: %q", restarted)
+
+	if err := os.WriteFile(loop, []byte("0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.killServer(serverMatch("example-server", "--fail-starts")); err != nil {
+		t.Fatal(err)
+	}
+	failing := waitLine("after a crash loop", `MCP 1/2 · run /mcp-heal doctor loop: crash loop( · \+1 more)?`)
+	t.Logf("after a crash loop of loop: %q", failing)
+	t.Logf("the screen:\n%s", ts.capture())
+	ts.quit()
+}
