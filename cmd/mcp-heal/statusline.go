@@ -61,22 +61,22 @@ func runStatusline(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "mcp-heal's status line shows this session's MCP health in Claude Code's footer,\ne.g. %q, and nothing when no server runs through mcp-heal.\n", "MCP 7/8 · memory restarted 2m ago")
-	if s := env.Getenv("CLAUDE_CODE_SESSION_ID"); s != "" {
-		recs, _ := state.FindSession(s, 0)
-		if l := statusline.Line(recs, time.Now(), false); l != "" {
-			fmt.Fprintf(env.Stdout, "This session's line now: %s\n", l)
-		} else {
-			fmt.Fprintln(env.Stdout, "This session's line is empty now: no server of it runs through mcp-heal.")
-		}
-	}
 	switch {
 	case cur != nil && setup.Ours(cur.Command):
-		fmt.Fprintf(env.Stdout, "\n%s already runs it (statusLine).\n", path)
+		fmt.Fprintf(env.Stdout, "Claude Code's status line shows this session's MCP health: it runs\n%s\n(the statusLine of %s).\n", indent(cur.Command), path)
 	case cur != nil:
 		combineAdvice(env, path, cur, command)
 	default:
-		fmt.Fprintf(env.Stdout, "\nTo show it, add these lines to %s (inside its outer { }):\n\n%s\n\nor run %s to add them.\n", path, indent(setup.Snippet(command)), a.Cmd("statusline --install"))
+		fmt.Fprintf(env.Stdout, "Run %s to show this session's MCP health\nin Claude Code's status line, e.g. %q.\n", a.Cmd("statusline --install"), "MCP 7/8 · memory restarted 2m ago")
+		fmt.Fprintf(env.Stdout, "It adds these lines to %s\n(or add them yourself, inside its outer { }):\n\n%s\n", path, indent(setup.Snippet(command)))
+	}
+	if s := env.Getenv("CLAUDE_CODE_SESSION_ID"); s != "" {
+		recs, _ := state.FindSession(s, 0)
+		if l := statusline.Line(recs, time.Now(), false); l != "" {
+			fmt.Fprintf(env.Stdout, "\nThis session's line now: %s\n", l)
+		} else {
+			fmt.Fprintf(env.Stdout, "\nThis session's line is empty now: none of its servers runs through\nmcp-heal (%s wraps them).\n", a.Cmd("wrap --all"))
+		}
 	}
 	return nil
 }
@@ -104,13 +104,13 @@ func installStatusline(env *Env, path, command string) error {
 // combineAdvice says that the user's own statusLine stays, and how to
 // show both.
 func combineAdvice(env *Env, path string, cur *setup.Existing, command string) {
-	fmt.Fprintf(env.Stdout, "\n%s sets a statusLine of your own, which mcp-heal does not replace:\n%s\n", path, indent(cur.Raw))
 	if cur.Command == "" {
-		fmt.Fprintf(env.Stdout, "To show mcp-heal's line, set its command to:\n%s\n", indent(command))
-		return
+		fmt.Fprintf(env.Stdout, "Set the statusLine's command to show mcp-heal's line:\n%s\n", indent(command))
+	} else {
+		b, _ := json.Marshal(setup.Combined(cur.Command, command))
+		fmt.Fprintf(env.Stdout, "To show yours and mcp-heal's, set its \"command\" to this JSON string:\n%s\n", indent(string(b)))
 	}
-	b, _ := json.Marshal(setup.Combined(cur.Command, command))
-	fmt.Fprintf(env.Stdout, "To show both (yours first, then mcp-heal's), set its \"command\" to this JSON string:\n%s\n", indent(string(b)))
+	fmt.Fprintf(env.Stdout, "(%s sets a statusLine of your own,\nwhich mcp-heal does not replace:\n%s)\n", path, indent(cur.Raw))
 }
 
 func indent(s string) string { return "  " + strings.ReplaceAll(s, "\n", "\n  ") }

@@ -24,10 +24,10 @@ import (
 func TestStatuslineSetup(t *testing.T) {
 	bin := testenv.Binary(t)
 	home := testenv.TempDir(t)
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state"), "XDG_DATA_HOME=" + filepath.Join(home, "data")}
 	run := func(args ...string) (int, string, string) {
 		cmd := exec.Command(bin, args...)
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state"),
-			"XDG_DATA_HOME=" + filepath.Join(home, "data"), "MCP_HEAL_CONTEXT=claude-code"}
+		cmd.Env = append(env, "MCP_HEAL_CONTEXT=claude-code")
 		cmd.Stdin = strings.NewReader("")
 		var out, errb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errb
@@ -35,8 +35,16 @@ func TestStatuslineSetup(t *testing.T) {
 		return cmd.ProcessState.ExitCode(), out.String(), errb.String()
 	}
 	settings := filepath.Join(home, ".claude", "settings.json")
+	// What /mcp-heal statusline runs: the plugin's launcher, whose
+	// "command" sets MCP_HEAL_CONTEXT; stdin is not the payload's pipe.
+	launcher := exec.Command(filepath.Join(testenv.ModuleRoot(t), "plugin", "mcp-heal"), "command", "statusline")
+	launcher.Env = append(env, "MCP_HEAL_BIN="+bin)
+	launcher.Stdin = strings.NewReader("")
+	if out, err := launcher.CombinedOutput(); err != nil || !strings.Contains(string(out), `"statusLine": {`) || !strings.HasPrefix(string(out), "Run /mcp-heal statusline --install") {
+		t.Fatalf("/mcp-heal statusline through the launcher: %v\n%s", err, out)
+	}
 	code, out, errs := run("statusline")
-	if code != 0 || !strings.Contains(out, `"command": "`+bin+` statusline"`) || !strings.Contains(out, "/mcp-heal statusline --install") {
+	if code != 0 || !strings.Contains(out, `"command": "`+bin+` statusline"`) || !strings.HasPrefix(out, "Run /mcp-heal statusline --install to show") {
 		t.Fatalf("statusline from /mcp-heal: exit %d\n%s%s", code, out, errs)
 	}
 	if _, err := os.Stat(settings); err == nil {
@@ -50,7 +58,7 @@ func TestStatuslineSetup(t *testing.T) {
 	if code, out, _ = run("statusline", "--install"); code != 0 || !strings.Contains(out, "already runs mcp-heal's status line") {
 		t.Errorf("--install again: exit %d\n%s", code, out)
 	}
-	if code, out, _ = run("statusline"); code != 0 || !strings.Contains(out, "already runs it") {
+	if code, out, _ = run("statusline"); code != 0 || !strings.Contains(out, "Claude Code's status line shows this session's MCP health: it runs\n  "+bin+" statusline") {
 		t.Errorf("statusline once installed: exit %d\n%s", code, out)
 	}
 
@@ -65,7 +73,8 @@ func TestStatuslineSetup(t *testing.T) {
 		t.Fatalf("--install over the user's own: exit %d\n%s", code, out)
 	}
 	var combined string
-	if err := json.Unmarshal([]byte(strings.TrimSpace(out[i+len("set its \"command\" to this JSON string:\n"):])), &combined); err != nil ||
+	rest := out[i+len("set its \"command\" to this JSON string:\n"):]
+	if err := json.Unmarshal([]byte(strings.TrimSpace(rest[:strings.IndexByte(rest, '\n')])), &combined); err != nil ||
 		!strings.Contains(combined, "~/ps1.sh") || !strings.HasSuffix(combined, bin+" statusline") {
 		t.Errorf("the combined command: %v %q", err, combined)
 	}

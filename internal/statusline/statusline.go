@@ -29,9 +29,9 @@ import (
 // RecentRestart is how long a restart is news in the line.
 const RecentRestart = 15 * time.Minute
 
-// MaxName bounds a server name in the line (bytes): the line must fit
-// a footer beside Claude Code's own badges.
-const MaxName = 24
+// MaxName bounds a server name in the line (bytes): the longest line
+// (two-digit counts, "not answering 23h", "+98 more") fits 80 columns.
+const MaxName = 18
 
 // severity orders what the line names: the worst first.
 type severity int

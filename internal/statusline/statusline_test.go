@@ -48,7 +48,7 @@ func TestLine(t *testing.T) {
 		}, "MCP 1/1 ok"},
 		{"a name with escapes is quoted, and left out of the command", []*state.Record{
 			rec("\x1b]52;c;cGF3bmVk\x07evil\u202e", state.Failed, nil),
-		}, `MCP 0/1 · run /mcp-heal doctor: \x1b]52;c;cGF3bmVk\x07ev… crash loop`},
+		}, `MCP 0/1 · run /mcp-heal doctor: \x1b]52;c;cGF3bmVk… crash loop`},
 		{"a long name is clipped", []*state.Record{
 			rec(strings.Repeat("n", 60), state.Backoff, nil),
 		}, "MCP 0/1 · " + strings.Repeat("n", MaxName) + "… restarting"},
@@ -64,6 +64,18 @@ func TestLine(t *testing.T) {
 		if strings.ContainsAny(got, "\x1b\x07\u202e") {
 			t.Errorf("%s: a control character reached the line: %q", c.name, got)
 		}
+	}
+	// The longest line there is: two-digit counts, the longest name a
+	// command takes, the longest news, the longest rest.
+	var many []*state.Record
+	for i := 0; i < 99; i++ {
+		many = append(many, rec(strings.Repeat("x", 2)+strings.Repeat("y", i%10)+string(rune('a'+i/10)), state.Backoff, nil))
+	}
+	many[0] = rec(strings.Repeat("n", MaxName), state.Running, func(r *state.Record) {
+		r.NotAnswering = &state.NotAnswering{Since: now.Add(-23 * time.Hour)}
+	})
+	if got := Line(many, now, false); len([]rune(got)) > 80 || !strings.HasSuffix(got, ": not answering 23h · +98 more") {
+		t.Errorf("the longest line, %d columns: %q", len([]rune(got)), got)
 	}
 	if got := Line([]*state.Record{rec("loop", state.Failed, nil)}, now, true); got != red+"MCP 0/1 · run /mcp-heal doctor loop: crash loop"+reset {
 		t.Errorf("in colour: %q", got)
