@@ -198,3 +198,33 @@ func TestStatusShellSessions(t *testing.T) {
 		t.Errorf("an ended session's incident is shown as the server's health:\n%s", out)
 	}
 }
+
+// TestStatusIdleServer: a server that exited by itself (issue 30: code 0,
+// no call outstanding) is healthy, and status says it starts on the next
+// call; no child, no failure. Before, its health was the record's state.
+func TestStatusIdleServer(t *testing.T) {
+	c := newCfgEnv(t)
+	c.vars["CLAUDE_CODE_SESSION_ID"] = "sess-1"
+	if _, _, errs := c.run("wrap", "--all", "--shim", "/opt/mh/mcp-heal"); errs == "" {
+		t.Fatal("wrap printed no backup line")
+	}
+	now := time.Now().UTC()
+	zero := 0
+	r := &state.Record{Server: "mem", Session: "sess-1", ShimPID: os.Getpid(), Mode: state.ModeStdio, State: state.Idle, IdleExits: 2,
+		LastExit: &state.Exit{Code: &zero, Reason: "exited with code 0", At: now.Add(-time.Minute)}, Started: now.Add(-time.Hour)}
+	if err := state.Write(r); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := c.run("status")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	for _, re := range []string{
+		`(?m)^mem +user +stdio +yes +ok +- +- +0 +exited with code 0 `,
+		`(?m)^  mem: exited by itself; starts on the next call$`,
+	} {
+		if !regexpMatch(re, out) {
+			t.Errorf("status output does not match %s:\n%s", re, out)
+		}
+	}
+}

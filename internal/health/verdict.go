@@ -74,6 +74,8 @@ func Judge(s Entry, shim *state.Record, last *state.Incident, now time.Time, a A
 		return Verdict{NotAnsweringHealth, NotAnswering(shim, s.Name, now, a)}
 	case shim != nil && shim.State == state.Running:
 		return Verdict{Healthy, ""}
+	case shim != nil && shim.State == state.Idle:
+		return Verdict{Healthy, IdleExited}
 	case shim != nil:
 		return Verdict{shim.State, ""}
 	case last != nil && last.Class == string(OK):
@@ -190,3 +192,7 @@ func ExitSummary(r *state.Record) string {
 	// whole (text.Said caps it), never cut after its opening «.
 	return strings.Join(parts, "; ")
 }
+
+// IdleExited is what status says of a server that exited by itself (code
+// 0, no call outstanding: state.Idle): healthy, and down until used.
+const IdleExited = "exited by itself; starts on the next call"

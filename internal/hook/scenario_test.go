@@ -108,7 +108,7 @@ const preSession = "7495840b-6f25-4132-a6b2-65c8dc2cf9b7" // PreToolUse.mcp.json
 func TestPreToolUseShimStates(t *testing.T) {
 	payload := marshal(sharedPayload(t, "PreToolUse.mcp.json"))
 	code := 1
-	for _, st := range []string{state.Starting, state.Running, state.Restarting, state.Backoff, state.Failed} {
+	for _, st := range []string{state.Starting, state.Running, state.Restarting, state.Backoff, state.Failed, state.Idle} {
 		t.Run(st, func(t *testing.T) {
 			w := newWorld(t)
 			w.useState(t)

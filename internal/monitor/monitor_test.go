@@ -298,3 +298,21 @@ func TestPluginGone(t *testing.T) {
 		t.Fatal("not gone when removed")
 	}
 }
+
+// TestIdleExitSilent: a server that exits by itself when idle (issue 30:
+// state idle, no restart counted) and starts on the next call, again and
+// again, gets no line: nothing of its state was lost to mcp-heal.
+func TestIdleExitSilent(t *testing.T) {
+	f := newFake()
+	zero := 0
+	for i := 0; i < 20; i++ {
+		r := rec("ondemand", 10, state.Running, 0)
+		r.IdleExits = i
+		if i%2 == 1 {
+			r.State, r.ChildPID, r.LastExit = state.Idle, 0, &state.Exit{Cause: state.CauseExit, Code: &zero}
+		}
+		if out := f.step(10*time.Second, r); len(out) != 0 {
+			t.Fatalf("poll %d (%s): %q", i, r.State, out)
+		}
+	}
+}

@@ -147,6 +147,7 @@ func (s *Shim) clientRequest(line []byte, m jsonrpc.Msg) {
 	s.inflight[string(e.id)] = e
 	if !s.isUp() {
 		s.queue = append(s.queue, qitem{e: e})
+		s.wakeIdle()
 		s.mu.Unlock()
 		return
 	}

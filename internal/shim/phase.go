@@ -14,6 +14,8 @@ import (
 //	starting   --goUp-->            running
 //	starting   --dial failed-->     backoff | failed
 //	running    --died, restart-->   restarting | failed
+//	running    --exited by choice-> idle        (idle.go)
+//	idle       --a request-->       starting | backoff | failed
 //	restarting --goUp-->            running
 //	restarting --dial failed-->     backoff | failed
 //	backoff    --dialled-->         starting (never up yet) | restarting
@@ -26,7 +28,8 @@ import (
 // calls keep being answered at once until a server answers again.
 var transitions = map[string][]string{
 	state.Starting:   {state.Running, state.Restarting, state.Backoff, state.Failed},
-	state.Running:    {state.Restarting, state.Failed},
+	state.Running:    {state.Restarting, state.Failed, state.Idle},
+	state.Idle:       {state.Starting, state.Backoff, state.Failed},
 	state.Restarting: {state.Running, state.Restarting, state.Backoff, state.Failed},
 	state.Backoff:    {state.Starting, state.Restarting, state.Backoff, state.Failed},
 	state.Failed:     {state.Running, state.Restarting, state.Failed},

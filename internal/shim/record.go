@@ -29,6 +29,7 @@ func (s *Shim) record() {
 		State:           s.phase,
 		ChildPID:        s.childPID,
 		Restarts:        s.restarts,
+		IdleExits:       s.idleExits,
 		Era:             s.sess.era,
 		ProtocolVersion: s.sess.version,
 		LastError:       s.lastErr,

@@ -39,6 +39,7 @@ import (
 //	spin      burns CPU until killed (relay_bench_test.go)
 //	withchild the example server with a child of its own that writes
 //	          elsewhere (FAKE_PIDFILE: the child's pid; liveness_binary_test.go)
+//	idler     exits by itself when idle (exits_test.go)
 func TestMain(m *testing.M) {
 	switch os.Getenv("FAKE_MCP") {
 	case "wrapper":
@@ -63,6 +64,8 @@ func TestMain(m *testing.M) {
 		fakeSpin()
 	case "withchild":
 		fakeWithChild()
+	case "idler":
+		fakeIdler()
 	}
 	if o, ok, err := example.OptionsFromEnv(); ok {
 		os.Exit(serveExample(o, err))

@@ -177,6 +177,8 @@ type Shim struct {
 	lim pumpLimits // see pump.go
 
 	restartCh  chan struct{}
+	wakeCh     chan struct{} // a request for an idle server (idle.go)
+	idleExits  int           // guarded by mu: runs ended by the server's choice
 	restartMu  sync.Mutex
 	restartWhy string
 
@@ -267,6 +269,7 @@ func New(o Options) *Shim {
 		sess:      newSession(),
 		downSince: clk.Now(),
 		restartCh: make(chan struct{}, 1),
+		wakeCh:    make(chan struct{}, 1),
 		records:   make(chan *state.Record, 1),
 	}
 }

@@ -85,6 +85,14 @@ func (s *Shim) supervise(ctx context.Context) {
 		}
 		c.Close() // reaped already; releases the connection's resources
 		ex := s.exitOf(c)
+		if purpose == "" && s.exitedByChoice(gen, ex) {
+			bo.Reset()
+			s.idleExit(gen, c.PID(), ex)
+			if !s.waitCall(ctx) {
+				return
+			}
+			continue
+		}
 		d := time.Duration(0)
 		failedNow := false
 		if purpose != "" {
@@ -160,8 +168,8 @@ func (s *Shim) install(c upstream.Conn) uint64 {
 	switch {
 	case s.isFailed():
 		// Still failed until this one answers.
-	case gen == 1:
-		s.setPhase(state.Starting)
+	case gen == 1 || s.phase == state.Idle:
+		s.setPhase(state.Starting) // a first start, or one on demand (idle.go)
 	default:
 		s.setPhase(state.Restarting)
 	}

@@ -44,6 +44,9 @@ const (
 	Backoff    = "backoff"    // waiting before the next respawn attempt
 	Failed     = "failed"     // crash loop: requests are answered with an error
 	Stopping   = "stopping"   // client went away; shutting down
+	// Idle: the server exited by itself (code 0, no call outstanding):
+	// it starts on the next call. Healthy; not a restart (issue 30).
+	Idle = "idle"
 )
 
 // Exit describes how a child (or remote session) ended.
@@ -109,6 +112,9 @@ type Record struct {
 	State     string `json:"state"`
 	ChildPID  int    `json:"child_pid,omitempty"`
 	Restarts  int    `json:"restarts"`
+	// IdleExits counts the runs that ended by the server's own choice
+	// (State Idle): not restarts, no state the model lost to the shim.
+	IdleExits int `json:"idle_exits,omitempty"`
 	// Era is "stateless" (server/discover, 2026-07-28) or "handshake"
 	// (initialize), once the client negotiated; ProtocolVersion is the one
 	// agreed.

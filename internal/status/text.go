@@ -13,6 +13,7 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/keep"
 	"github.com/mcp-heal/mcp-heal/internal/redact"
+	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/text"
 )
 
@@ -35,7 +36,7 @@ func (rep Report) WriteText(w io.Writer, home string, now time.Time, a health.Au
 				if start.IsZero() {
 					start = r.Started
 				}
-				if !start.IsZero() {
+				if !start.IsZero() && r.State != state.Idle { // no process runs
 					up = now.Sub(start).Round(time.Second).String()
 				}
 				restarts = strconv.Itoa(r.Restarts)
