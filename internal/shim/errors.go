@@ -24,6 +24,7 @@ type errData struct {
 	Target     string      `json:"target,omitempty"`
 	WaitedMS   int64       `json:"waited_ms,omitempty"`
 	LastError  string      `json:"last_error,omitempty"`
+	Bytes      int64       `json:"bytes,omitempty"` // of an answer cut by the server's end
 }
 
 func oneLine(s string) string {

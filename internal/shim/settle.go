@@ -129,6 +129,9 @@ func (s *Shim) connDied(gen uint64, pid int, ex upstream.Exit, failedNow bool, p
 // settle decides the fate of request e whose server died: nil means re-send
 // it, otherwise the error reply to send. Called with mu held.
 func (s *Shim) settle(e *entry, ex upstream.Exit, undelivered bool, purpose string) []byte {
+	if e.cut > 0 {
+		return s.cutReply(e, ex, purpose) // stream.go
+	}
 	if undelivered {
 		return nil
 	}

@@ -205,6 +205,8 @@ type entry struct {
 
 	injected bool
 	waiter   chan []byte // injected: gets the response; closed on death
+
+	cut int64 // bytes of its answer passed on before the server ended (stream.go)
 }
 
 // qitem is a queued client message: a request (e) or a notification/other

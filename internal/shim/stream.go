@@ -3,7 +3,10 @@ package shim
 import (
 	"bytes"
 
+	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
+	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
 
 // A long answer is passed on as it comes (issue 25): a relay that waits
@@ -26,6 +29,13 @@ import (
 // the client as the server wrote it (the client parses it as it would
 // directly) and, when it names a call in flight, that call also gets the
 // shim's error answer (answerUnreadable).
+//
+// A line cut by the server's end (its stdout ended in the middle: it was
+// killed, or it exited) is ended for the client, which skips a line it
+// cannot parse and keeps the connection (docs/claude-code-behaviour.md,
+// measured with Claude Code 2.1.328 and 2.1.332). The call it answered
+// is settled with the server's end (cutShort, then connDied) and gets one
+// account of both (health.CutError), with no restart note after it.
 
 // Part passes each part of a long line on, when its first part allows it
 // (upstream.Handler); the line is then not kept, and is routed at its end
@@ -61,7 +71,10 @@ func (p *served) Part(part []byte, first, last bool) (keep bool) {
 			s.log.Debug("write to client", "err", err)
 		}
 		s.trafficLong("s2c", p.n, p.head)
-		if part != nil { // else it went over the ceiling: the reader answers for it
+		switch {
+		case part == nil: // over the ceiling: the reader answers for it
+		case (len(part) == 0 || part[len(part)-1] != '\n') && s.cutShort(&p.follow, p.gen, p.n):
+		default:
 			s.routeStreamed(&p.follow, p.gen)
 		}
 	}
@@ -143,4 +156,51 @@ func (s *Shim) routeStreamed(f *jsonrpc.Follower, gen uint64) {
 	if changed {
 		s.record()
 	}
+}
+
+// cutShort marks the call whose answer, passed on as it came, the end of
+// the server of generation gen cut after n bytes, when f shows the line
+// unfinished: the call is answered once the server's end is known
+// (settle: cutReply), with one account of both. The call is the one the
+// line names, or, when its id had not come yet, the only client call in
+// flight on that server. false: the line was whole, or names no call in
+// flight (routeStreamed routes it).
+func (s *Shim) cutShort(f *jsonrpc.Follower, gen uint64, n int64) bool {
+	m, err := f.End()
+	if err == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var e *entry
+	if m.ID != nil {
+		e = s.inflight[string(m.ID)]
+	} else {
+		for _, c := range s.inflight {
+			if c.gen == gen && !c.injected {
+				if e != nil {
+					return false // which one it answered is not known
+				}
+				e = c
+			}
+		}
+	}
+	if e == nil || e.gen != gen || e.injected {
+		return false
+	}
+	e.cut = n
+	return true
+}
+
+// cutReply is the one account of call e, whose answer the server's end
+// (ex) cut after e.cut bytes: not re-sent, and the news of the restart
+// (no note follows). Called with mu held, from settle.
+func (s *Shim) cutReply(e *entry, ex upstream.Exit, purpose string) []byte {
+	c := s.causeOf(ex.Exit)
+	if purpose != "" {
+		c = health.Cause{Kind: state.CauseRestart, Detail: purpose}
+	}
+	s.noteDue = false
+	data := errData{Reason: "answer-cut", Server: s.o.Name, Method: e.method, Tool: e.tool, Exit: &ex.Exit, StderrTail: ex.StderrTail, Attempts: e.retries + 1, Bytes: e.cut}
+	return jsonrpc.ErrorReply(e.id, jsonrpc.CodeInternalError, health.CutError(s.o.Name, c, e.cut, !s.isFailed()), data)
 }

@@ -96,3 +96,48 @@ func TestLongErrorAnswerNotRecorded(t *testing.T) {
 		t.Errorf("the server was asked for the refused subscription %d times, want once (the client's)", n)
 	}
 }
+
+// TestCutAnswerOneAccount: a server killed (SIGKILL) after 4 MB of an
+// 8 MiB answer passed on as it came (issue 30, item 5). The client gets
+// the cut line, ended (Claude Code skips a line it cannot parse and keeps
+// the connection: docs/claude-code-behaviour.md), then one account of
+// the call, true and in mcp-heal's words: the server exited after N
+// bytes of its answer, the call may or may not have taken effect, and it
+// is restarting; the next call's answer carries no restart note (no
+// second account of the same exit). Before, the call got "the server is
+// still running. Retry the call", and the next call the note "was
+// restarted: killed by signal 9".
+func TestCutAnswerOneAccount(t *testing.T) {
+	s := startRawShim(t, "halfway")
+	const cut = 4_000_000
+	s.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read","arguments":{"kb":8192,"order":"first","cut":4000000}}}`)
+	var l string
+	within(t, 20*time.Second, "the cut line", func() { l = s.line() })
+	if len(l) != cut+1 || !strings.HasPrefix(l, `{"jsonrpc":"2.0","id":3,"result":`) {
+		t.Fatalf("the cut line: %d bytes, want %d and a line end: %.60q", len(l), cut+1, l)
+	}
+	account := s.line()
+	msg := gjson.Get(account, "error.message").String()
+	t.Logf("the account: %s", msg)
+	if gjson.Get(account, "id").Raw != "3" || gjson.Get(account, "error.data.reason").String() != "answer-cut" {
+		t.Errorf("want one error to call 3 saying the answer was cut, got %.600s", account)
+	}
+	for _, want := range []string{`MCP server "halfway" is restarting`, "after 4000000 bytes of this call's answer", "killed by signal 9 (SIGKILL)", "may or may not have taken effect"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the account does not say %q: %s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "still running") {
+		t.Errorf("the account says the server is still running: %s", msg)
+	}
+	s.send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"read","arguments":{"kb":1,"order":"first"}}}`)
+	s.send(`{"jsonrpc":"2.0","method":"notifications/rest"}`)
+	next := s.line()
+	if gjson.Get(next, "id").Raw != "4" {
+		t.Fatalf("want the next call's answer, got %.300s", next)
+	}
+	if n := len(gjson.Get(next, "result.content").Array()); n != 1 {
+		c := gjson.Get(next, "result.content").Raw
+		t.Errorf("the next call's answer has %d items, want the server's one (no restart note): …%s", n, c[max(0, len(c)-400):])
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -28,7 +29,9 @@ import (
 // where the id goes: "first" ({"jsonrpc","id","result"}, as the Go and
 // Python SDKs write), "last" ({"result","jsonrpc","id"}, as the
 // TypeScript SDK does), or "broken" (id first and a tail that is no JSON);
-// arguments.tail, when set, is the tail after the text (id first).
+// arguments.tail, when set, is the tail after the text (id first);
+// arguments.cut, when set, is where the server is killed (SIGKILL): after
+// that many bytes of the line.
 // resources/subscribe to the uri "long-error" is answered with a long
 // error, written whole. FAKE_METHODS, when set, is a file that gets the
 // method of every message the server reads, one a line.
@@ -88,6 +91,13 @@ func fakeHalfway() {
 			if t := gjson.GetBytes(line, "params.arguments.tail"); t.Exists() {
 				tail = []byte(t.String() + "\n")
 			}
+		}
+		if cut := int(gjson.GetBytes(line, "params.arguments.cut").Int()); cut > 0 {
+			// Killed mid-answer: the first cut bytes of the line, then
+			// SIGKILL.
+			w.Write(bytes.Repeat([]byte("x"), cut-w.Buffered()))
+			w.Flush()
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		}
 		w.Write(bytes.Repeat([]byte("x"), kb<<10))
 		w.Flush()
