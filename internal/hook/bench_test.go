@@ -75,6 +75,11 @@ type timings struct {
 	// launcher: plugin/mcp-heal hook PreToolUse, what hooks.json runs;
 	// on the healthy path it answers without starting the binary.
 	launcher, launcherCPU time.Duration
+	// base: $MCP_HEAL_BENCH_BASELINE_LAUNCHER, another launcher (an older
+	// commit's plugin/mcp-heal) on the same path, in the same rounds.
+	base, baseCPU time.Duration
+	// sh: an sh script that only exits, the floor of any launcher's path.
+	sh, shCPU time.Duration
 }
 
 // measure runs `mcp-heal hook PreToolUse`, `mcp-heal version` (the same
@@ -97,28 +102,53 @@ func measure(tb testing.TB, n int) timings {
 		tb.Fatal(err)
 	}
 	benv := wb.env()
-	var wall, cpu [4][]time.Duration
+	// An empty attention directory, as on a machine where a shim ran.
+	if err := os.MkdirAll(filepath.Join(w.state, "mcp-heal", "attention"), 0o700); err != nil {
+		tb.Fatal(err)
+	}
+	floor := filepath.Join(tb.TempDir(), "exit0")
+	if err := os.WriteFile(floor, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	runs := [][]string{{bin, "hook", "PreToolUse"}, {bin, "version"}, {"/bin/true"}, {launcher, "hook", "PreToolUse"}, {floor}}
+	if base := os.Getenv("MCP_HEAL_BENCH_BASELINE_LAUNCHER"); base != "" {
+		runs = append(runs, []string{base, "hook", "PreToolUse"})
+	}
+	// Each launcher's first run records the paths (in its own format).
+	for _, j := range []int{3, 5} {
+		if j < len(runs) {
+			timeExec(tb, lenv, payload, runs[j][0], runs[j][1:]...)
+		}
+	}
+	var wall, cpu [6][]time.Duration
 	for i := 0; i < n; i++ {
-		for j, args := range [][]string{{bin, "hook", "PreToolUse"}, {bin, "version"}, {"/bin/true"}, {launcher, "hook", "PreToolUse"}} {
+		for j, args := range runs {
 			e := env
 			switch j {
 			case 0:
 				e = benv
-			case 3:
+			case 3, 5:
 				e = lenv
 			}
 			w, c := timeExec(tb, e, payload, args[0], args[1:]...)
 			wall[j], cpu[j] = append(wall[j], w), append(cpu[j], c)
 		}
 	}
-	return timings{testenv.Median(wall[0]), testenv.Median(wall[1]), testenv.Median(wall[2]), testenv.Median(cpu[0]), testenv.Median(cpu[1]), testenv.Median(cpu[2]), testenv.Median(wall[3]), testenv.Median(cpu[3])}
+	m := timings{testenv.Median(wall[0]), testenv.Median(wall[1]), testenv.Median(wall[2]), testenv.Median(cpu[0]), testenv.Median(cpu[1]), testenv.Median(cpu[2]), testenv.Median(wall[3]), testenv.Median(cpu[3]), 0, 0, testenv.Median(wall[4]), testenv.Median(cpu[4])}
+	if len(wall[5]) > 0 {
+		m.base, m.baseCPU = testenv.Median(wall[5]), testenv.Median(cpu[5])
+	}
+	return m
 }
 
 // BenchmarkPreToolUseVsTrue measures the PreToolUse healthy path as Claude
 // Code pays for it, a whole process from fork to exit, next to /bin/true
-// and to the binary's bare start-up (mcp-heal version):
+// and to the binary's bare start-up (mcp-heal version). The target: the
+// launcher's median at most 1.10x /bin/true's.
+// $MCP_HEAL_BENCH_BASELINE_LAUNCHER names another launcher (an older
+// commit's plugin/mcp-heal) measured in the same rounds:
 //
-//	go test -run XXX -bench PreToolUse ./internal/hook
+//	go test -run XXX -bench PreToolUse -benchtime 1000x ./internal/hook
 func BenchmarkPreToolUseVsTrue(b *testing.B) {
 	n := 0
 	for b.Loop() {
@@ -132,7 +162,17 @@ func BenchmarkPreToolUseVsTrue(b *testing.B) {
 	b.ReportMetric(ms(m.hookCPU), "hook-cpu-ms")
 	b.ReportMetric(ms(m.launcher), "launcher-median-ms")
 	b.ReportMetric(ms(m.hookCPU-m.versionCPU), "cpu-over-startup-ms")
-	fmt.Printf("median wall (cpu) over %d runs: launcher (as hooks.json runs it) %s (%s); binary PreToolUse with a marker %s (%s); mcp-heal version %s (%s); /bin/true %s (%s); launcher/true %.1f, binary/true %.1f\n",
+	b.ReportMetric(float64(m.launcher)/float64(m.true_), "launcher/true")
+	b.ReportMetric(float64(m.sh)/float64(m.true_), "exit0-sh/true")
+	fmt.Printf("an sh script that only exits: %s (%s), %.2fx /bin/true (wall), %.2fx (CPU)\n",
+		r(m.sh), r(m.shCPU), float64(m.sh)/float64(m.true_), float64(m.shCPU)/float64(m.trueCPU))
+	if m.base != 0 {
+		b.ReportMetric(float64(m.base)/float64(m.true_), "baseline-launcher/true")
+		fmt.Printf("baseline launcher %s (%s): %.2fx /bin/true (wall), %.2fx (CPU); this launcher %.2fx, %.2fx\n",
+			r(m.base), r(m.baseCPU), float64(m.base)/float64(m.true_), float64(m.baseCPU)/float64(m.trueCPU),
+			float64(m.launcher)/float64(m.true_), float64(m.launcherCPU)/float64(m.trueCPU))
+	}
+	fmt.Printf("median wall (cpu) over %d runs: launcher (as hooks.json runs it) %s (%s); binary PreToolUse with a marker %s (%s); mcp-heal version %s (%s); /bin/true %s (%s); launcher/true %.2f, binary/true %.1f\n",
 		max(n, 50), r(m.launcher), r(m.launcherCPU), r(m.hook), r(m.hookCPU), r(m.version), r(m.versionCPU), r(m.true_), r(m.trueCPU),
 		float64(m.launcher)/float64(m.true_), float64(m.hook)/float64(m.true_))
 	// The target: the binary's PreToolUse does at most 1 ms of CPU work
