@@ -97,7 +97,7 @@ func TestLauncherBuildsOnceConcurrently(t *testing.T) {
 	ents, _ := os.ReadDir(filepath.Join(l.data, "bin"))
 	var names []string
 	for _, e := range ents {
-		if e.Name() != "build.log" && e.Name() != "paths" { // paths: the binary's answer, recorded
+		if e.Name() != "build.log" && e.Name() != "paths.sh" { // the binary's paths, recorded
 			names = append(names, e.Name())
 		}
 	}

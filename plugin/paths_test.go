@@ -87,15 +87,28 @@ echo "$1 $2" >> '` + trace + `'
 	if run(b, "PreToolUse"); ran() {
 		t.Fatal("after the change, with the binary's new attention directory empty: the binary ran")
 	}
-	rec, err := os.ReadFile(filepath.Join(l.data, "bin", "paths"))
-	lines := strings.SplitN(string(rec), "\n", 3)
-	if err != nil || len(lines) != 3 || lines[1] != "~"+strings.TrimPrefix(filepath.Join(b, "elsewhere"), l.home) {
-		t.Fatalf("the record: %q (%v), want the binary's new answer on its second line", rec, err)
+	// The record is three single-quoted assignments, which the fast path
+	// reads with `.` in one read(2) (dash's `read` made one a byte): a
+	// path with a quote and a | in it (b's) comes back as it was.
+	rec := filepath.Join(l.data, "bin", "paths.sh")
+	if st, err := os.Lstat(rec); err != nil || st.Mode() != 0o600 {
+		t.Fatalf("the record: %v, %v; want a regular file, 0600", st, err)
 	}
-	// The fast path reads the first two lines, a system call a byte (dash's
-	// read): $HOME is written once, its other uses ~.
-	if n := strings.Count(lines[0]+lines[1], l.home); n != 1 {
-		t.Errorf("the record's first two lines name $HOME %d times, want 1: %q", n, lines[0]+"\n"+lines[1])
+	out, err := exec.Command("sh", "-c", `. "$1" && printf '%s\n%s' "$rec_attention" "$rec_stable"`, "sh", rec).Output()
+	if want := filepath.Join(b, "elsewhere") + "\n" + filepath.Join(l.home, "d", "bin", "mcp-heal"); err != nil || string(out) != want {
+		t.Fatalf("the record says %q (%v), want the binary's new answer %q", out, err, want)
+	}
+	// A broken record (it never is: it is written whole and renamed) is
+	// another environment's: the launcher goes on, exits 0, and the
+	// binary decides and answers again.
+	if err := os.WriteFile(rec, []byte("rec_env='unterminated\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if run(b, "PreToolUse"); !ran() {
+		t.Fatal("with a broken record the binary did not run")
+	}
+	if run(b, "PreToolUse"); ran() {
+		t.Fatal("the record was not written again: the binary ran again")
 	}
 }
 
