@@ -20,12 +20,22 @@ import (
 // wrapped servers; the line on the screen is read (capture-pane) while
 // both are healthy, after "ex"'s server is killed (its shim restarts
 // it), and after "loop" falls into a crash loop. Claude Code runs the line
-// on its own (refreshInterval): nothing is typed.
+// on its own: nothing is typed. With the plugin its monitor's lines wake
+// the model, and Claude Code redraws; without it nothing happens in the
+// session at all (the model is never asked), and the line still changes:
+// refreshInterval alone runs it.
 func TestStatusLine(t *testing.T) {
 	testenv.NeedsFull(t, "Claude Code and tmux")
 	t.Parallel()
+	t.Run("with the plugin", func(t *testing.T) { statusLine(t, true) })
+	t.Run("without the plugin", func(t *testing.T) { statusLine(t, false) })
+}
+
+func statusLine(t *testing.T, plugin bool) {
 	s := newSession(t)
-	s.withPlugin()
+	if plugin {
+		s.withPlugin()
+	}
 	loop := dataFile(s, "starts")
 	if err := os.WriteFile(loop, []byte("1000\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -88,5 +98,8 @@ func TestStatusLine(t *testing.T) {
 	failing := waitLine("after a crash loop", `MCP 1/2 · run /mcp-heal doctor loop: crash loop( · \+1 more)?`)
 	t.Logf("after a crash loop of loop: %q", failing)
 	t.Logf("the screen:\n%s", ts.capture())
+	if n := len(s.model.Main()); !plugin && n != 0 {
+		t.Errorf("without the plugin the model was asked %d times: the line was not redrawn by refreshInterval alone", n)
+	}
 	ts.quit()
 }
