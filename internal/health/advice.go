@@ -57,6 +57,15 @@ type Situation struct {
 	// Headless: the session is `claude -p` or the Agent SDK (Headless),
 	// where `/mcp reconnect` is refused.
 	Headless bool
+	// ShimGone says the server's shim died (killed or crashed: ShimGone
+	// of its state.Gone), when no shim of it runs since.
+	ShimGone string
+}
+
+// lostShim reports whether s is a call that failed because the server's
+// shim died: Claude Code lost the server with it.
+func (s Situation) lostShim() bool {
+	return s.ShimGone != "" && !s.Headless && (s.Class == ConnClosed || s.Class == ClosedBeforeAnswer || s.Class.Dead())
 }
 
 // pick chooses the advice for what the probe found: works, fails (with
@@ -86,6 +95,14 @@ func Advice(s Situation) string {
 	heal := "`" + a.Cmd("heal "+s.Server) + "`"
 	p := s.Probe
 	msg := func(format string, args ...any) string { return "mcp-heal: " + fmt.Sprintf(format, args...) }
+
+	if s.lostShim() {
+		ran := ""
+		if classes[s.Class].MayHaveRun {
+			ran = "; this call may or may not have taken effect, so check whether it did before retrying"
+		}
+		return msg("ask the user to run %s: MCP server %s was lost: %s, and Claude Code does not start it again by itself%s. Continue without it until then.", reconnect, q, s.ShimGone, ran)
+	}
 
 	switch s.Class {
 	case ShimFailed, CannotStart:

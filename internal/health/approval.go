@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 
 	"github.com/mcp-heal/mcp-heal/internal/ccpolicy"
+	"github.com/mcp-heal/mcp-heal/internal/state"
 )
 
 // ApproveFirst is the probe's hint for a server it refused as not
@@ -32,4 +33,7 @@ type Entry struct {
 	Protects string // a local copy's .mcp.json
 	Drift    string
 	Policy   *ccpolicy.Decision
+	// Gone is the last shim of it that died (killed or crashed) in a
+	// session that still runs, when none runs it since (state.FindGone).
+	Gone *state.Gone
 }

@@ -61,6 +61,8 @@ const (
 func UserLine(s Situation) (kind, line string) {
 	q := fmt.Sprintf("%q", s.Server)
 	switch {
+	case s.lostShim():
+		return ToldReconnect, fmt.Sprintf("mcp-heal: run %s: %s. Claude Code lost MCP server %s with it.", Claude.Reconnect(s.Server), s.ShimGone, q)
 	case s.Action == ActSighup || s.Action == ActKilledHung:
 		what := "stopped answering"
 		switch s.Class {

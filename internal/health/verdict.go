@@ -55,6 +55,10 @@ func Judge(s Entry, shim *state.Record, last *state.Incident, now time.Time, a A
 		return Verdict{Shadowed, "a higher-precedence scope defines the same name"}
 	case s.Policy != nil:
 		return Verdict{Blocked, "not run: " + s.Policy.Why}
+	case shim == nil && s.Gone != nil:
+		// Before the incidents: Claude Code's "Connection closed" of
+		// that moment says less than this.
+		return Verdict{ShimExited, ShimGone(s.Gone) + "; run " + a.Reconnect(s.Name)}
 	case in != nil && NeedsReconnect(in.Class) && in.Session != "":
 		// Read from outside the session (a shell): name the one that
 		// gave up (status clears the reader's own session).

@@ -146,6 +146,14 @@ func (h *Handler) healWrapped(in *Input, server string, m health.Match, r *state
 // healUnwrapped handles a server Claude Code runs directly.
 func (h *Handler) healUnwrapped(in *Input, server string, m health.Match) outcome {
 	sit := health.Situation{Server: server, Class: m.Class, RetryIn: m.RetryIn, Headless: h.headless()}
+	if gone := state.FindGone(server, in.Session, h.claudePID()); len(gone) > 0 {
+		// No shim runs it, and the last one died (killed or crashed):
+		// Claude Code lost the server with it (state.Gone).
+		sit.ShimGone = health.ShimGone(gone[0])
+		if sit.Class == health.ConnClosed || sit.Class == health.ClosedBeforeAnswer || sit.Class.Dead() {
+			return advise(health.ActNone, sit)
+		}
+	}
 	s, found := h.configured(in, server)
 
 	// A hung stdio server is never replaced by Claude Code; once it is

@@ -6,7 +6,8 @@
 // should act on: a restart (the state the server held is gone), a crash
 // loop or a command that cannot start (its calls fail: what to run), a
 // server that owes a call and gives no sign of life (state.NotAnswering),
-// a server that works again. A healthy session gets nothing.
+// a server that works again, a shim that died (killed or crashed: it left
+// its record, state.Gone). A healthy session gets nothing.
 //
 // It watches the shims' state records (internal/state): one stat of the
 // records' directory per poll (state.RecordsChanged: a record is replaced
@@ -44,6 +45,7 @@ type Options struct {
 	Now   func() time.Time
 	List  func(session string, claudePID int) ([]*state.Record, error) // state.FindSession
 	Claim func(key string) (bool, error)                               // state.ClaimTold
+	Gone  func(pid int) (*state.Gone, error)                           // state.ReadGone
 	Alive func(pid int) bool                                           // procinfo.Alive
 	// PluginRoot is the plugin version's directory the monitor was
 	// started from (the launcher's MCP_HEAL_PLUGIN_ROOT; "" outside a
@@ -81,6 +83,9 @@ func (o *Options) defaults() {
 	}
 	if o.Alive == nil {
 		o.Alive = procinfo.Alive
+	}
+	if o.Gone == nil {
+		o.Gone = state.ReadGone
 	}
 }
 
@@ -142,6 +147,7 @@ const (
 	newsFailing
 	newsRecovered
 	newsNotAnswering
+	newsShimGone
 )
 
 // held is a line owed about a server: its news, and the shim (by key) and
@@ -158,14 +164,15 @@ type held struct {
 // watcher turns successive snapshots of the records into lines.
 type watcher struct {
 	o       Options
-	shims   map[string]*shim     // by shim pid and start
-	pending map[string]held      // by server: the line owed
-	lastAt  map[string]time.Time // by server: when its last line was sent
-	sent    []time.Time          // lines of the last minute
+	shims   map[string]*shim       // by shim pid and start
+	pending map[string]held        // by server: the line owed
+	gone    map[string]*state.Gone // by shim key: a shim that died, while its line is owed
+	lastAt  map[string]time.Time   // by server: when its last line was sent
+	sent    []time.Time            // lines of the last minute
 }
 
 func newWatcher(o Options) *watcher {
-	return &watcher{o: o, shims: map[string]*shim{}, pending: map[string]held{}, lastAt: map[string]time.Time{}}
+	return &watcher{o: o, shims: map[string]*shim{}, pending: map[string]held{}, gone: map[string]*state.Gone{}, lastAt: map[string]time.Time{}}
 }
 
 // busy reports whether a line waits, or a restart waits to settle: the
@@ -221,9 +228,18 @@ func (w *watcher) step(now time.Time, recs []*state.Record) []string {
 			w.pending[r.Server] = held{newsRestarted, key, r.Restarts}
 		}
 	}
-	for k := range w.shims {
-		if !live[k] {
-			delete(w.shims, k)
+	for k, s := range w.shims {
+		if live[k] {
+			continue
+		}
+		delete(w.shims, k)
+		// A shim that exits removes its record; one that left it was
+		// killed or crashed, and whoever found it kept it as a Gone
+		// (state.FindSession did, for this poll): Claude Code lost
+		// the server with it.
+		if g, err := w.o.Gone(s.rec.ShimPID); err == nil && g.ShimStart == s.rec.ShimStart && g.Started.Equal(s.rec.Started) {
+			w.gone[k] = g
+			w.pending[s.server] = held{newsShimGone, k, s.rec.Restarts}
 		}
 	}
 	return w.flush(now)
@@ -232,6 +248,16 @@ func (w *watcher) step(now time.Time, recs []*state.Record) []string {
 // word is the line for h, from its shim's newest record, or "" when that
 // record no longer says it (or the model heard of it another way).
 func (w *watcher) word(h held) string {
+	if h.news == newsShimGone {
+		g := w.gone[h.key]
+		delete(w.gone, h.key)
+		for _, s := range w.shims {
+			if g == nil || s.server == g.Server {
+				return "" // a shim of it runs again (restarted, or reconnected)
+			}
+		}
+		return health.MonitorShimGone(g)
+	}
 	s := w.shims[h.key]
 	if s == nil {
 		return "" // the shim is gone: the line would be about nothing

@@ -316,3 +316,49 @@ func TestIdleExitSilent(t *testing.T) {
 		}
 	}
 }
+
+// TestShimGone (issue 32, item 4): a shim that died (killed, crashed)
+// leaves its record, which the first reader keeps as a state.Gone; the
+// monitor tells the model once, action first. A shim that exited removes
+// its record (no Gone): no line. A line held back is dropped once a shim
+// of that server runs again.
+func TestShimGone(t *testing.T) {
+	f := newFake()
+	gone := map[int]*state.Gone{}
+	f.w.o.Gone = func(pid int) (*state.Gone, error) {
+		if g := gone[pid]; g != nil {
+			return g, nil
+		}
+		return nil, os.ErrNotExist
+	}
+	r := rec("notes", 60, state.Running, 0)
+	f.step(time.Second, r)
+	gone[60] = &state.Gone{Record: *r, FoundGone: f.now.Add(time.Second)}
+	gone[60].Updated = f.now
+	var lines []string
+	for i := 0; i < 5; i++ {
+		lines = append(lines, f.step(time.Second)...)
+	}
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], "mcp-heal: run /mcp reconnect notes: its shim exited at ") || !strings.Contains(lines[0], "(killed or crashed)") {
+		t.Fatalf("a killed shim: %q", lines)
+	}
+
+	// Exited: its record removed, no Gone.
+	f.step(time.Second, rec("other", 70, state.Running, 0))
+	if out := f.step(time.Second); len(out) != 0 {
+		t.Fatalf("a shim that exited: %q", out)
+	}
+
+	// Killed within the server's Gap, and Claude Code started a new
+	// shim of it before the line could be sent: dropped.
+	r2 := rec("notes", 80, state.Running, 0)
+	f.step(time.Second, r2)
+	gone[80] = &state.Gone{Record: *r2, FoundGone: f.now}
+	lines = f.step(time.Second)
+	for i := 0; i < 30; i++ {
+		lines = append(lines, f.step(time.Second, rec("notes", 90, state.Running, 0))...)
+	}
+	if len(lines) != 0 {
+		t.Fatalf("a dead shim's line after a new shim of it started: %q", lines)
+	}
+}

@@ -8,9 +8,11 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/mcp-heal/mcp-heal/internal/procinfo"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
@@ -77,5 +79,43 @@ func TestRunWatchesRecords(t *testing.T) {
 	case <-done:
 	case <-time.After(5 * time.Second):
 		t.Fatal("Run did not end when Claude Code was gone")
+	}
+}
+
+// TestRunShimKilled (issue 32, item 4): a shim of the session killed with
+// SIGKILL leaves its record; Run finds it gone (state.FindSession keeps it
+// as a state.Gone) and prints one line, what to run first. Before, a
+// killed shim was silent: the next call got "No such tool available".
+func TestRunShimKilled(t *testing.T) {
+	testenv.UseStateDir(t, testenv.TempDir(t))
+	claude := exec.Command("sleep", "60")
+	shim := exec.Command("sleep", "60")
+	for _, c := range []*exec.Cmd{claude, shim} {
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer c.Process.Kill()
+	}
+	r := &state.Record{Server: "notes", Session: "s1", ClaudePID: claude.Process.Pid, ShimPID: shim.Process.Pid, State: state.Running, ChildPID: 1, Started: time.Now()}
+	if p, err := procinfo.Get(r.ShimPID); err == nil {
+		r.ShimStart, r.ShimExe = p.StartKey, p.Exe
+	}
+	if err := state.Write(r); err != nil {
+		t.Fatal(err)
+	}
+	out := &syncBuf{}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go Run(ctx, Options{Session: "s1", ClaudePID: claude.Process.Pid, Out: out, Poll: 20 * time.Millisecond})
+	time.Sleep(300 * time.Millisecond)
+	if s := out.String(); s != "" {
+		t.Fatalf("while the shim runs: %q", s)
+	}
+	shim.Process.Signal(syscall.SIGKILL)
+	shim.Wait()
+	testenv.WaitFor(t, 5*time.Second, "the line", func() bool { return out.String() != "" })
+	time.Sleep(200 * time.Millisecond)
+	if s := out.String(); strings.Count(s, "\n") != 1 || !strings.HasPrefix(s, "mcp-heal: run /mcp reconnect notes: its shim exited at ") {
+		t.Fatalf("after the kill: %q", s)
 	}
 }

@@ -77,16 +77,20 @@ func find(server string, all bool, session string, claudePID int) ([]*Record, er
 		if !all && peek[0].String() != server || !matches(peek[1].String(), int(peek[2].Int()), session, claudePID) {
 			continue
 		}
+		var r Record
 		if !procinfo.Alive(pid) {
+			if json.Unmarshal(b, &r) == nil && r.ShimPID == pid {
+				bury(&r) // it died without removing its record (gone.go)
+			}
 			prune(pid, nil)
 			continue
 		}
-		var r Record
 		if json.Unmarshal(b, &r) != nil || r.ShimPID != pid {
 			continue
 		}
 		if stale(&r) {
 			// The pid names another process since the shim died.
+			bury(&r)
 			prune(pid, &r)
 			continue
 		}

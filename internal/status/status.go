@@ -184,7 +184,15 @@ func judged(s Server, recs []*state.Record, incidents []state.Incident, session 
 	} else if judge != nil && judge.Class != string(health.OK) {
 		judge, why = closed(judge)
 	}
-	v := health.Judge(Entry(s.Server), shim, judge, now, a)
+	e := Entry(s.Server)
+	if shim == nil {
+		// No shim runs it: one that died (killed or crashed) in a
+		// session that still runs is why (state.FindGone).
+		if gone := state.FindGone(s.Name, session, 0); len(gone) > 0 && s.Wrapped {
+			e.Gone = gone[0]
+		}
+	}
+	v := health.Judge(e, shim, judge, now, a)
 	s.Health, s.HealthDetail = v.Health, v.Detail
 	if v.Health == health.Healthy && v.Detail == "" {
 		s.HealthDetail = why

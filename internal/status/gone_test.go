@@ -1,0 +1,68 @@
+//go:build unix
+
+package status
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
+	"github.com/mcp-heal/mcp-heal/internal/health"
+	"github.com/mcp-heal/mcp-heal/internal/procinfo"
+	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
+)
+
+// TestShimExitedStatus (issue 32, item 4): a shim killed with SIGKILL
+// leaves its record behind; status found no live shim and said "no shim
+// running: not started since it was wrapped", though it had started and
+// died. Now it names the death and what to run.
+func TestShimExitedStatus(t *testing.T) {
+	testenv.UseStateDir(t, testenv.TempDir(t))
+	home, proj := testenv.TempDir(t), testenv.TempDir(t)
+	os.WriteFile(filepath.Join(home, ".claude.json"), []byte(`{"mcpServers":{"notes":{"command":"/opt/mh/mcp-heal","args":["shim","--name","notes","--","notes-server"]}}}`), 0o600)
+	claude := exec.Command("sleep", "60") // the session's Claude Code: still running
+	shim := exec.Command("sleep", "60")
+	for _, c := range []*exec.Cmd{claude, shim} {
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer c.Process.Kill()
+	}
+	r := state.Record{Server: "notes", Session: "s1", ClaudePID: claude.Process.Pid, ShimPID: shim.Process.Pid, Mode: state.ModeStdio, State: state.Running, ChildPID: 1, Started: time.Now()}
+	if p, err := procinfo.Get(r.ShimPID); err == nil {
+		r.ShimStart, r.ShimExe = p.StartKey, p.Exe
+	}
+	if err := state.Write(&r); err != nil {
+		t.Fatal(err)
+	}
+	o := claudecfg.Options{Home: home, ProjectDir: proj}
+	if rep := Status(o, "", time.Now(), nil, health.Shell); rep.Servers[0].Health != health.Healthy {
+		t.Fatalf("while the shim runs: %+v", rep.Servers[0])
+	}
+	shim.Process.Signal(syscall.SIGKILL)
+	shim.Wait()
+	killed := time.Now()
+	rep := Status(o, "", time.Now(), nil, health.Shell)
+	s := rep.Servers[0]
+	want := "its shim exited at " + killed.Local().Format("15:04:05") + " (killed or crashed); run /mcp reconnect notes in Claude Code"
+	if s.Health != health.ShimExited || s.HealthDetail != want && !strings.HasSuffix(s.HealthDetail, " (killed or crashed); run /mcp reconnect notes in Claude Code") {
+		t.Fatalf("after the shim was killed: %s: %q, want %s: %q", s.Health, s.HealthDetail, health.ShimExited, want)
+	}
+	// Again (the record is gone now, its Gone stays), and in the
+	// session's own view.
+	if s := Status(o, "s1", time.Now(), nil, health.Claude).Servers[0]; s.Health != health.ShimExited || !strings.HasSuffix(s.HealthDetail, "; run /mcp reconnect notes") {
+		t.Fatalf("read again, inside the session: %s: %q", s.Health, s.HealthDetail)
+	}
+	// The session ended: history, not the server's health.
+	claude.Process.Kill()
+	claude.Wait()
+	if s := Status(o, "", time.Now(), nil, health.Shell).Servers[0]; s.Health == health.ShimExited {
+		t.Fatalf("after the session ended: %s: %q", s.Health, s.HealthDetail)
+	}
+}
