@@ -39,7 +39,8 @@ func runShim(ctx context.Context, env *Env, args []string) error {
 	fs.SetInterspersed(false)
 	name := fs.String("name", "", "the server's `name` as Claude Code knows it (default: from the command)")
 	noRetry := fs.Bool("no-retry", false, "never re-send a tools/call after the server died, whatever its annotations say")
-	pingTimeout := fs.Duration("ping-timeout", shim.DefaultPingTimeout, "a ping unanswered this long means the server is deaf: killed after the client cancelled a call, or past --hang-after")
+	pingTimeout := fs.Duration("ping-timeout", shim.DefaultPingTimeout, "a ping unanswered this long means the server is deaf: not answering (killed past --hang-after, or after a cancelled call with --kill-on-cancel)")
+	killOnCancel := fs.Bool("kill-on-cancel", false, "kill the server when it stays deaf to a ping for --ping-timeout after the client cancelled a call (off: it is left running, reported as not answering, and `mcp-heal heal NAME` restarts it)")
 	pingInterval := fs.Duration("ping-interval", 0, "ping an idle server this often and kill it when deaf (0: off)")
 	hangAfter := fs.Duration("hang-after", 0, "your deadline: kill the server when a call has been outstanding this long with no sign of life from it and a ping goes unanswered (0: none; silence alone never kills a server)")
 	maxFailures := fs.Int("max-failures", 5, "quick failures in a row before the server is marked failed")
@@ -111,6 +112,7 @@ func runShim(ctx context.Context, env *Env, args []string) error {
 		HangAfter:    *hangAfter,
 		PingTimeout:  *pingTimeout,
 		PingInterval: *pingInterval,
+		KillOnCancel: *killOnCancel,
 		MaxFailures:  *maxFailures,
 		BackoffMax:   *backoffMax,
 		QueueTimeout: qt,

@@ -81,3 +81,23 @@ func TestJudgeNotAnswering(t *testing.T) {
 		t.Fatalf("once it answers: got %+v", v)
 	}
 }
+
+// A server that has answered nothing since its call was cancelled is left
+// running (issue 30): every reader is told the command first, what it
+// costs, and since when; the model's line names the command it can run
+// with the Bash tool, and says a new call may wait.
+func TestJudgeNotAnsweringSinceCancel(t *testing.T) {
+	now := time.Now()
+	q := &state.NotAnswering{Since: now.Add(-12 * time.Second), Method: "tools/call", Tool: "fetch", Cancelled: true}
+	r := state.Record{Server: "srv", State: state.Running, NotAnswering: q}
+	v := health.Judge(health.Entry{Name: "srv", Wrapped: true}, &r, nil, now, health.Shell)
+	if v.Health != health.NotAnsweringHealth || v.Detail != `run mcp-heal heal srv to restart it (what it holds in memory is lost): it has answered nothing, not even a ping, since a call of its tool "fetch" was cancelled 12s ago; it may still be waiting on something and finish by itself, so mcp-heal leaves it running` {
+		t.Fatalf("status: %+v", v)
+	}
+	for _, line := range []string{health.NotAnsweringContext("srv", q, now), health.MonitorNotAnswering(&r, now)} {
+		if !strings.HasPrefix(line, "mcp-heal: to restart MCP server \"srv\", run `mcp-heal heal srv` with the Bash tool (whatever the server holds in memory is lost).") ||
+			!strings.Contains(line, `since a call of its tool "fetch" was cancelled 12s ago`) || !strings.Contains(line, "a new call to it may wait") || strings.Count(line, "\n") > 0 {
+			t.Errorf("the model's line: %q", line)
+		}
+	}
+}

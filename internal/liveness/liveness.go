@@ -4,23 +4,25 @@
 // time, cancellations, probe answers, stopped processes) with the time it
 // saw them, and asks it what is due; the table tests run in microseconds.
 //
-// The rule is that the shim acts on proof, never on silence alone
-// (docs/shim.md, "Hangs"). A server is killed only when
-//   - a process of its tree stays stopped by a signal (SIGSTOP) at two
-//     checks in a row while a call is outstanding;
-//   - the client cancelled a call (Claude Code's tool timeout, the user's
-//     Esc) and the server then stays deaf to a ping for PingTimeout: after
-//     an Esc, Claude Code alone would leave such a server hung for the rest
-//     of the session;
+// The rule is that the shim acts on facts about the server's own process
+// and on the user's instructions, never on silence (docs/shim.md,
+// "Hangs"). A server is killed only when
+//   - the server itself (the shim checks which process that is) stays
+//     stopped by a signal (SIGSTOP) at two checks in a row while a call is
+//     outstanding;
 //   - or a limit the user set runs out: a call outstanding for Deadline
 //     (--hang-after) with no sign of life and a ping unanswered for
-//     PingTimeout, or an idle health probe (--ping-interval) unanswered for
-//     PingTimeout.
+//     PingTimeout; an idle health probe (--ping-interval) unanswered for
+//     PingTimeout; with KillOnCancel (--kill-on-cancel), a ping unanswered
+//     for PingTimeout after the client cancelled a call.
 //
-// Until then the server is only "not answering" (Quiet), which the shim
-// publishes. Many servers cannot answer a ping while a tool runs (a
-// single-threaded one, an event loop blocked by a synchronous call): their
-// silence during a long call is no sign of a hang.
+// Otherwise the server is only "not answering" (Quiet: a call outstanding;
+// CancelDeaf: since the client cancelled a call it left unanswered), which
+// the shim publishes with the command that restarts it. Many servers
+// cannot answer a ping while a tool runs (a single-threaded one, an event
+// loop blocked by a synchronous call, one waiting on a slow fetch): their
+// silence during a long call, or after the client gave up on it, is no
+// sign of a hang; alone, the call finishes and the server keeps its state.
 //
 // Time the shim itself did not run (it was stopped with its job, a
 // container froze, the machine slept) is no silence of the server's: a
@@ -60,6 +62,11 @@ type Config struct {
 	// Idle is the user's idle health check (--ping-interval): an idle
 	// server is pinged this often and killed when deaf. 0: none.
 	Idle time.Duration
+	// KillOnCancel is the user's consent (--kill-on-cancel) to kill a
+	// server that stays deaf to a ping for PingTimeout after the client
+	// cancelled a call. Without it such a server is only not answering
+	// (CancelDeaf): nothing tells one waiting on I/O from a hung one.
+	KillOnCancel bool
 }
 
 // Kind is what the Detector says to do.
@@ -99,10 +106,13 @@ type Detector struct {
 	probeAt  time.Time // when the last ping went out
 	deafAt   time.Time // when the oldest ping unanswered with nothing heard since went out
 	deafWhy  Why       // why that ping went out
-	cancelAt time.Time // a call cancelled with nothing heard since
-	stopped  bool      // the last check saw a stopped process during a call
-	cpu      time.Duration
-	cpuAt    time.Time
+	cancelAt time.Time // a call cancelled with nothing heard since (the rules' clock)
+	// cancelled is when the client cancelled that call, as said to the
+	// user: a gap in the shim's ticks (Resumed) restarts cancelAt, not it.
+	cancelled time.Time
+	stopped   bool // the last check saw a stopped process during a call
+	cpu       time.Duration
+	cpuAt     time.Time
 	// noPings: the server left a ping unanswered and answered a request
 	// sent after it. It does not implement ping (the spec says it must),
 	// so a ping proves nothing either way: none goes out any more. Kept
@@ -133,7 +143,7 @@ func (d *Detector) Up(now time.Time) { *d = Detector{cfg: d.cfg, heard: now, noP
 // Heard records a sign of life: any message from the server.
 func (d *Detector) Heard(now time.Time) {
 	d.heard = now
-	d.deafAt, d.deafWhy, d.cancelAt = time.Time{}, 0, time.Time{}
+	d.deafAt, d.deafWhy, d.cancelAt, d.cancelled = time.Time{}, 0, time.Time{}, time.Time{}
 }
 
 // Resumed records a gap in the shim's own ticks ending at now: the shim
@@ -166,10 +176,11 @@ func (d *Detector) CPU(now time.Time, total time.Duration) {
 }
 
 // Cancelled records that the client cancelled a call outstanding on the
-// server: from now a ping it stays deaf to is proof of a hang.
+// server: from now a ping it stays deaf to makes it not answering since
+// the cancel (CancelDeaf), and, with KillOnCancel, gets it killed.
 func (d *Detector) Cancelled(now time.Time) {
 	if d.cancelAt.IsZero() {
-		d.cancelAt = now
+		d.cancelAt, d.cancelled = now, now
 	}
 }
 
@@ -210,7 +221,7 @@ func (d *Detector) Due(now, call time.Time) Action {
 	if !d.deafAt.IsZero() {
 		deaf := now.Sub(d.deafAt)
 		switch {
-		case !d.cancelAt.IsZero() && now.Sub(later(d.deafAt, d.cancelAt)) >= d.cfg.PingTimeout:
+		case d.cfg.KillOnCancel && d.cancelDeaf(now):
 			return Action{Kind: Kill, Why: ForCancel, Silent: silent, Deaf: deaf}
 		case d.cfg.Deadline > 0 && !call.IsZero() && silent >= d.cfg.Deadline && deaf >= d.cfg.PingTimeout && !d.noPings:
 			return Action{Kind: Kill, Why: ForDeadline, Silent: silent, Deaf: deaf}
@@ -268,6 +279,29 @@ func (d *Detector) Quiet(now, call time.Time) (since time.Time, ok bool) {
 		return time.Time{}, false
 	}
 	return since, true
+}
+
+// cancelDeaf reports whether the client cancelled a call and the server
+// has been deaf to a ping for PingTimeout since (since the later of the
+// ping and the cancel), with nothing heard.
+func (d *Detector) cancelDeaf(now time.Time) bool {
+	return !d.cancelAt.IsZero() && !d.deafAt.IsZero() && now.Sub(later(d.deafAt, d.cancelAt)) >= d.cfg.PingTimeout
+}
+
+// CancelDeaf reports whether the server is not answering since the client
+// cancelled a call (at: when): it left the call unanswered, and has since
+// been deaf to a ping for PingTimeout (a server that ignores pings: silent
+// for Look+PingTimeout), with nothing heard. It is left running unless the
+// user set KillOnCancel: a single-threaded server waiting on I/O is deaf
+// just the same, and finishes the call alone.
+func (d *Detector) CancelDeaf(now time.Time) (at time.Time, ok bool) {
+	if d.cancelAt.IsZero() {
+		return time.Time{}, false
+	}
+	if d.noPings {
+		return d.cancelled, now.Sub(later(d.heard, d.cancelAt)) >= d.cfg.Look+d.cfg.PingTimeout
+	}
+	return d.cancelled, d.cancelDeaf(now)
 }
 
 // Stopped records one check of the server's tree while a call is

@@ -51,19 +51,34 @@ func TestDetector(t *testing.T) {
 			{20, "due", "none"},
 			{60, "due", "none"},
 		}},
-		{name: "cancel, then deaf to a ping: killed PingTimeout after the ping", call: 0, steps: []step{
+		{name: "cancel, then deaf to a ping: not answering, never killed by default", call: 0, steps: []step{
+			{1, "cancel", ""},
+			{1, "nocall", ""},
+			{1, "due", "probe cancel"},
+			{10.9, "cancelled", "no"},
+			{11, "unanswered", ""},
+			{11, "due", "none"},
+			{11, "cancelled", "since 1"},
+			{600, "due", "none"},
+			{600, "cancelled", "since 1"},
+			{601, "heard", ""},
+			{601, "cancelled", "no"},
+		}},
+		{name: "--kill-on-cancel: cancel, then deaf to a ping: killed PingTimeout after the ping", cfg: Config{KillOnCancel: true}, call: 0, steps: []step{
 			{1, "cancel", ""},
 			{1, "nocall", ""},
 			{1, "due", "probe cancel"},
 			{10.9, "due", "none"},
 			{11, "due", "kill cancel"},
 		}},
-		{name: "cancel after a ping already unanswered: killed PingTimeout after the cancel", call: 0, steps: []step{
+		{name: "--kill-on-cancel: cancel after a ping already unanswered: killed PingTimeout after the cancel", cfg: Config{KillOnCancel: true}, call: 0, steps: []step{
 			{3, "due", "probe call"},
 			{13, "unanswered", ""},
 			{30, "cancel", ""},
 			{30, "due", "none"},
 			{39.9, "due", "none"},
+			{39.9, "cancelled", "no"},
+			{40, "cancelled", "since 30"},
 			{40, "due", "kill cancel"},
 		}},
 		{name: "a gap in the shim's ticks is no silence: --hang-after", cfg: Config{Deadline: 5 * time.Second}, call: 0, steps: []step{
@@ -78,16 +93,18 @@ func TestDetector(t *testing.T) {
 			{31.9, "due", "none"},
 			{32, "due", "kill deadline"},
 		}},
-		{name: "a gap in the shim's ticks is no silence: a cancel", call: 0, steps: []step{
+		{name: "a gap in the shim's ticks is no silence: --kill-on-cancel", cfg: Config{KillOnCancel: true}, call: 0, steps: []step{
 			{1, "cancel", ""},
 			{1, "nocall", ""},
 			{1, "due", "probe cancel"},
 			// the ping's time-out fires as the shim resumes, before the tick
 			{17, "unanswered", ""},
 			{17, "resumed", ""},
+			{17, "cancelled", "no"},
 			{17, "due", "probe cancel"},
 			{26.9, "due", "none"},
 			{27, "unanswered", ""},
+			{27, "cancelled", "since 1"},
 			{27, "due", "kill cancel"},
 		}},
 		{name: "a gap in the shim's ticks is no silence: --ping-interval", cfg: Config{Idle: 30 * time.Second}, call: -1, steps: []step{
@@ -178,6 +195,8 @@ func TestDetector(t *testing.T) {
 			{20, "due", "none"},
 			{20, "cancel", ""},
 			{20, "due", "none"},
+			{32.9, "cancelled", "no"},
+			{33, "cancelled", "since 20"},
 			{60, "due", "none"},
 		}},
 		{name: "a late answer to a call sent before the ping teaches nothing", call: 0, steps: []step{
@@ -239,6 +258,15 @@ func TestDetector(t *testing.T) {
 					d.Cancelled(now)
 				case "resumed":
 					d.Resumed(now)
+				case "cancelled":
+					// "cancelled no", "cancelled since S": CancelDeaf
+					got := "no"
+					if at, ok := d.CancelDeaf(now); ok {
+						got = fmt.Sprintf("since %g", at.Sub(t0).Seconds())
+					}
+					if got != s.want {
+						t.Fatalf("at %vs: CancelDeaf = %q, want %q", s.at, got, s.want)
+					}
 				case "cpu":
 					v, err := time.ParseDuration(f[1])
 					if err != nil {

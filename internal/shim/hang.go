@@ -141,7 +141,7 @@ func (s *Shim) checkTree() {
 
 // liveConfig is the liveness settings of options o.
 func liveConfig(o Options) liveness.Config {
-	return liveness.Config{Look: o.Look, PingTimeout: o.PingTimeout, Deadline: o.HangAfter, Idle: o.PingInterval}
+	return liveness.Config{Look: o.Look, PingTimeout: o.PingTimeout, Deadline: o.HangAfter, Idle: o.PingInterval, KillOnCancel: o.KillOnCancel}
 }
 
 // quietNow updates what the record says of a server not answering and
@@ -153,6 +153,9 @@ func (s *Shim) quietNow(now time.Time) bool {
 			q = quiet{since: since, method: e.method, tool: e.tool}
 		}
 	}
+	if q.since.IsZero() && s.isUp() {
+		q = s.cancelQuiet(now)
+	}
 	if q == s.quiet {
 		return false
 	}
@@ -160,11 +163,33 @@ func (s *Shim) quietNow(now time.Time) bool {
 	return true
 }
 
+// cancelQuiet is the server not answering since the client cancelled a
+// call it left unanswered (liveness.Detector.CancelDeaf): the zero quiet
+// when it is not. Called with mu held.
+func (s *Shim) cancelQuiet(now time.Time) quiet {
+	at, ok := s.live.CancelDeaf(now)
+	if !ok {
+		return quiet{}
+	}
+	var last *entry
+	for _, e := range s.inflight {
+		if e.gen == s.gen && e.cancelled && !e.injected && (last == nil || e.sentAt.After(last.sentAt)) {
+			last = e
+		}
+	}
+	q := quiet{since: at, cancelled: true}
+	if last != nil {
+		q.method, q.tool = last.method, last.tool
+	}
+	return q
+}
+
 // quiet is a server not answering: since when (on s.clk), and the oldest
-// call it owes.
+// call it owes; cancelled: since the client cancelled that call.
 type quiet struct {
 	since        time.Time
 	method, tool string
+	cancelled    bool
 }
 
 // quietRecord is q for the state record. Called with mu held.
@@ -174,5 +199,5 @@ func (s *Shim) quietRecord(q quiet) *state.NotAnswering {
 	}
 	// s.clk is a fake clock in tests: the record holds wall time.
 	since := time.Now().Add(q.since.Sub(s.clk.Now())).UTC()
-	return &state.NotAnswering{Since: since, Method: q.method, Tool: q.tool}
+	return &state.NotAnswering{Since: since, Method: q.method, Tool: q.tool, Cancelled: q.cancelled}
 }

@@ -127,13 +127,13 @@ func TestSilenceNeverKillsByDefault(t *testing.T) {
 	}
 }
 
-// The client cancelled the call (Claude Code's tool timeout, the user's
-// Esc) and the server then stays deaf to a ping: proof of a hang. It is
-// killed PingTimeout after the cancel (plus a tick), and the next call is
-// answered by a new server. On the old code the cancel changed nothing:
-// the kill came 13.75 s after the call, by silence.
+// With --kill-on-cancel (the user's consent), the client cancelled the
+// call (Claude Code's tool timeout, the user's Esc) and the server then
+// stays deaf to a ping: it is killed PingTimeout after the cancel (plus a
+// tick), and the next call is answered by a new server. Without the flag:
+// TestBinaryCancelledIsNoHang.
 func TestCancelledThenDeafRestarted(t *testing.T) {
-	h := newHarness(t, hopt{fakeClock: true, opts: defaults})
+	h := newHarness(t, hopt{fakeClock: true, opts: func(o *Options) { defaults(o); o.KillOnCancel = true }})
 	h.handshake()
 	old := h.waitUp(0)
 	id, hang := h.start("tools/call", `{"name":"hang"}`)
@@ -223,6 +223,7 @@ func TestHungServerKilledOnce(t *testing.T) {
 	defer hold.open()
 	h := newHarness(t, hopt{fakeClock: true, opts: func(o *Options) {
 		defaults(o)
+		o.KillOnCancel = true
 		hold.Handler = o.Log.Handler()
 		o.Log = slog.New(hold)
 	}})

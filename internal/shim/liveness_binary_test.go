@@ -31,6 +31,10 @@ type binShim struct {
 	cmd    *exec.Cmd
 	stdin  interface{ Write([]byte) (int, error) }
 	stderr *lockedBuffer
+	// bin is the mcp-heal binary, env the shim's environment (the state
+	// directory, the server's options).
+	bin string
+	env []string
 
 	mu      sync.Mutex
 	answers map[string]chan gjson.Result
@@ -50,7 +54,7 @@ func startBinShim(t *testing.T, flags []string, server example.Options, env ...s
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
-	b := &binShim{t: t, cmd: cmd, stdin: stdin, stderr: &lockedBuffer{}, answers: map[string]chan gjson.Result{}}
+	b := &binShim{t: t, cmd: cmd, stdin: stdin, stderr: &lockedBuffer{}, bin: bin, env: cmd.Env, answers: map[string]chan gjson.Result{}}
 	cmd.Stderr = b.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -140,11 +144,12 @@ func (b *binShim) tool(id, name, args string) string {
 	return r.Get("result.content.0.text").String()
 }
 
-// record returns the shim's state record once cond holds (10 s at most).
+// record returns the shim's state record once cond holds (20 s at most:
+// more than a ping's time-out).
 func (b *binShim) record(what string, cond func(r *state.Record) bool) *state.Record {
 	b.t.Helper()
 	var r *state.Record
-	testenv.WaitFor(b.t, 10*time.Second, what, func() bool {
+	testenv.WaitFor(b.t, 20*time.Second, what, func() bool {
 		var err error
 		r, err = state.Read(b.cmd.Process.Pid)
 		return err == nil && cond(r)
@@ -265,5 +270,144 @@ func TestBinaryStoppedChildIsNoStoppedServer(t *testing.T) {
 	}
 	if p, _ := procinfo.StoppedIn(pid); p != child {
 		t.Errorf("the child is no longer stopped (%d)", p)
+	}
+}
+
+// cancel sends the client's notifications/cancelled for request id, as
+// Claude Code does at its tool time-out or the user's Esc.
+func (b *binShim) cancel(id string) {
+	b.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `,"reason":"timeout"}}`)
+}
+
+// heal runs `mcp-heal heal live` as the model would from Claude Code's
+// Bash tool: a process of its own, with the session's environment and a
+// Claude Code config (in HOME) that names the server.
+func (b *binShim) heal() string {
+	b.t.Helper()
+	home, proj := b.t.TempDir(), b.t.TempDir()
+	var server string
+	for _, e := range b.env {
+		if v, ok := strings.CutPrefix(e, example.OptionsEnv+"="); ok {
+			server = v
+		}
+	}
+	cfg := fmt.Sprintf(`{"mcpServers":{"live":{"command":%q,"args":["shim","--name","live","--",%q],"env":{%q:%q}}}}`, b.bin, os.Args[0], example.OptionsEnv, server)
+	if err := os.WriteFile(filepath.Join(home, ".claude.json"), []byte(cfg), 0o600); err != nil {
+		b.t.Fatal(err)
+	}
+	cmd := exec.Command(b.bin, "heal", "live")
+	cmd.Env = append(b.env, "HOME="+home, "CLAUDE_PROJECT_DIR="+proj)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		b.t.Fatalf("mcp-heal heal live: %v\n%s", err, out)
+	}
+	return string(out)
+}
+
+// Issue 30 item 1: a cancelled call is not a hang. A single-threaded
+// server with state (a counter in memory) waits on I/O in a 16 s call;
+// the client cancels it at 0.5 s. The server stays deaf (the ping waits
+// behind the call), so the record says, 10 s after the cancel, that it is
+// not answering since its call was cancelled; it is left running, finishes
+// the call, and the next call reads the counter on the same pid. Then
+// another call is cancelled and left unanswered: `mcp-heal heal live`, as
+// the model would run it from the Bash tool, restarts it, and the next
+// call answers on a new pid (the counter starts again, as the words said).
+// On the old code the server was killed 10 s after the cancel: the next
+// call read 1 on a new pid ("the server process hung, so mcp-heal stopped
+// it").
+func TestBinaryCancelledIsNoHang(t *testing.T) {
+	b := startBinShim(t, nil, serialServer())
+	pid := b.server()
+	if got := b.tool("1", "counter_increment", "{}"); got != "1" {
+		t.Fatalf("counter: %s", got)
+	}
+	b.start("2", "tools/call", `{"name":"slowwrite","arguments":{"ms":16000}}`)
+	time.Sleep(500 * time.Millisecond)
+	b.cancel("2")
+	cancelled := time.Now()
+	r := b.record("not answering since the cancel", func(r *state.Record) bool { return r.NotAnswering != nil })
+	q := r.NotAnswering
+	if !q.Cancelled || q.Tool != "slowwrite" || q.Since.Before(cancelled.Add(-time.Second)) || q.Since.After(cancelled.Add(time.Second)) {
+		t.Errorf("not answering: %+v, want since the cancel at %v", q, cancelled)
+	}
+	if got := time.Since(cancelled); got < 9*time.Second {
+		t.Errorf("not answering %v after the cancel, before a ping could time out", got)
+	}
+	if got := b.tool("3", "counter_increment", "{}"); got != "2" {
+		t.Errorf("counter after the cancelled call: %s, want 2 (state kept)", got)
+	}
+	if got := b.server(); got != pid || b.kills() > 0 {
+		t.Fatalf("server %d replaced by %d (%d kills)", pid, got, b.kills())
+	}
+	b.record("answering again", func(r *state.Record) bool { return r.NotAnswering == nil })
+
+	b.start("4", "tools/call", `{"name":"slowwrite","arguments":{"ms":600000}}`)
+	time.Sleep(500 * time.Millisecond)
+	b.cancel("4")
+	b.record("not answering since the second cancel", func(r *state.Record) bool { return r.NotAnswering != nil && r.NotAnswering.Cancelled })
+	out := b.heal()
+	if !strings.Contains(out, "restarted the server under shim") {
+		t.Errorf("heal did not restart it:\n%s", out)
+	}
+	next := b.record("a new server", func(r *state.Record) bool { return r.State == state.Running && r.ChildPID != pid && r.ChildPID > 0 }).ChildPID
+	if got := b.tool("5", "counter_increment", "{}"); got != "1" {
+		t.Errorf("counter on the new server: %s, want 1", got)
+	}
+	if got := b.server(); got != next {
+		t.Errorf("the next call went to %d, want %d", got, next)
+	}
+	if b.kills() > 0 {
+		t.Errorf("the shim killed a server by itself: %d", b.kills())
+	}
+}
+
+// With --kill-on-cancel (the user's consent), the old rule: a server deaf
+// to a ping for --ping-timeout after a cancel is killed, and the next call
+// answers on a new process.
+func TestBinaryKillOnCancel(t *testing.T) {
+	b := startBinShim(t, []string{"--kill-on-cancel"}, serialServer())
+	pid := b.server()
+	b.start("1", "tools/call", `{"name":"slowwrite","arguments":{"ms":600000}}`)
+	time.Sleep(500 * time.Millisecond)
+	b.cancel("1")
+	cancelled := time.Now()
+	next := b.record("a new server", func(r *state.Record) bool {
+		return r.State == state.Running && r.ChildPID != pid && r.ChildPID > 0
+	}).ChildPID
+	if got := time.Since(cancelled); got < 9*time.Second || got > 13*time.Second {
+		t.Errorf("replaced %v after the cancel, want about --ping-timeout (10s)", got)
+	}
+	if got := b.tool("2", "pid", "{}"); got != strconv.Itoa(next) {
+		t.Errorf("the next call answered by %s, want %d", got, next)
+	}
+	if !strings.Contains(b.stderr.String(), "the client cancelled a call") {
+		t.Errorf("no kill for the cancel in the log")
+	}
+}
+
+// Issue 30 item 3 with --kill-on-cancel: a 24 s call is cancelled at 1 s
+// (the ping the cancel starts goes unanswered: the server is
+// single-threaded), and 2 s in the shim and the server are stopped
+// together for 15 s. After the continue the cancel's clock starts again:
+// the server answers 7 s later, before a fresh --ping-timeout (10 s) runs
+// out, and is kept. On the old code (whose default was this rule) the
+// stopped seconds counted as deafness: killed at the continue.
+func TestBinaryStoppedShimAfterCancel(t *testing.T) {
+	b := startBinShim(t, []string{"--kill-on-cancel"}, serialServer())
+	pid := b.server()
+	b.start("1", "tools/call", `{"name":"slowwrite","arguments":{"ms":24000}}`)
+	time.Sleep(time.Second)
+	b.cancel("1")
+	time.Sleep(time.Second)
+	cont := b.stopAll(pid)
+	time.Sleep(15 * time.Second)
+	cont()
+	continued := time.Now()
+	if got := b.wait(b.start("2", "tools/call", `{"name":"pid","arguments":{}}`), "the next call", 30*time.Second); got.Get("result.content.0.text").String() != strconv.Itoa(pid) {
+		t.Errorf("the next call, %v after the continue: %s, want pid %d", time.Since(continued), got.Raw, pid)
+	}
+	if n := b.kills(); n > 0 {
+		t.Errorf("%d servers killed", n)
 	}
 }

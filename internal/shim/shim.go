@@ -58,9 +58,14 @@ type Options struct {
 	// for PingTimeout, gets the server killed. 0 (the default, what `wrap`
 	// writes): none; silence alone never kills a server (hang.go).
 	HangAfter time.Duration
-	// PingTimeout: a ping unanswered this long is deafness, proof of a
-	// hang after the client cancelled a call (default DefaultPingTimeout).
+	// PingTimeout: a ping unanswered this long is deafness: the server is
+	// not answering (default DefaultPingTimeout).
 	PingTimeout time.Duration
+	// KillOnCancel is the user's consent (--kill-on-cancel) to kill a
+	// server deaf for PingTimeout after the client cancelled a call.
+	// Without it (the default) such a server is only not answering since
+	// the cancel, and left running (hang.go).
+	KillOnCancel bool
 	// Look: a call this long with no sign of life starts a ping that only
 	// tells busy from deaf (default liveness.DefaultLook).
 	Look time.Duration

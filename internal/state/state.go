@@ -87,10 +87,15 @@ const (
 
 // NotAnswering is a server that has given no sign of life while it owes
 // a call: since when, and the oldest call it owes (Tool for a tools/call).
+// Cancelled: the client cancelled that call (Claude Code's tool time-out,
+// the user's Esc) at Since, and the server has answered nothing since,
+// not even a ping; it is left running (unless the shim runs with
+// --kill-on-cancel), as Claude Code alone would leave it.
 type NotAnswering struct {
-	Since  time.Time `json:"since"`
-	Method string    `json:"method"`
-	Tool   string    `json:"tool,omitempty"`
+	Since     time.Time `json:"since"`
+	Method    string    `json:"method"`
+	Tool      string    `json:"tool,omitempty"`
+	Cancelled bool      `json:"cancelled,omitempty"`
 }
 
 // Record is the state of one running shim.
