@@ -170,3 +170,32 @@ func TestIdleCrashRespawns(t *testing.T) {
 		return r.Restarts >= 1 && r.IdleExits == 0 && r.State != state.Idle
 	})
 }
+
+// TestIdleExitEightSeconds is issue 30's case as reported: a server that
+// exits with code 0 after 8 s idle, and 60 idle seconds after a call.
+// Before, 7 processes were started in that minute; now one, and the next
+// call starts the second.
+func TestIdleExitEightSeconds(t *testing.T) {
+	testenv.NeedsFull(t, "a minute idle")
+	pids := filepath.Join(t.TempDir(), "pids")
+	s := startRawShimEnv(t, "idler", []string{"FAKE_IDLE=8s", "FAKE_PIDS=" + pids})
+	for i := 1; i <= 2; i++ {
+		s.send(`{"jsonrpc":"2.0","id":` + strconv.Itoa(i) + `,"method":"tools/call","params":{"name":"pid","arguments":{}}}`)
+		if l := s.line(); len(gjson.Get(l, "result.content").Array()) != 1 {
+			t.Fatalf("call %d: %.300s", i, l)
+		}
+		if i == 2 {
+			break
+		}
+		time.Sleep(60 * time.Second)
+		if n := len(pidsIn(pids)); n != 1 {
+			t.Fatalf("60 s after one call: %d server processes, want 1", n)
+		}
+		if r := s.record(); r.State != state.Idle || r.IdleExits != 1 || r.Restarts != 0 {
+			t.Fatalf("record: state %q idle_exits %d restarts %d", r.State, r.IdleExits, r.Restarts)
+		}
+	}
+	if n := len(pidsIn(pids)); n != 2 {
+		t.Fatalf("after the second call: %d server processes, want 2", n)
+	}
+}
