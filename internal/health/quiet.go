@@ -69,3 +69,9 @@ func cancelledContext(server string, q *state.NotAnswering, now time.Time) strin
 	return fmt.Sprintf("mcp-heal: to restart MCP server %q, run `%s` with the Bash tool (whatever the server holds in memory is lost). It has answered nothing, not even a ping, since %s was cancelled %s ago: it may still be waiting on something and finish by itself, so mcp-heal leaves it running, and a new call to it may wait behind that one.",
 		server, Shell.Cmd("heal "+server), owed(q), silentFor(q, now))
 }
+
+// CancelledUserLine is the user's one line, inside Claude Code, of a
+// server not answering since its call was cancelled: the command first.
+func CancelledUserLine(server string, q *state.NotAnswering, now time.Time) string {
+	return fmt.Sprintf("mcp-heal: MCP server %q: %s", server, notAnsweringCancelled(q, server, now, Claude))
+}

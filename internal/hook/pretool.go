@@ -39,7 +39,7 @@ func (h *Handler) preToolUse(in *Input) []byte {
 				return note
 			}
 			if q := r.Quiet(); q != nil {
-				return contextReply(PreToolUse, health.NotAnsweringContext(in.Server, q, h.Now()))
+				return h.notAnswering(in, r, q)
 			}
 			return nil
 		}
