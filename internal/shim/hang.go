@@ -148,13 +148,15 @@ func liveConfig(o Options) liveness.Config {
 // reports whether it changed. Called with mu held.
 func (s *Shim) quietNow(now time.Time) bool {
 	var q quiet
-	if e := s.oldestCall(); e != nil && s.isUp() {
+	if s.isUp() {
+		// Silent since a cancel, the server is so still when a new call
+		// waits behind the cancelled one.
+		q = s.cancelQuiet(now)
+	}
+	if e := s.oldestCall(); e != nil && s.isUp() && q.since.IsZero() {
 		if since, ok := s.live.Quiet(now, e.sentAt); ok {
 			q = quiet{since: since, method: e.method, tool: e.tool}
 		}
-	}
-	if q.since.IsZero() && s.isUp() {
-		q = s.cancelQuiet(now)
 	}
 	if q == s.quiet {
 		return false

@@ -334,8 +334,15 @@ func TestBinaryCancelledIsNoHang(t *testing.T) {
 	if got := time.Since(cancelled); got < 9*time.Second {
 		t.Errorf("not answering %v after the cancel, before a ping could time out", got)
 	}
-	if got := b.tool("3", "counter_increment", "{}"); got != "2" {
-		t.Errorf("counter after the cancelled call: %s, want 2 (state kept)", got)
+	// A new call waits behind the cancelled one, as alone; the record
+	// still says since the cancel.
+	next := b.start("3", "tools/call", `{"name":"counter_increment","arguments":{}}`)
+	time.Sleep(2 * time.Second)
+	if r := b.record("the record", func(*state.Record) bool { return true }); r.NotAnswering == nil || !r.NotAnswering.Cancelled || !r.NotAnswering.Since.Equal(q.Since) {
+		t.Errorf("with a new call waiting: not answering %+v, want since the cancel (%v)", r.NotAnswering, q.Since)
+	}
+	if r := b.wait(next, "the call after the cancelled one", 20*time.Second); r.Get("result.content.0.text").String() != "2" {
+		t.Errorf("counter after the cancelled call: %s, want 2 (state kept)", r.Raw)
 	}
 	if got := b.server(); got != pid || b.kills() > 0 {
 		t.Fatalf("server %d replaced by %d (%d kills)", pid, got, b.kills())
@@ -350,12 +357,12 @@ func TestBinaryCancelledIsNoHang(t *testing.T) {
 	if !strings.Contains(out, "restarted the server under shim") {
 		t.Errorf("heal did not restart it:\n%s", out)
 	}
-	next := b.record("a new server", func(r *state.Record) bool { return r.State == state.Running && r.ChildPID != pid && r.ChildPID > 0 }).ChildPID
+	healed := b.record("a new server", func(r *state.Record) bool { return r.State == state.Running && r.ChildPID != pid && r.ChildPID > 0 }).ChildPID
 	if got := b.tool("5", "counter_increment", "{}"); got != "1" {
 		t.Errorf("counter on the new server: %s, want 1", got)
 	}
-	if got := b.server(); got != next {
-		t.Errorf("the next call went to %d, want %d", got, next)
+	if got := b.server(); got != healed {
+		t.Errorf("the next call went to %d, want %d", got, healed)
 	}
 	if b.kills() > 0 {
 		t.Errorf("the shim killed a server by itself: %d", b.kills())
