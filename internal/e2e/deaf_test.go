@@ -19,9 +19,10 @@ import (
 // TestScenario4Deaf is the hang the SIGSTOP row does not cover: the server
 // keeps running (state S, not T) but reads nothing and answers nothing,
 // pings included, with a read-only call outstanding. Silence alone is no
-// proof (docs/shim.md, rule 6), so through the entry `wrap` writes (no
-// hang flags) the shim leaves it until Claude Code gives up on the call:
-// at its tool time-out (MCP_TOOL_TIMEOUT) it cancels the call
+// proof (docs/shim.md, rule 6), nor is a cancelled call (issue 30: a
+// server waiting on I/O is deaf just the same), so the shim here runs
+// with --kill-on-cancel, the user's consent to the rescue: at its tool
+// time-out (MCP_TOOL_TIMEOUT) Claude Code cancels the call
 // (notifications/cancelled), the server stays deaf to the shim's ping for
 // 10 s, and the shim restarts it. The model sees the timed-out call fail,
 // as it would alone, and the next call succeed on the new server; alone,
@@ -49,7 +50,7 @@ func scenarioDeaf(t *testing.T, m mode) outcome {
 		Turn{Text: "Done."},
 	)
 	s.env = append(s.env, fmt.Sprintf("MCP_TOOL_TIMEOUT=%d", deafTimeout.Milliseconds()))
-	s.addExample("ex", m.wrap(), nil, "--hang-file", dataFile(s, "hang"))
+	s.addExample("ex", m.wrap(), []string{"--kill-on-cancel"}, "--hang-file", dataFile(s, "hang"))
 	r := s.drive(false, "Echo through the ex server.", 3)
 	calls := s.model.Calls()
 	o := logCalls(t, s.model, ToolUseID(1, 0))
@@ -102,9 +103,9 @@ func (s *session) lifecycleTimes(server, event string) []time.Time {
 	return out
 }
 
-// TestDeafServerRestartedAfterEsc: the same deaf server in an interactive
-// session, where the user presses Esc during the call instead of waiting
-// for a time-out. Claude Code then cancels the call; the server stays deaf
+// TestDeafServerRestartedAfterEsc: the same deaf server (the shim run with
+// --kill-on-cancel) in an interactive session, where the user presses Esc
+// during the call instead of waiting for a time-out. Claude Code then cancels the call; the server stays deaf
 // to the shim's probe and is restarted about 10 s later, and the next
 // prompt's call is answered. Claude Code alone leaves the server hung for
 // the rest of the session.
@@ -120,7 +121,7 @@ func TestDeafServerRestartedAfterEsc(t *testing.T) {
 		Turn{Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "after"})}},
 		Turn{Text: "Done."},
 	)
-	s.addExample("ex", true, nil, "--hang-file", dataFile(s, "hang"))
+	s.addExample("ex", true, []string{"--kill-on-cancel"}, "--hang-file", dataFile(s, "hang"))
 	ts := s.startInteractive()
 	if !ts.waitScreen("? for shortcuts", 2*time.Minute) {
 		t.Fatalf("interactive claude did not become ready\n%s", ts)
