@@ -84,8 +84,9 @@ func unsafeRune(r rune) bool {
 	switch {
 	case r < 0x20, r == 0x7f, r >= 0x80 && r <= 0x9f:
 		return true
-	case r == 0x061c, r == 0x200e, r == 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
-		// Arabic letter mark, LRM/RLM, embeddings and overrides, isolates.
+	case r == 0x061c, r == 0x200e, r == 0x200f, r == 0x2028, r == 0x2029, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+		// Arabic letter mark, LRM/RLM, line and paragraph separators,
+		// embeddings and overrides, isolates.
 		return true
 	}
 	return false
