@@ -8,6 +8,8 @@
 package state
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -211,6 +213,12 @@ func SafeName(server string) string {
 	s := b.String()
 	if s == "." || s == ".." {
 		s = "_"
+	}
+	if len(s) > 100 {
+		// A file name has 255 bytes at most: a long name keeps its start
+		// and a hash of the whole, so two long names stay apart.
+		sum := sha256.Sum256([]byte(server))
+		s = s[:80] + "-" + hex.EncodeToString(sum[:8])
 	}
 	return s
 }
