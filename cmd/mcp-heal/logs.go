@@ -9,6 +9,7 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/logview"
 	"github.com/mcp-heal/mcp-heal/internal/redact"
 	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/text"
 )
 
 const logsHelp = `Print the lifecycle log a server's shim writes (starts, exits, restarts,
@@ -38,11 +39,11 @@ func runLogs(ctx context.Context, env *Env, args []string) error {
 	}
 	lines, err := logview.Last(path, *n)
 	if errors.Is(err, fs.ErrNotExist) {
-		what, hint := "lifecycle log", "only wrapped servers have one: 'mcp-heal wrap "+server+"'"
+		what, hint := "lifecycle log", "only wrapped servers have one: 'mcp-heal wrap "+text.Name(server)+"'"
 		if *traffic {
 			what, hint = "traffic log", "traffic logging is opt-in: see 'mcp-heal shim --help'"
 		}
-		return &usageError{msg: fmt.Sprintf("no %s for %q yet (%s)", what, server, path), hint: hint}
+		return &usageError{msg: fmt.Sprintf("no %s for %s yet (%s)", what, text.QuotedName(server), path), hint: hint}
 	}
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/keep"
 	"github.com/mcp-heal/mcp-heal/internal/proc"
 	"github.com/mcp-heal/mcp-heal/internal/shim"
+	"github.com/mcp-heal/mcp-heal/internal/text"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
 
@@ -72,13 +73,13 @@ func runShim(ctx context.Context, env *Env, args []string) error {
 	if *name == "" {
 		*name = shim.DefaultName(cmdArgs, ro.URL)
 	}
-	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level})).With("shim", "mcp-heal", "server", *name)
+	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level})).With("shim", "mcp-heal", "server", text.Name(*name))
 
 	if why := policyDenies(env, *name, cmdArgs, ro.URL); why != "" {
 		// Claude Code runs the wrapped entry (a deny rule by command or
 		// URL matches the entry as written, not the server inside it):
 		// an entry wrapped before the rule was written would lift it.
-		return fmt.Errorf("not starting MCP server %q: Claude Code's policy blocks it: %s; run 'mcp-heal unwrap %s' to hand it back to Claude Code", *name, why, *name)
+		return fmt.Errorf("not starting MCP server %s: Claude Code's policy blocks it: %s; run 'mcp-heal unwrap %s' to hand it back to Claude Code", text.QuotedName(*name), why, text.Name(*name))
 	}
 
 	var dialer upstream.Dialer

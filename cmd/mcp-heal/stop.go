@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/mcp-heal/mcp-heal/internal/keep"
+	"github.com/mcp-heal/mcp-heal/internal/text"
 )
 
 const stopSynopsis = "stop NAME|--all"
@@ -32,9 +33,9 @@ func runStop(_ context.Context, env *Env, args []string) error {
 		return &usageError{msg: "stop takes the name of one kept server, or --all", hint: "mcp-heal stop NAME"}
 	}
 	name := fs.Arg(0)
-	n, err := keep.StopNamed(name, func(pid int) { fmt.Fprintf(env.Stdout, "stopped the kept server %s (pid %d)\n", name, pid) })
+	n, err := keep.StopNamed(name, func(pid int) { fmt.Fprintf(env.Stdout, "stopped the kept server %s (pid %d)\n", text.Name(name), pid) })
 	if err == nil && n == 0 {
-		return &usageError{msg: fmt.Sprintf("no kept server named %q is running", name), hint: "mcp-heal status lists the kept servers"}
+		return &usageError{msg: fmt.Sprintf("no kept server named %s is running", text.QuotedName(name)), hint: "mcp-heal status lists the kept servers"}
 	}
 	return err
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/keep"
 	"github.com/mcp-heal/mcp-heal/internal/status"
+	"github.com/mcp-heal/mcp-heal/internal/text"
 )
 
 const wrapHelp = `
@@ -122,7 +123,7 @@ func stopKept(env *Env, rows []wrap.Row) error {
 	slices.Sort(names)
 	for _, name := range slices.Compact(names) {
 		if _, err := keep.StopNamed(name, func(pid int) {
-			fmt.Fprintf(env.Stdout, "%s: stopped its kept server (pid %d)\n", name, pid)
+			fmt.Fprintf(env.Stdout, "%s: stopped its kept server (pid %d)\n", text.Name(name), pid)
 		}); err != nil {
 			return err
 		}
@@ -152,7 +153,7 @@ func printPlan(env *Env, plan *wrap.Plan, req wrap.Request, dry bool, project st
 		if dry && r.Changed() {
 			verb = "would be " + verb
 		}
-		line := fmt.Sprintf("%s: %s (%s, %s)", r.Name, verb, r.Scope, tilde(r.File))
+		line := fmt.Sprintf("%s: %s (%s, %s)", text.Name(r.Name), verb, r.Scope, tilde(r.File))
 		if r.Detail != "" {
 			line += ": " + r.Detail
 		}

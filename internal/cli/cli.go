@@ -6,8 +6,9 @@
 package cli
 
 import (
-	"fmt"
 	"strings"
+
+	"github.com/mcp-heal/mcp-heal/internal/text"
 )
 
 // Closest is the choice nearest to a mistyped name (at most two edits
@@ -52,7 +53,7 @@ func editDistance(a, b string) int {
 func QuoteList(names []string) string {
 	q := make([]string, len(names))
 	for i, n := range names {
-		q[i] = fmt.Sprintf("%q", n)
+		q[i] = text.QuotedName(n)
 	}
 	return strings.Join(q, ", ")
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/probe"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/status"
+	"github.com/mcp-heal/mcp-heal/internal/text"
 )
 
 // Severity of a finding.
@@ -174,7 +175,7 @@ func (d *Doctor) judge(r *Report) {
 	case !s.Wrapped && s.Scope != claudecfg.ScopePlugin && s.NoWrap != "":
 		add(OK, "not wrapped, and wrap leaves it alone: "+s.NoWrap, "")
 	case !s.Wrapped && s.Scope != claudecfg.ScopePlugin:
-		add(Warn, health.UnprotectedNote, d.Say.Cmd("wrap "+s.Name))
+		add(Warn, health.UnprotectedNote, d.Say.Cmd("wrap "+text.Name(s.Name)))
 	}
 	if s.Protects != "" {
 		add(OK, health.ConflictNote(s.Protects), "")

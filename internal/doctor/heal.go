@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/text"
 )
 
 // stuckAfter is how long a shim may stay restarting or in backoff before
@@ -69,7 +70,7 @@ func (d *Doctor) heal(r *Report) {
 	}
 	switch {
 	case !works && r.Probe != nil && r.Probe.Problem != nil:
-		r.Next = fmt.Sprintf("fix %s first: %s", name, r.Probe.Problem.Hint)
+		r.Next = fmt.Sprintf("fix %s first: %s", text.Name(name), r.Probe.Problem.Hint)
 		if reconnect || !r.Server.Wrapped {
 			r.Next += "; then run " + d.Say.Reconnect(name)
 		}

@@ -36,7 +36,7 @@ func (r *Report) WriteText(w io.Writer) {
 	// repository writes the command line: all of it goes through the one
 	// quoting rule (text.Safe) before it reaches the terminal.
 	q := text.Safe
-	fmt.Fprintf(w, "%s  (%s scope, %s, %s)\n  %s\n", q(s.Name), s.Scope, s.Transport, wrapped, q(what))
+	fmt.Fprintf(w, "%s  (%s scope, %s, %s)\n  %s\n", text.Name(s.Name), s.Scope, s.Transport, wrapped, q(what))
 	for _, f := range r.Findings {
 		fmt.Fprintf(w, "  %s %s\n", marks[f.Severity], q(f.Message))
 		for _, d := range f.Detail {
@@ -60,7 +60,7 @@ func WriteTodo(w io.Writer, reports []*Report) {
 	var todo []string
 	for _, r := range reports {
 		if r.Next != "" && !r.Healed() {
-			todo = append(todo, text.Safe(fmt.Sprintf("  %s: %s", r.Server.Name, r.Next)))
+			todo = append(todo, text.Safe(fmt.Sprintf("  %s: %s", text.Name(r.Server.Name), r.Next)))
 		}
 	}
 	if len(todo) == 0 {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/text"
 )
 
 // Actions a hook or `heal` records in an incident.
@@ -89,10 +91,10 @@ func Advice(s Situation) string {
 		return headlessReconnect(Advice(s), s.Server)
 	}
 	a := Claude
-	q := fmt.Sprintf("%q", s.Server)
+	q := text.QuotedName(s.Server)
 	reconnect := "`" + a.Reconnect(s.Server) + "`"
-	doctor := "`" + a.Cmd("doctor "+s.Server) + "`"
-	heal := "`" + a.Cmd("heal "+s.Server) + "`"
+	doctor := "`" + a.Cmd("doctor "+text.Name(s.Server)) + "`"
+	heal := "`" + a.Cmd("heal "+text.Name(s.Server)) + "`"
 	p := s.Probe
 	msg := func(format string, args ...any) string { return "mcp-heal: " + fmt.Sprintf(format, args...) }
 
@@ -208,8 +210,8 @@ func Deny(server string, c Class, shim string) string {
 	if c == CannotStart {
 		what, fix, then = "cannot start", "fix its command in the MCP config", "then starts it"
 	}
-	return fmt.Sprintf("mcp-heal: MCP server %q %s (%s), so this call was not sent; mcp-heal keeps trying it in the background. Continue without this server and ask the user to %s (`%s`); `%s` %s.",
-		server, what, shim, fix, a.Cmd("doctor "+server), a.Cmd("heal "+server), then)
+	return fmt.Sprintf("mcp-heal: MCP server %s %s (%s), so this call was not sent; mcp-heal keeps trying it in the background. Continue without this server and ask the user to %s (`%s`); `%s` %s.",
+		text.QuotedName(server), what, shim, fix, a.Cmd("doctor "+text.Name(server)), a.Cmd("heal "+text.Name(server)), then)
 }
 
 // DeadNotice is PreToolUse's warning about a server Claude Code gave up on
@@ -218,8 +220,8 @@ func DeadNotice(server string, c Class, t time.Time, headless bool) string {
 	if headless {
 		return headlessReconnect(DeadNotice(server, c, t, false), server)
 	}
-	return fmt.Sprintf("mcp-heal: MCP server %q was found disconnected at %s (%s) and Claude Code does not reconnect it by itself; if this call fails, continue without it and ask the user to run `%s`.",
-		server, t.Local().Format("15:04:05"), c, Claude.Reconnect(server))
+	return fmt.Sprintf("mcp-heal: MCP server %s was found disconnected at %s (%s) and Claude Code does not reconnect it by itself; if this call fails, continue without it and ask the user to run `%s`.",
+		text.QuotedName(server), t.Local().Format("15:04:05"), c, Claude.Reconnect(server))
 }
 
 // SessionNotice is SessionStart's one line for the user about servers
@@ -251,12 +253,16 @@ func SessionNotice(failing, unprotected, unapproved, protected []string) string 
 	return "mcp-heal: MCP servers " + strings.Join(parts, "; ") + "."
 }
 
-// names lists up to three names and counts the rest.
+// names lists up to three names (text.Name) and counts the rest.
 func names(list []string) string {
-	if len(list) <= 3 {
-		return strings.Join(list, ", ")
+	shown := make([]string, 0, 3)
+	for _, n := range list[:min(len(list), 3)] {
+		shown = append(shown, text.Name(n))
 	}
-	return fmt.Sprintf("%s and %d more", strings.Join(list[:3], ", "), len(list)-3)
+	if len(list) <= 3 {
+		return strings.Join(shown, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(shown, ", "), len(list)-3)
 }
 
 // BlockedNotice is SessionStart's line about wrapped entries whose real

@@ -5,6 +5,7 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/ccpolicy"
 	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/text"
 )
 
 // ApproveFirst is the probe's hint for a server it refused as not
@@ -18,7 +19,7 @@ func NotApprovedHint(s Entry, a Audience) string {
 	if s.Protects != "" {
 		file = s.Protects // wrap's local copy of it
 	}
-	return "if you trust " + filepath.Base(file) + " in " + filepath.Dir(file) + ", approve " + s.Name + " in Claude Code (/mcp), then run " + a.Cmd("doctor "+s.Name)
+	return "if you trust " + filepath.Base(file) + " in " + filepath.Dir(file) + ", approve " + text.Name(s.Name) + " in Claude Code (/mcp), then run " + a.Cmd("doctor "+text.Name(s.Name))
 }
 
 // Entry is what health reads of a configured server (a claudecfg.Server,

@@ -1,6 +1,10 @@
 package health
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/mcp-heal/mcp-heal/internal/text"
+)
 
 // Audience is who reads a piece of advice, which decides how it names a
 // command: plugin users have no mcp-heal on PATH, so inside Claude Code the
@@ -51,9 +55,9 @@ func (a Audience) Hint(h string) string {
 // exists inside Claude Code: a shell reader is told where to type it.
 func (a Audience) Reconnect(server string) string {
 	if a == Claude {
-		return "/mcp reconnect " + server
+		return "/mcp reconnect " + text.Name(server)
 	}
-	return "/mcp reconnect " + server + " in Claude Code"
+	return "/mcp reconnect " + text.Name(server) + " in Claude Code"
 }
 
 // ReconnectEach names Claude Code's reconnect command for each server,
@@ -64,7 +68,7 @@ func ReconnectEach(servers []string) string {
 	}
 	parts := make([]string, len(servers))
 	for i, n := range servers {
-		parts[i] = "/mcp reconnect " + n
+		parts[i] = "/mcp reconnect " + text.Name(n)
 	}
 	return "'" + strings.Join(parts, "', '") + "'"
 }

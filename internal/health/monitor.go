@@ -26,7 +26,7 @@ func MonitorRestarted(r *state.Record) string {
 // (r.State failed): a crash loop, or a command that cannot start.
 func MonitorFailing(r *state.Record) string {
 	q := quote(r.Server)
-	doctor := Claude.Cmd("doctor " + r.Server)
+	doctor := Claude.Cmd("doctor " + text.Name(r.Server))
 	if ShimClass(r) == CannotStart {
 		return fmt.Sprintf("mcp-heal: MCP server %s cannot start%s, so its calls are refused until its command is fixed. Continue without it and ask the user to run %s.", q, paren(text.Safe(r.LastError)), doctor)
 	}

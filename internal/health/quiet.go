@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/text"
 )
 
 // NotAnsweringHealth is the health `status` shows for a server that owes
@@ -25,7 +26,7 @@ func NotAnswering(r *state.Record, server string, now time.Time, a Audience) str
 		return notAnsweringCancelled(q, server, now, a)
 	}
 	return fmt.Sprintf("not answering for %s (%s outstanding; no message, no answer to a ping, no CPU time since): it may be busy in a long call, and mcp-heal restarts no server for silence alone; wait, or run %s to restart it (what it holds in memory is lost)",
-		silentFor(q, now), owed(q), a.Cmd("heal "+server))
+		silentFor(q, now), owed(q), a.Cmd("heal "+text.Name(server)))
 }
 
 // NotAnsweringContext is what the PreToolUse hook tells the model before
@@ -34,8 +35,8 @@ func NotAnsweringContext(server string, q *state.NotAnswering, now time.Time) st
 	if q.Cancelled {
 		return cancelledContext(server, q, now)
 	}
-	return fmt.Sprintf("mcp-heal: MCP server %q has not answered for %s: %s is still outstanding, with no message, no answer to a ping and no CPU time from the server since. It may be busy in a long call, and this call may wait behind it; if it stays silent, ask the user to run `%s` to restart it (whatever the server holds in memory is lost).",
-		server, silentFor(q, now), owed(q), Claude.Cmd("heal "+server))
+	return fmt.Sprintf("mcp-heal: MCP server %s has not answered for %s: %s is still outstanding, with no message, no answer to a ping and no CPU time from the server since. It may be busy in a long call, and this call may wait behind it; if it stays silent, ask the user to run `%s` to restart it (whatever the server holds in memory is lost).",
+		text.QuotedName(server), silentFor(q, now), owed(q), Claude.Cmd("heal "+text.Name(server)))
 }
 
 func silentFor(q *state.NotAnswering, now time.Time) string {
@@ -57,7 +58,7 @@ func owed(q *state.NotAnswering) string {
 // from a hung one, and alone it would finish the call and keep its state.
 func notAnsweringCancelled(q *state.NotAnswering, server string, now time.Time, a Audience) string {
 	return fmt.Sprintf("run %s to restart it (what it holds in memory is lost): it has answered nothing, not even a ping, since %s was cancelled %s ago; it may still be waiting on something and finish by itself, so mcp-heal leaves it running",
-		a.Cmd("heal "+server), owed(q), silentFor(q, now))
+		a.Cmd("heal "+text.Name(server)), owed(q), silentFor(q, now))
 }
 
 // cancelledContext is what the model is told, once by the monitor and
@@ -66,8 +67,8 @@ func notAnsweringCancelled(q *state.NotAnswering, server string, now time.Time, 
 // run with the Bash tool (the plugin's bin/ is on its PATH), and what it
 // costs; then why a new call may wait.
 func cancelledContext(server string, q *state.NotAnswering, now time.Time) string {
-	return fmt.Sprintf("mcp-heal: to restart MCP server %q, run `%s` with the Bash tool (whatever the server holds in memory is lost). It has answered nothing, not even a ping, since %s was cancelled %s ago: it may still be waiting on something and finish by itself, so mcp-heal leaves it running, and a new call to it may wait behind that one.",
-		server, Shell.Cmd("heal "+server), owed(q), silentFor(q, now))
+	return fmt.Sprintf("mcp-heal: to restart MCP server %s, run `%s` with the Bash tool (whatever the server holds in memory is lost). It has answered nothing, not even a ping, since %s was cancelled %s ago: it may still be waiting on something and finish by itself, so mcp-heal leaves it running, and a new call to it may wait behind that one.",
+		text.QuotedName(server), Shell.Cmd("heal "+text.Name(server)), owed(q), silentFor(q, now))
 }
 
 // CancelledUserLine is the user's one line, inside Claude Code, of a

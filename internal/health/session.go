@@ -59,7 +59,7 @@ const (
 // enough (a transient failure the model retries). The model's
 // explanation (Advice) reaches the model only.
 func UserLine(s Situation) (kind, line string) {
-	q := fmt.Sprintf("%q", s.Server)
+	q := text.QuotedName(s.Server)
 	switch {
 	case s.lostShim():
 		return ToldReconnect, fmt.Sprintf("mcp-heal: run %s: %s. Claude Code lost MCP server %s with it.", Claude.Reconnect(s.Server), s.ShimGone, q)
@@ -81,13 +81,13 @@ func UserLine(s Situation) (kind, line string) {
 		if s.Class == CannotStart {
 			what = "cannot start"
 		}
-		return ToldFailed, fmt.Sprintf("mcp-heal: MCP server %s %s; its calls are refused until it is fixed: run %s.", q, what, Claude.Cmd("doctor "+s.Server))
+		return ToldFailed, fmt.Sprintf("mcp-heal: MCP server %s %s; its calls are refused until it is fixed: run %s.", q, what, Claude.Cmd("doctor "+text.Name(s.Server)))
 	case s.Class.Dead() || s.Stuck:
 		what := "is disconnected"
 		if s.Stuck {
 			what = "is hung"
 		}
-		doctor := Claude.Cmd("doctor " + s.Server)
+		doctor := Claude.Cmd("doctor " + text.Name(s.Server))
 		if p := s.Probe; p.Probed && !p.Works && !s.Stuck {
 			// Its command cannot start (not found, not executable: seen
 			// without starting it): `/mcp reconnect` alone would fail

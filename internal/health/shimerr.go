@@ -182,7 +182,7 @@ func CrashLoopError(server string, c Cause, after time.Duration, stderr string, 
 // cannot be started at all (why: from StartFailure).
 func CannotStartError(server, why string) string {
 	return sentence(server, "cannot start", Cause{Kind: "cannot-start", Detail: why}.Clause(), Outcome{Kind: OutcomeNotSent}.Sentence(),
-		"fix the command in the MCP config, then run "+Claude.Cmd("heal "+server))
+		"fix the command in the MCP config, then run "+Claude.Cmd("heal "+text.Name(server)))
 }
 
 // UnreachableError is the error for a call to a remote server (target:
@@ -284,5 +284,5 @@ func quote(name string) string {
 	if name == "" {
 		return "(unnamed)"
 	}
-	return `"` + name + `"`
+	return text.QuotedName(name)
 }

@@ -112,9 +112,9 @@ func ShortSession(id string) string {
 // reader must do about it (todo).
 func FailedShim(r *state.Record, server string, a Audience) (what, todo string) {
 	if ShimClass(r) == CannotStart {
-		return "cannot start: " + r.LastError, "fix the command in the MCP config, then run " + a.Cmd("heal "+server)
+		return "cannot start: " + r.LastError, "fix the command in the MCP config, then run " + a.Cmd("heal "+text.Name(server))
 	}
-	return "crash loop: " + ExitSummary(r), "fix the cause (" + a.Cmd("doctor "+server) + "), then run " + a.Cmd("heal "+server)
+	return "crash loop: " + ExitSummary(r), "fix the cause (" + a.Cmd("doctor "+text.Name(server)) + "), then run " + a.Cmd("heal "+text.Name(server))
 }
 
 // DriftHint is what to do about a local entry that protects a project
@@ -125,9 +125,9 @@ func DriftHint(s Entry, a Audience) string {
 	case s.Drift == "":
 		return ""
 	case strings.HasPrefix(s.Drift, "removed"), strings.HasPrefix(s.Drift, ccpolicy.DriftUnapproved):
-		return s.Drift + ": run " + a.Cmd("unwrap "+s.Name)
+		return s.Drift + ": run " + a.Cmd("unwrap "+text.Name(s.Name))
 	}
-	return s.Drift + ": run " + a.Cmd("wrap "+s.Name)
+	return s.Drift + ": run " + a.Cmd("wrap "+text.Name(s.Name))
 }
 
 // IncidentHint is what to do about an incident of class c on server: ""

@@ -20,6 +20,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcp-heal/mcp-heal/internal/jsoncheck"
+	"github.com/mcp-heal/mcp-heal/internal/text"
 )
 
 // Input is the part of a hook payload mcp-heal uses.
@@ -67,6 +68,12 @@ func Parse(b []byte) (*Input, error) {
 	}
 	if in.Server == "" {
 		in.Server = ServerFromTool(in.ToolName)
+	}
+	// Claude Code's error quotes the server's name as it is (MCP server
+	// "<name>" is not connected); the error is recorded and shown, and
+	// the name in it goes by the one rule as everywhere else.
+	if in.Server != "" && in.Error != "" {
+		in.Error = strings.ReplaceAll(in.Error, `"`+in.Server+`"`, text.QuotedName(in.Server))
 	}
 	return in, nil
 }

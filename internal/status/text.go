@@ -50,29 +50,29 @@ func (rep Report) WriteText(w io.Writer, home string, now time.Time, a health.Au
 			} else if s.Scope == claudecfg.ScopePlugin {
 				wrapped = "no (plugin)"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", clip(s.Name, 40), s.Scope, s.Transport, wrapped, s.Health, child, up, restarts, clip(exit, 40), clip(target(s.Server, home), 60))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", clip(text.Name(s.Name), 40), s.Scope, s.Transport, wrapped, s.Health, child, up, restarts, clip(exit, 40), clip(target(s.Server, home), 60))
 		}
 		tw.Flush()
 		var notes []string
 		for _, s := range rep.Servers {
 			if s.HealthDetail != "" {
-				notes = append(notes, fmt.Sprintf("  %s: %s", s.Name, s.HealthDetail))
+				notes = append(notes, fmt.Sprintf("  %s: %s", text.Name(s.Name), s.HealthDetail))
 			}
 			if s.Protects != "" {
-				notes = append(notes, fmt.Sprintf("  %s: %s", s.Name, health.ConflictNote(s.Protects)))
+				notes = append(notes, fmt.Sprintf("  %s: %s", text.Name(s.Name), health.ConflictNote(s.Protects)))
 			}
 			if d := health.DriftHint(Entry(s.Server), a); d != "" {
-				notes = append(notes, fmt.Sprintf("  %s: %s", s.Name, d))
+				notes = append(notes, fmt.Sprintf("  %s: %s", text.Name(s.Name), d))
 			}
 			for _, r := range s.Shims {
 				if k := keep.Describe(r, now); k != "" {
-					notes = append(notes, fmt.Sprintf("  %s: %s", s.Name, k))
+					notes = append(notes, fmt.Sprintf("  %s: %s", text.Name(s.Name), k))
 				}
 				// A failed server's detail says its error; a healthy
 				// one's last error is history, not news (issue 32:
 				// "last error: command not found" beside an ok row).
 				if r.LastError != "" && s.Health != health.Failing && s.Health != health.Healthy {
-					notes = append(notes, fmt.Sprintf("  %s: last error: %s", s.Name, clip(r.LastError, 200)))
+					notes = append(notes, fmt.Sprintf("  %s: last error: %s", text.Name(s.Name), clip(r.LastError, 200)))
 				}
 			}
 		}
@@ -107,7 +107,7 @@ func (rep Report) WriteText(w io.Writer, home string, now time.Time, a health.Au
 			if in.SessionEnded {
 				sess += " (ended)"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", in.Time.Local().Format("15:04:05"), clip(sess, 20), clip(in.Server, 40), in.Event, in.Class, dash(in.Action), clip(dash(redact.String(in.Error)), 60))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", in.Time.Local().Format("15:04:05"), clip(sess, 20), clip(text.Name(in.Server), 40), in.Event, in.Class, dash(in.Action), clip(dash(redact.String(in.Error)), 60))
 		}
 		tw.Flush()
 	}

@@ -16,8 +16,11 @@ import (
 //     between double quotes (QuotedName), as it always did;
 //   - any other name prints between double quotes, escaped to printable
 //     ASCII: \" and \\, \n \r \t, \xNN for other control bytes, invalid
-//     UTF-8 and ` < >, \uNNNN for every other non-ASCII rune (« », U+2028,
-//     bidi controls, fullwidth colons), cut after NameMax bytes with "…".
+//     UTF-8 and ` $ < >, \uNNNN for every other non-ASCII rune (« »,
+//     U+2028, bidi controls, fullwidth colons), cut after NameMax bytes
+//     with "…". Between double quotes a shell expands nothing of it (no $
+//     and no backtick is left): the advice may name it in a command the
+//     model runs with the Bash tool.
 //
 // So a name is always one line, and no line mcp-heal prints starts with,
 // or holds outside quotes, anything the name chose.
@@ -73,7 +76,7 @@ func quotedName(s string) string {
 			e = `\r`
 		case r == '\t':
 			e = `\t`
-		case r == '`' || r == '<' || r == '>' || r < 0x20 || r == 0x7f:
+		case r == '`' || r == '$' || r == '<' || r == '>' || r < 0x20 || r == 0x7f:
 			e = fmt.Sprintf(`\x%02x`, r)
 		case r < 0x80:
 			e = string(r)

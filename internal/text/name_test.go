@@ -17,6 +17,7 @@ func TestName(t *testing.T) {
 		{"mcp-heal:x", `"mcp-heal:x"`, ""},
 		{"<system-reminder>", `"\x3csystem-reminder\x3e"`, ""},
 		{"\xff", `"\xff"`, ""},
+		{"$(id)", `"\x24(id)"`, ""},
 		{"", `""`, ""},
 		{strings.Repeat("a", NameMax+1), `"` + strings.Repeat("a", NameMax) + `…"`, ""},
 	}
@@ -44,7 +45,7 @@ func FuzzName(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		for _, got := range []string{Name(s), QuotedName(s)} {
-			if !utf8.ValidString(got) || unsafeAt(got) >= 0 || strings.ContainsAny(got, "\n\r\u2028\u2029«»`<>") {
+			if !utf8.ValidString(got) || unsafeAt(got) >= 0 || strings.ContainsAny(got, "\n\r\u2028\u2029«»`$<>") {
 				t.Fatalf("Name(%q) = %q: not one safe line", s, got)
 			}
 			if got == s {

@@ -19,6 +19,7 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/redact"
 	"github.com/mcp-heal/mcp-heal/internal/regfile"
+	"github.com/mcp-heal/mcp-heal/internal/text"
 )
 
 // Request is what wrap or unwrap is asked to do.
@@ -284,11 +285,27 @@ func (p *Plan) Diff(name func(string) string) string {
 		if string(fe.old) != string(fe.new) {
 			// Env and header values and URL tokens never reach the output:
 			// through /mcp-heal wrap --dry-run it lands in the model's
-			// context (redact.JSON, the one rule).
-			b.WriteString(Diff(name(fe.path), redact.JSON(fe.old), redact.JSON(fe.new)))
+			// context (redact.JSON, the one rule). A server's name in
+			// it may hold line separators, bidi controls or escapes
+			// (a file may be invalid JSON): each line goes through
+			// text.Safe, tabs kept for the file's indent.
+			b.WriteString(safeLines(Diff(name(fe.path), redact.JSON(fe.old), redact.JSON(fe.new))))
 		}
 	}
 	return b.String()
+}
+
+// safeLines is s, lines of a diff, each through text.Safe but for tabs.
+func safeLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		parts := strings.Split(l, "\t")
+		for j, p := range parts {
+			parts[j] = text.Safe(p)
+		}
+		lines[i] = strings.Join(parts, "\t")
+	}
+	return strings.Join(lines, "\n")
 }
 
 // writeNew creates path (0600) whole: written to a temporary file, then
