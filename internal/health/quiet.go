@@ -74,5 +74,5 @@ func cancelledContext(server string, q *state.NotAnswering, now time.Time) strin
 // CancelledUserLine is the user's one line, inside Claude Code, of a
 // server not answering since its call was cancelled: the command first.
 func CancelledUserLine(server string, q *state.NotAnswering, now time.Time) string {
-	return fmt.Sprintf("mcp-heal: MCP server %q: %s", server, notAnsweringCancelled(q, server, now, Claude))
+	return fmt.Sprintf("mcp-heal: MCP server %s: %s", text.QuotedName(server), notAnsweringCancelled(q, server, now, Claude))
 }
