@@ -63,18 +63,15 @@ func TestTreeOfServer(t *testing.T) {
 		for _, p := range c.stop {
 			syscall.Kill(p, syscall.SIGSTOP)
 		}
-		var tr Tree
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-			tr, err = TreeOf(root, out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if all(c.stop, func(p int) bool { i, _ := Get(p); return i != nil && i.Stopped }) {
-				break
-			}
+		// The tree is read once every stop has landed.
+		for deadline := time.Now().Add(10 * time.Second); !all(c.stop, func(p int) bool { i, _ := Get(p); return i != nil && i.Stopped }); time.Sleep(5 * time.Millisecond) {
 			if time.Now().After(deadline) {
 				t.Fatalf("%s: not seen stopped", c.name)
 			}
+		}
+		tr, err := TreeOf(root, out)
+		if err != nil {
+			t.Fatal(err)
 		}
 		if tr.Stopped != c.stopped || tr.Server != c.server {
 			t.Errorf("%s stopped: Stopped %d, Server %d; want %d, %d", c.name, tr.Stopped, tr.Server, c.stopped, c.server)
