@@ -9,8 +9,9 @@ import (
 )
 
 // printers are the packages that print a server's name: the monitor's
-// and the hooks' words, status, doctor and heal, and the commands.
-var printers = []string{"internal/health", "internal/status", "internal/doctor", "internal/hook", "internal/monitor", "cmd/mcp-heal"}
+// and the hooks' words, status, doctor and heal, the status line, and the
+// commands.
+var printers = []string{"internal/health", "internal/status", "internal/doctor", "internal/hook", "internal/monitor", "internal/statusline", "cmd/mcp-heal"}
 
 // rawName reports whether e is a server's name as it came: a field
 // Server (a record's, an incident's, a hook input's) or Name (a

@@ -20,6 +20,7 @@ package statusline
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/state"
@@ -144,40 +145,31 @@ func judge(r *state.Record, now time.Time) news {
 }
 
 // act is the command to run about server, first, then what is wrong:
-// "run /mcp-heal doctor NAME: crash loop". A name that would not survive
-// being typed (one the quoting rule changed or clipped) is left out of
-// the command, which then lists every server, and named after it.
+// "run /mcp-heal doctor NAME: crash loop". A name that the one rule
+// (text.Name) changes or that is clipped is left out of the command (the
+// user could not type it as shown; doctor then lists every server) and
+// shown after it.
 func act(cmd, server, what string) string {
-	if plain(server) {
-		return "run /mcp-heal " + cmd + " " + server + ": " + what
+	if n := text.Name(server); n == server && len(n) <= MaxName {
+		return "run /mcp-heal " + cmd + " " + n + ": " + what
 	}
 	return "run /mcp-heal " + cmd + ": " + Name(server) + " " + what
 }
 
-// plain reports whether name reads the same typed as shown: short,
-// letters, digits and . _ - only.
-func plain(name string) bool {
-	if name == "" || len(name) > MaxName {
-		return false
+// Name is a server name as the line shows it: by the one rule for
+// printing a name (text.Name: a plain name as it is, any other quoted and
+// escaped, so no control character, escape or bidi control from a
+// project's .mcp.json reaches the terminal), clipped to MaxName bytes with
+// "…", a quoted one still closed.
+func Name(server string) string {
+	n := text.Name(server)
+	if len(n) <= MaxName {
+		return n
 	}
-	for _, c := range name {
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_', c == '.':
-		default:
-			return false
-		}
+	if strings.HasPrefix(n, `"`) {
+		return text.Clip(n, MaxName-1) + `"`
 	}
-	return true
-}
-
-// Name is a server name as the line shows it: through the one quoting
-// rule for text on a terminal (no control character, escape or bidi
-// control survives: a project's .mcp.json names servers), and clipped.
-func Name(s string) string {
-	if s == "" {
-		return "(unnamed)"
-	}
-	return text.Clip(text.Safe(s), MaxName)
+	return text.Clip(n, MaxName)
 }
 
 // ago is a duration as the line says it: 12s, 2m, 3h, 2d.

@@ -48,7 +48,10 @@ func TestLine(t *testing.T) {
 		}, "MCP 1/1 ok"},
 		{"a name with escapes is quoted, and left out of the command", []*state.Record{
 			rec("\x1b]52;c;cGF3bmVk\x07evil\u202e", state.Failed, nil),
-		}, `MCP 0/1 · run /mcp-heal doctor: \x1b]52;c;cGF3bmVk… crash loop`},
+		}, `MCP 0/1 · run /mcp-heal doctor: "\x1b]52;c;cGF3bm…" crash loop`},
+		{"a name the rule quotes is quoted, whole when short", []*state.Record{
+			rec("a b", state.Failed, nil),
+		}, `MCP 0/1 · run /mcp-heal doctor: "a b" crash loop`},
 		{"a long name is clipped", []*state.Record{
 			rec(strings.Repeat("n", 60), state.Backoff, nil),
 		}, "MCP 0/1 · " + strings.Repeat("n", MaxName) + "… restarting"},
