@@ -45,3 +45,27 @@ func TestPreToolUseNotAnsweringSinceCancel(t *testing.T) {
 		}
 	}
 }
+
+// TestHeadlessToldOnceOfCancelledServer: in `claude -p` no monitor runs, so
+// the next PreToolUse hook (a call to another server) tells the model, once,
+// of a server not answering since its call was cancelled; an interactive
+// session leaves that to the monitor.
+func TestHeadlessToldOnceOfCancelledServer(t *testing.T) {
+	payload := marshal(sharedPayload(t, "PreToolUse.mcp.json"))
+	w := newWorld(t)
+	w.useState(t)
+	pid, _ := fakeshim.Start(t)
+	fakeshim.WriteRecord(t, state.Record{Server: "slow", Session: preSession, ClaudePID: os.Getpid(), ShimPID: pid, Mode: state.ModeStdio, State: state.Running,
+		NotAnswering: &state.NotAnswering{Since: time.Now().Add(-20 * time.Second), Method: "tools/call", Tool: "fetch", Cancelled: true}})
+	if out := w.hook(t, "PreToolUse", payload); len(out) != 0 {
+		t.Fatalf("interactive: got %s, want nothing (the monitor tells the model)", out)
+	}
+	w.extra = headless
+	r := decode(t, w.hook(t, "PreToolUse", payload))
+	if c := r.HookSpecificOutput.AdditionalContext; !strings.HasPrefix(c, "mcp-heal: to restart MCP server \"slow\", run `mcp-heal heal slow` with the Bash tool") || r.HookSpecificOutput.PermissionDecision != "" {
+		t.Fatalf("headless, first call to another server: %+v", r)
+	}
+	if out := w.hook(t, "PreToolUse", payload); len(out) != 0 {
+		t.Fatalf("headless, second call: got %s, want nothing (told once)", out)
+	}
+}

@@ -113,7 +113,7 @@ func (h *Handler) Handle(ctx context.Context, event string, payload []byte) (rep
 	}
 	switch event {
 	case PreToolUse:
-		return h.preToolUse(in)
+		return h.withCancelNews(in, h.preToolUse(in))
 	case PostToolUseFailure:
 		return h.postToolUseFailure(ctx, in)
 	case SessionStart:
