@@ -4,8 +4,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
+	"sync"
 	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // raw is a non-blocking pipe read and written with raw system calls. A
@@ -17,12 +22,20 @@ import (
 // O_NONBLOCK belongs to the pipe's open file description, which every
 // holder shares (a dup, a descriptor passed over a unix socket, another
 // process), and any of them may clear it: (*os.File).Fd() does, and so
-// does os/exec for the files it hands a child. So every try asks the
-// kernel first (fcntl F_GETFL, a raw call that never blocks) and, on a
-// pipe that has become blocking, reads or writes through syscall.Syscall,
-// which tells the runtime that the thread may block, as *os.File does.
-// Only a change between the two calls escapes it; internal/arch keeps the
-// code that holds these pipes from calling Fd() on them.
+// does os/exec for the files it hands a child. A raw call on a pipe made
+// blocking would block its thread with the runtime's processor held (a
+// garbage collection waits for it). So a try never depends on the flag:
+//   - where the kernel honours RWF_NOWAIT on pipes (Linux 6.5 and later),
+//     it reads with preadv2 and writes with pwritev2 and that flag, which
+//     make the one call non-blocking whatever O_NONBLOCK says;
+//   - elsewhere (or when the kernel refuses the flag) it asks first (fcntl
+//     F_GETFL, a raw call that never blocks) and, on a pipe that has
+//     become blocking, goes through syscall.Syscall, which tells the
+//     runtime the thread may block, as *os.File does. Only a change
+//     between the two calls escapes that.
+//
+// internal/arch keeps the code that holds these pipes from calling Fd()
+// on them.
 type raw struct {
 	f  *os.File
 	rc syscall.RawConn
@@ -30,12 +43,40 @@ type raw struct {
 	rp      []byte // the Read in progress
 	rn      int
 	rerr    syscall.Errno
+	riov    unix.Iovec
+	rnowait bool // reads use preadv2 with RWF_NOWAIT
 	readFn  func(fd uintptr) bool
 	wp      []byte // the Write in progress
 	wdone   int
 	werr    syscall.Errno
+	wiov    unix.Iovec
+	wnowait bool // writes use pwritev2 with RWF_NOWAIT
 	writeFn func(fd uintptr) bool
 }
+
+// pipesNowait reports whether this kernel honours RWF_NOWAIT on pipes: 6.4
+// set FMODE_NOWAIT on them, and a fix after 6.4-rc1 made pipe_read and
+// pipe_write wait only when neither O_NONBLOCK nor IOCB_NOWAIT is set
+// (before it, the flag was accepted and a read still waited). An older
+// kernel refuses the flag, which the first try then learns too.
+var pipesNowait = sync.OnceValue(func() bool {
+	var u syscall.Utsname
+	if syscall.Uname(&u) != nil {
+		return false
+	}
+	var b strings.Builder
+	for _, c := range u.Release {
+		if c == 0 {
+			break
+		}
+		b.WriteByte(byte(c))
+	}
+	major, rest, _ := strings.Cut(b.String(), ".")
+	minor, _, _ := strings.Cut(rest, ".")
+	ma, err1 := strconv.Atoi(major)
+	mi, err2 := strconv.Atoi(strings.TrimRightFunc(minor, func(r rune) bool { return r < '0' || r > '9' }))
+	return err1 == nil && err2 == nil && (ma > 6 || ma == 6 && mi >= 5)
+})
 
 func newRaw(f *os.File) *raw {
 	if f == nil {
@@ -53,7 +94,7 @@ func newRaw(f *os.File) *raw {
 	if rc.Control(func(fd uintptr) { nb = !blocking(fd) }) != nil || !nb {
 		return nil // a blocking pipe now: *os.File serves it
 	}
-	r := &raw{f: f, rc: rc}
+	r := &raw{f: f, rc: rc, rnowait: pipesNowait(), wnowait: pipesNowait()}
 	r.readFn, r.writeFn = r.read, r.write
 	return r
 }
@@ -82,7 +123,16 @@ func (r *raw) read(fd uintptr) bool {
 	for {
 		var m uintptr
 		var e syscall.Errno
-		if blocking(fd) {
+		if r.rnowait {
+			r.riov.Base = unsafe.SliceData(r.rp)
+			r.riov.SetLen(len(r.rp))
+			m, _, e = syscall.RawSyscall6(unix.SYS_PREADV2, fd, uintptr(unsafe.Pointer(&r.riov)), 1, ^uintptr(0), ^uintptr(0), unix.RWF_NOWAIT)
+			r.riov.Base = nil
+			if refused(e) {
+				r.rnowait = false
+				continue
+			}
+		} else if blocking(fd) {
 			m, _, e = syscall.Syscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(unsafe.SliceData(r.rp))), uintptr(len(r.rp)))
 		} else {
 			m, _, e = syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(unsafe.SliceData(r.rp))), uintptr(len(r.rp)))
@@ -116,7 +166,16 @@ func (r *raw) write(fd uintptr) bool {
 		rest := r.wp[r.wdone:]
 		var m uintptr
 		var e syscall.Errno
-		if blocking(fd) {
+		if r.wnowait {
+			r.wiov.Base = unsafe.SliceData(rest)
+			r.wiov.SetLen(len(rest))
+			m, _, e = syscall.RawSyscall6(unix.SYS_PWRITEV2, fd, uintptr(unsafe.Pointer(&r.wiov)), 1, ^uintptr(0), ^uintptr(0), unix.RWF_NOWAIT)
+			r.wiov.Base = nil
+			if refused(e) {
+				r.wnowait = false
+				continue
+			}
+		} else if blocking(fd) {
 			m, _, e = syscall.Syscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(unsafe.SliceData(rest))), uintptr(len(rest)))
 		} else {
 			m, _, e = syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(unsafe.SliceData(rest))), uintptr(len(rest)))
@@ -142,6 +201,12 @@ func (r *raw) write(fd uintptr) bool {
 func blocking(fd uintptr) bool {
 	fl, _, e := syscall.RawSyscall(syscall.SYS_FCNTL, fd, syscall.F_GETFL, 0)
 	return e != 0 || fl&syscall.O_NONBLOCK == 0
+}
+
+// refused reports whether preadv2 or pwritev2 refused RWF_NOWAIT (or is
+// missing): the try is made again the other way.
+func refused(e syscall.Errno) bool {
+	return e == syscall.EOPNOTSUPP || e == syscall.ENOSYS || e == syscall.EINVAL
 }
 
 // closed is the error of a read or write the poller ended: with no

@@ -95,19 +95,28 @@ func TestBlockingPipeNotRaw(t *testing.T) {
 // process writes or reads. The other holder is the guardian's case: the
 // pipe's os.Pipe end, whose Fd() clears O_NONBLOCK, while the raw reader
 // holds a copy of the descriptor (the shim's, passed over a unix socket).
+// Both ways a try avoids blocking are run: RWF_NOWAIT (where the kernel
+// honours it, pipesNowait) and the check of the flag before a plain call.
 // Before, rawio checked the flag once, at Wrap, and the raw call blocked
 // holding its processor: runtime.GC() waited for the other process.
 func TestMadeBlockingAfterWrap(t *testing.T) {
 	for _, tc := range []struct {
 		name, script, wchan string
+		nowait              bool
 	}{
-		{"read", "sleep 4; printf x", "pipe_read"},
-		{"write", "sleep 4; cat >/dev/null", "pipe_write"},
+		{"read", "sleep 3; printf x", "pipe_read", false},
+		{"write", "sleep 3; cat >/dev/null", "pipe_write", false},
+		{"read/nowait", "sleep 3; printf x", "pipe_read", true},
+		{"write/nowait", "sleep 3; cat >/dev/null", "pipe_write", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.nowait && !pipesNowait() {
+				t.Skip("this kernel does not honour RWF_NOWAIT on pipes (before 6.5): the flag is checked instead (the other subtests)")
+			}
+			op := strings.TrimSuffix(tc.name, "/nowait")
 			r, w := pipe(t)
 			mine, theirs := r, w
-			if tc.name == "write" {
+			if op == "write" {
 				mine, theirs = w, r
 			}
 			copyOf := dup(t, mine)
@@ -115,8 +124,11 @@ func TestMadeBlockingAfterWrap(t *testing.T) {
 			if rw == nil {
 				t.Fatal("a non-blocking pipe was not wrapped raw")
 			}
+			if rr, ok := rw.(*raw); ok {
+				rr.rnowait, rr.wnowait = tc.nowait, tc.nowait
+			}
 			cmd := exec.Command("sh", "-c", tc.script)
-			if tc.name == "read" {
+			if op == "read" {
 				cmd.Stdout = theirs
 			} else {
 				cmd.Stdin = theirs
@@ -134,7 +146,7 @@ func TestMadeBlockingAfterWrap(t *testing.T) {
 			done := make(chan error, 1)
 			go func() {
 				var err error
-				if tc.name == "read" {
+				if op == "read" {
 					var b [8]byte
 					_, err = rw.Read(b[:])
 				} else {
@@ -143,26 +155,30 @@ func TestMadeBlockingAfterWrap(t *testing.T) {
 				}
 				done <- err
 			}()
-			// The call is in the kernel, waiting on the pipe (so the
-			// collection below cannot run before it).
-			testenv.WaitFor(t, 3*time.Second, "a thread waiting in "+tc.wchan, func() bool { return inWchan(tc.wchan) })
+			// The call waits: in the kernel, on the pipe (a plain call
+			// on a blocking pipe), or in the poller (RWF_NOWAIT), so the
+			// collection below cannot run before it.
+			testenv.WaitFor(t, 2*time.Second, "the "+op+" waiting", func() bool { return inWchan(tc.wchan) || inPoller() })
 			start := time.Now()
 			runtime.GC()
-			if d := time.Since(start); d > 2*time.Second {
-				t.Fatalf("runtime.GC() took %v while a %s waited on a blocking pipe: the call held its processor", d, tc.name)
+			if d := time.Since(start); d > 1500*time.Millisecond {
+				t.Fatalf("runtime.GC() took %v while a %s waited on a blocking pipe: the call held its processor", d, op)
 			}
 			select {
 			case err := <-done:
-				t.Fatalf("the %s ended before the other process acted: %v", tc.name, err)
+				t.Fatalf("the %s ended before the other process acted: %v", op, err)
 			default:
 			}
 			select {
 			case err := <-done:
 				if err != nil {
-					t.Fatalf("%s: %v", tc.name, err)
+					t.Fatalf("%s: %v", op, err)
 				}
 			case <-time.After(20 * time.Second):
-				t.Fatalf("the %s did not end when the other process acted", tc.name)
+				t.Fatalf("the %s did not end when the other process acted", op)
+			}
+			if rr, ok := rw.(*raw); ok && tc.nowait && !(rr.rnowait && rr.wnowait) {
+				t.Fatal("the kernel refused RWF_NOWAIT: the subtest ran the flag check instead")
 			}
 		})
 	}
@@ -199,6 +215,18 @@ func isBlocking(t *testing.T, f *os.File) bool {
 		t.Fatal(e)
 	}
 	return fl&syscall.O_NONBLOCK == 0
+}
+
+// inPoller reports whether a goroutine waits in the poller for a raw read
+// or write (RawRead, RawWrite).
+func inPoller() bool {
+	buf := make([]byte, 1<<20)
+	for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+		if strings.Contains(g, "runtime_pollWait") && (strings.Contains(g, ").RawRead(") || strings.Contains(g, ").RawWrite(")) {
+			return true
+		}
+	}
+	return false
 }
 
 // inWchan reports whether a thread of this process waits in the kernel
