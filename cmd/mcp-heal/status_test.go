@@ -60,7 +60,7 @@ func TestStatusReportsShimsAndFailures(t *testing.T) {
 		`(?m)^local-one +local +stdio +yes +failed `,
 		`(?m)^proj-srv +local +stdio +yes +ok `, // the copy that protects the .mcp.json entry
 		`(?m)^api +user +http +yes +unknown `,   // its shim and incident belong to another session
-		`local-one: not-connected at .*run /mcp reconnect local-one`,
+		`local-one: run /mcp reconnect local-one in Claude Code: not-connected at `,
 		`(?m)^Recent incidents:`,
 	} {
 		if !regexpMatch(re, out) {
@@ -186,7 +186,7 @@ func TestStatusShellSessions(t *testing.T) {
 	for _, re := range []string{
 		`(?m)^local-one +local +stdio +yes +unknown `,
 		`(?m)^mem +user +stdio +yes +failed `,
-		`mem: not-connected at \S+ in session live-ses; Claude Code will not use it again in that session: run /mcp reconnect mem in Claude Code`,
+		`mem: run /mcp reconnect mem in Claude Code: not-connected at \S+ in session live-ses; Claude Code will not use it again in that session`,
 		`(?m)^\S+ +p-sessio \(ended\) +local-one +PostToolUseFailure +not-connected `,
 		`(?m)^\S+ +live-ses +mem `,
 	} {
@@ -194,7 +194,7 @@ func TestStatusShellSessions(t *testing.T) {
 			t.Errorf("status output does not match %s:\n%s", re, out)
 		}
 	}
-	if strings.Contains(out, "local-one: not-connected") {
+	if strings.Contains(out, "not-connected at") && strings.Contains(out, "local-one: run /mcp reconnect") {
 		t.Errorf("an ended session's incident is shown as the server's health:\n%s", out)
 	}
 }

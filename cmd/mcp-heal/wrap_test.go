@@ -288,16 +288,16 @@ func TestWrapProjectServers(t *testing.T) {
 	code, out, _ = c.run("status")
 	if code != 0 || !regexpMatch(`(?m)^proj-srv +local +stdio +yes +unknown `, out) || strings.Count(out, "\nproj-srv ") != 1 || strings.Contains(out, "out of date") ||
 		!strings.Contains(out, `proj-srv: protects the entry of the same name in `+mcpJSON) || !strings.Contains(out, `"[Conflicting scopes]" warning about it is expected: keep both entries`) ||
-		!strings.Contains(out, "proj-srv: no shim running: not started since it was wrapped, or no session runs it; restart Claude Code, or run /mcp reconnect proj-srv in Claude Code") {
+		!strings.Contains(out, "proj-srv: restart Claude Code, or run /mcp reconnect proj-srv in Claude Code: no shim running (not started since it was wrapped, or no session runs it)") {
 		t.Fatalf("status after wrap: exit %d\n%s", code, out)
 	}
 
 	// A teammate changes the entry: status and doctor say so, wrap refreshes.
 	c.write(mcpJSON, strings.Replace(shared, `"srv"]`, `"srv", "--new-flag"]`, 1), 0o644)
-	if _, out, _ = c.run("status"); !strings.Contains(out, "proj-srv: changed in "+mcpJSON+" since mcp-heal copied it; Claude Code still runs the old copy until it is wrapped again: run mcp-heal wrap proj-srv") {
+	if _, out, _ = c.run("status"); !strings.Contains(out, "proj-srv: run mcp-heal wrap proj-srv: changed in "+mcpJSON+" since mcp-heal copied it; Claude Code still runs the old copy until it is wrapped again") {
 		t.Errorf("status does not report the drift:\n%s", out)
 	}
-	if _, out, _ = c.run("doctor", "proj-srv", "--timeout", "1s"); !strings.Contains(out, "hint: changed in "+mcpJSON) {
+	if _, out, _ = c.run("doctor", "proj-srv", "--timeout", "1s"); !strings.Contains(out, "hint: run mcp-heal wrap proj-srv: changed in "+mcpJSON) {
 		t.Errorf("doctor does not report the drift:\n%s", out)
 	}
 	if _, out, _ = c.run("wrap", "proj-srv", "--shim", "/opt/mh/mcp-heal"); !strings.Contains(out, "proj-srv: refreshed (project") {

@@ -234,23 +234,29 @@ func DeadNotice(server string, c Class, t time.Time, headless bool) string {
 // the first time a session starts after wrap: Claude Code's `/mcp` then
 // warns "[Conflicting scopes]" about each, which is expected (ConflictNote).
 func SessionNotice(failing, unprotected, unapproved, protected []string) string {
+	// Each part puts what to run first (the user may see the start of
+	// the line only); the parts with something to run come first.
 	var parts []string
 	if len(failing) > 0 {
-		parts = append(parts, fmt.Sprintf("failing: %s (run %s)", names(failing), Claude.Cmd("doctor")))
+		parts = append(parts, fmt.Sprintf("run %s: MCP servers failing: %s", Claude.Cmd("doctor"), names(failing)))
 	}
 	if len(unprotected) > 0 {
-		parts = append(parts, fmt.Sprintf("not protected against crashes and hangs: %s (run %s)", names(unprotected), Claude.Cmd("wrap --all")))
+		parts = append(parts, fmt.Sprintf("run %s: MCP servers not protected against crashes and hangs: %s", Claude.Cmd("wrap --all"), names(unprotected)))
 	}
 	if len(unapproved) > 0 {
-		parts = append(parts, fmt.Sprintf("never approved in this project, which this headless (-p) session runs anyway, unprotected: %s (mcp-heal protects a project server once it is approved in an interactive session, then %s)", names(unapproved), Claude.Cmd("wrap --all")))
+		parts = append(parts, fmt.Sprintf("approve them interactively, then run %s: MCP servers never approved in this project, which this headless (-p) session runs anyway, unprotected: %s", Claude.Cmd("wrap --all"), names(unapproved)))
 	}
 	if len(protected) > 0 {
-		parts = append(parts, fmt.Sprintf("protected by a local copy of their .mcp.json entry: %s (/mcp and 'claude mcp list' warn \"[Conflicting scopes]\" about them: expected, keep both entries)", names(protected)))
+		lead := "nothing to run: "
+		if len(parts) > 0 {
+			lead = ""
+		}
+		parts = append(parts, fmt.Sprintf("%sMCP servers protected by a local copy of their .mcp.json entry: %s (/mcp and 'claude mcp list' warn \"[Conflicting scopes]\" about them: expected, keep both entries)", lead, names(protected)))
 	}
 	if len(parts) == 0 {
 		return ""
 	}
-	return "mcp-heal: MCP servers " + strings.Join(parts, "; ") + "."
+	return "mcp-heal: " + strings.Join(parts, "; ") + "."
 }
 
 // names lists up to three names (text.Name) and counts the rest.
@@ -269,5 +275,5 @@ func names(list []string) string {
 // server Claude Code's policy denies (a rule written after wrap): the shim
 // refuses to start them.
 func BlockedNotice(blocked []string) string {
-	return fmt.Sprintf("mcp-heal: MCP servers blocked by Claude Code's policy (deniedMcpServers), wrapped before the rule was written: %s; their shims refuse to start them (run %s for why).", names(blocked), Claude.Cmd("status"))
+	return fmt.Sprintf("mcp-heal: run %s: MCP servers blocked by Claude Code's policy: %s. Wrapped before its deniedMcpServers rule was written, their shims refuse to start them.", Claude.Cmd("status"), names(blocked))
 }

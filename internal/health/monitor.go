@@ -2,6 +2,7 @@ package health
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/state"
@@ -16,10 +17,17 @@ import (
 // was lost, and what to do; a server's own words are quoted and
 // attributed by the one rule (text.Said), never mcp-heal's.
 
+// Every line the user may see puts its action first, then what happened
+// (issue 32: Claude Code cuts a monitor line at the screen's width, and an
+// action at its end was cut off): "mcp-heal: <action>: <what>" fits 80
+// columns for a short server name; the longer account follows for the
+// model (TestUserLinesGolden).
+
 // MonitorRestarted is the line for a server the shim restarted (r its
 // record, now up again): the restart note the first result would carry.
 func MonitorRestarted(r *state.Record) string {
-	return RestartNote(r.Server, recordCause(r), Outcome{Kind: OutcomeFresh}) + " Its tools answer again: nothing to run."
+	c := recordCause(r)
+	return fmt.Sprintf("mcp-heal: nothing to run: MCP server %s %s and answers again: %s; %s.", quote(r.Server), restarting(c.Remote, true), c.Clause(), stateLost(c.Remote))
 }
 
 // MonitorFailing is the line for a server whose shim gave it up for now
@@ -28,9 +36,13 @@ func MonitorFailing(r *state.Record) string {
 	q := quote(r.Server)
 	doctor := Claude.Cmd("doctor " + text.Name(r.Server))
 	if ShimClass(r) == CannotStart {
-		return fmt.Sprintf("mcp-heal: MCP server %s cannot start%s, so its calls are refused until its command is fixed. Continue without it and ask the user to run %s.", q, paren(text.Safe(r.LastError)), doctor)
+		why, rest, more := strings.Cut(r.LastError, ": ")
+		if more {
+			rest = ": " + text.Safe(rest)
+		}
+		return fmt.Sprintf("mcp-heal: run %s: %s cannot start%s%s. Its calls are refused until its command is fixed: continue without it and ask the user to run %s.", doctor, q, paren(text.Safe(why)), rest, doctor)
 	}
-	s := fmt.Sprintf("mcp-heal: MCP server %s is failing (crash loop): %s", q, recordCause(r).Clause())
+	s := fmt.Sprintf("mcp-heal: run %s: MCP server %s is failing (crash loop): %s", doctor, q, recordCause(r).Clause())
 	if n := len(r.StderrTail); n > 0 {
 		s += "; last, on stderr, " + text.Said("the server", r.StderrTail[n-1])
 	}
@@ -40,7 +52,7 @@ func MonitorFailing(r *state.Record) string {
 // MonitorRecovered is the line for a server that works again after its
 // shim had given it up.
 func MonitorRecovered(r *state.Record) string {
-	return fmt.Sprintf("mcp-heal: MCP server %s works again after failing; %s. Its tools answer again: nothing to run.", quote(r.Server), stateLost(r.Mode == state.ModeRemote))
+	return fmt.Sprintf("mcp-heal: nothing to run: MCP server %s works again after failing; %s.", quote(r.Server), stateLost(r.Mode == state.ModeRemote))
 }
 
 // recordCause is the cause of r's last exit.
@@ -55,5 +67,13 @@ func recordCause(r *state.Record) Cause {
 // given no sign of life (r.NotAnswering, set by the shim), now: what the
 // PreToolUse hook would say before the next call.
 func MonitorNotAnswering(r *state.Record, now time.Time) string {
-	return NotAnsweringContext(r.Server, r.Quiet(), now)
+	q := r.Quiet()
+	if q == nil {
+		q = r.NotAnswering
+	}
+	detail := strings.TrimPrefix(NotAnsweringContext(r.Server, q, now), "mcp-heal: ")
+	if detail != "" {
+		detail = strings.ToUpper(detail[:1]) + detail[1:]
+	}
+	return fmt.Sprintf("mcp-heal: wait, or run %s: MCP server %s is not answering. %s", Claude.Cmd("heal "+text.Name(r.Server)), quote(r.Server), detail)
 }

@@ -2,6 +2,7 @@ package health
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/state"
@@ -25,8 +26,8 @@ func NotAnswering(r *state.Record, server string, now time.Time, a Audience) str
 	if q.Cancelled {
 		return notAnsweringCancelled(q, server, now, a)
 	}
-	return fmt.Sprintf("not answering for %s (%s outstanding; no message, no answer to a ping, no CPU time since): it may be busy in a long call, and mcp-heal restarts no server for silence alone; wait, or run %s to restart it (what it holds in memory is lost)",
-		silentFor(q, now), owed(q), a.Cmd("heal "+text.Name(server)))
+	return fmt.Sprintf("wait, or run %s to restart it: not answering for %s (%s outstanding; no message, no answer to a ping, no CPU time since); it may be busy in a long call, and mcp-heal restarts no server for silence alone (a restart loses what it holds only in memory)",
+		a.Cmd("heal "+text.Name(server)), silentFor(q, now), owed(q))
 }
 
 // NotAnsweringContext is what the PreToolUse hook tells the model before
@@ -57,7 +58,7 @@ func owed(q *state.NotAnswering) string {
 // first. The shim leaves it running: nothing tells a server waiting on I/O
 // from a hung one, and alone it would finish the call and keep its state.
 func notAnsweringCancelled(q *state.NotAnswering, server string, now time.Time, a Audience) string {
-	return fmt.Sprintf("run %s to restart it (what it holds in memory is lost): it has answered nothing, not even a ping, since %s was cancelled %s ago; it may still be waiting on something and finish by itself, so mcp-heal leaves it running",
+	return fmt.Sprintf("run %s to restart it: it has answered nothing, not even a ping, since %s was cancelled %s ago; it may still be waiting on something and finish by itself, so mcp-heal leaves it running (a restart loses what it holds in memory)",
 		a.Cmd("heal "+text.Name(server)), owed(q), silentFor(q, now))
 }
 
@@ -74,5 +75,5 @@ func cancelledContext(server string, q *state.NotAnswering, now time.Time) strin
 // CancelledUserLine is the user's one line, inside Claude Code, of a
 // server not answering since its call was cancelled: the command first.
 func CancelledUserLine(server string, q *state.NotAnswering, now time.Time) string {
-	return fmt.Sprintf("mcp-heal: MCP server %s: %s", text.QuotedName(server), notAnsweringCancelled(q, server, now, Claude))
+	return "mcp-heal: " + strings.Replace(notAnsweringCancelled(q, server, now, Claude), "to restart it:", "to restart MCP server "+text.QuotedName(server)+":", 1)
 }

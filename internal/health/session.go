@@ -35,6 +35,7 @@ func headlessReconnect(advice, server string) string {
 		"then run "+cmd, "then start a new session",
 		"if the next call hangs too, ask the user to run "+cmd, "if the next call hangs too, "+instead,
 		"this session: run "+Claude.Reconnect(server), "this session, and this headless (-p) session cannot reconnect it: the next session starts it afresh",
+		"run "+Claude.Reconnect(server)+": ", "nothing to run (this headless (-p) session cannot reconnect it; the next session starts it afresh): ",
 	)
 	return r.Replace(advice)
 }
@@ -60,6 +61,7 @@ const (
 // explanation (Advice) reaches the model only.
 func UserLine(s Situation) (kind, line string) {
 	q := text.QuotedName(s.Server)
+	doctor := Claude.Cmd("doctor " + text.Name(s.Server))
 	switch {
 	case s.lostShim():
 		return ToldReconnect, fmt.Sprintf("mcp-heal: run %s: %s. Claude Code lost MCP server %s with it.", Claude.Reconnect(s.Server), s.ShimGone, q)
@@ -75,33 +77,32 @@ func UserLine(s Situation) (kind, line string) {
 		if s.Action == ActKilledHung {
 			how = "stopped the hung process; Claude Code starts a fresh one on the next call"
 		}
-		return ToldHealed, fmt.Sprintf("mcp-heal: MCP server %s %s, so mcp-heal %s.", q, what, how)
+		return ToldHealed, fmt.Sprintf("mcp-heal: nothing to run: MCP server %s %s, so mcp-heal %s.", q, what, how)
 	case s.Class == ShimFailed || s.Class == CannotStart:
 		what := "is crash-looping"
 		if s.Class == CannotStart {
 			what = "cannot start"
 		}
-		return ToldFailed, fmt.Sprintf("mcp-heal: MCP server %s %s; its calls are refused until it is fixed: run %s.", q, what, Claude.Cmd("doctor "+text.Name(s.Server)))
+		return ToldFailed, fmt.Sprintf("mcp-heal: run %s: MCP server %s %s; its calls are refused until it is fixed.", doctor, q, what)
 	case s.Class.Dead() || s.Stuck:
 		what := "is disconnected"
 		if s.Stuck {
 			what = "is hung"
 		}
-		doctor := Claude.Cmd("doctor " + text.Name(s.Server))
 		if p := s.Probe; p.Probed && !p.Works && !s.Stuck {
 			// Its command cannot start (not found, not executable: seen
 			// without starting it): `/mcp reconnect` alone would fail
-			// again, so the line says why and where to look first.
+			// again, so the line says where to look first, and why.
 			why := text.Clip(p.Why, 160)
 			if s.Headless {
-				return ToldReconnect, fmt.Sprintf("mcp-heal: MCP server %s %s and cannot start (%s): fix it (%s); the next session starts it, as this headless (-p) session cannot reconnect it.", q, what, why, doctor)
+				return ToldReconnect, fmt.Sprintf("mcp-heal: run %s: MCP server %s %s and cannot start: %s. The next session starts it, as this headless (-p) session cannot reconnect it.", doctor, q, what, why)
 			}
-			return ToldReconnect, fmt.Sprintf("mcp-heal: MCP server %s %s and cannot start (%s): fix it (%s), then run %s.", q, what, why, doctor, Claude.Reconnect(s.Server))
+			return ToldReconnect, fmt.Sprintf("mcp-heal: run %s, then %s: %s %s and cannot start: %s.", doctor, Claude.Reconnect(s.Server), q, what, why)
 		}
 		if s.Headless {
-			return ToldReconnect, fmt.Sprintf("mcp-heal: MCP server %s %s and this headless (-p) session cannot reconnect it; the next session starts it afresh (%s).", q, what, doctor)
+			return ToldReconnect, fmt.Sprintf("mcp-heal: nothing to run: MCP server %s %s; this headless (-p) session cannot reconnect it, and the next session starts it afresh (%s).", q, what, doctor)
 		}
-		return ToldReconnect, fmt.Sprintf("mcp-heal: MCP server %s %s and Claude Code will not use it again in this session: run %s (if that fails too, %s says why).", q, what, Claude.Reconnect(s.Server), doctor)
+		return ToldReconnect, fmt.Sprintf("mcp-heal: run %s: MCP server %s %s; Claude Code will not use it again in this session (if that fails too, %s says why).", Claude.Reconnect(s.Server), q, what, doctor)
 	}
 	return "", ""
 }

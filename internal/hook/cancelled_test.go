@@ -38,7 +38,7 @@ func TestPreToolUseNotAnsweringSinceCancel(t *testing.T) {
 		}
 		want := ""
 		if i == 0 {
-			want = `mcp-heal: MCP server "everything": run /mcp-heal heal everything to restart it (what it holds in memory is lost): it has answered nothing, not even a ping, since a call of its tool "fetch" was cancelled 30s ago; it may still be waiting on something and finish by itself, so mcp-heal leaves it running`
+			want = `mcp-heal: run /mcp-heal heal everything to restart MCP server "everything": it has answered nothing, not even a ping, since a call of its tool "fetch" was cancelled 30s ago; it may still be waiting on something and finish by itself, so mcp-heal leaves it running (a restart loses what it holds in memory)`
 		}
 		if r.SystemMessage != want {
 			t.Errorf("call %d: the user's line %q, want %q", i+1, r.SystemMessage, want)

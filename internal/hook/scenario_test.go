@@ -285,12 +285,12 @@ func TestNotConnected(t *testing.T) {
 	}{
 		// No probe: the user's line cannot name a cause, and says where
 		// to look if /mcp reconnect fails too.
-		{"command works now", fmt.Sprintf(`{"tiny":{"command":"sh","args":["-c","touch %s; exec %s example-server"]}}`, mark, bin), "continue without it and ask the user to run `/mcp reconnect tiny`", "will not use it again in this session: run /mcp reconnect tiny (if that fails too, /mcp-heal doctor tiny says why)."},
-		{"command fails", fmt.Sprintf(`{"tiny":{"command":"sh","args":["-c","touch %s; echo 'Error: TINY_API_KEY is not set' >&2; exit 1"]}}`, mark), "continue without it and ask the user to run `/mcp reconnect tiny`", "will not use it again in this session: run /mcp reconnect tiny (if that fails too, /mcp-heal doctor tiny says why)."},
+		{"command works now", fmt.Sprintf(`{"tiny":{"command":"sh","args":["-c","touch %s; exec %s example-server"]}}`, mark, bin), "continue without it and ask the user to run `/mcp reconnect tiny`", "mcp-heal: run /mcp reconnect tiny: MCP server \"tiny\" is disconnected; Claude Code will not use it again in this session (if that fails too, /mcp-heal doctor tiny says why)."},
+		{"command fails", fmt.Sprintf(`{"tiny":{"command":"sh","args":["-c","touch %s; echo 'Error: TINY_API_KEY is not set' >&2; exit 1"]}}`, mark), "continue without it and ask the user to run `/mcp reconnect tiny`", "mcp-heal: run /mcp reconnect tiny: MCP server \"tiny\" is disconnected; Claude Code will not use it again in this session (if that fails too, /mcp-heal doctor tiny says why)."},
 		// A command that is not there is seen without starting anything:
 		// the user's line says so and names doctor, not reconnect alone.
-		{"command not found", `{"tiny":{"command":"/nonexistent/tiny-server"}}`, "cannot start (command not found: /nonexistent/tiny-server); Claude Code will not retry it in this session. Continue without it and ask the user to fix it (`/mcp-heal doctor tiny`), then run `/mcp reconnect tiny`.", "is disconnected and cannot start (command not found: /nonexistent/tiny-server): fix it (/mcp-heal doctor tiny), then run /mcp reconnect tiny."},
-		{"not configured", `{}`, "continue without it and ask the user to run `/mcp reconnect tiny`", "run /mcp reconnect tiny (if that fails too, /mcp-heal doctor tiny says why)."},
+		{"command not found", `{"tiny":{"command":"/nonexistent/tiny-server"}}`, "cannot start (command not found: /nonexistent/tiny-server); Claude Code will not retry it in this session. Continue without it and ask the user to fix it (`/mcp-heal doctor tiny`), then run `/mcp reconnect tiny`.", "mcp-heal: run /mcp-heal doctor tiny, then /mcp reconnect tiny: \"tiny\" is disconnected and cannot start: command not found: /nonexistent/tiny-server."},
+		{"not configured", `{}`, "continue without it and ask the user to run `/mcp reconnect tiny`", "mcp-heal: run /mcp reconnect tiny: MCP server \"tiny\" is disconnected; Claude Code will not use it again in this session (if that fails too, /mcp-heal doctor tiny says why)."},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWorld(t)
@@ -384,7 +384,7 @@ func TestSessionStart(t *testing.T) {
 		w := newWorld(t)
 		w.userConfig(t, `{"alpha":{"command":"alpha-server"},"beta":{"type":"http","url":"http://127.0.0.1:1/mcp"}}`)
 		r := decode(t, w.hook(t, "SessionStart", payload))
-		if r.SystemMessage != "mcp-heal: MCP servers not protected against crashes and hangs: alpha, beta (run /mcp-heal wrap --all)." {
+		if r.SystemMessage != "mcp-heal: run /mcp-heal wrap --all: MCP servers not protected against crashes and hangs: alpha, beta." {
 			t.Fatalf("got %q", r.SystemMessage)
 		}
 	})
@@ -407,7 +407,7 @@ func TestSessionStart(t *testing.T) {
 		pid, _ := fakeshim.Start(t)
 		fakeshim.WriteRecord(t, state.Record{Server: "alpha", Session: "other", ShimPID: pid, Mode: state.ModeStdio, State: state.Failed})
 		r := decode(t, w.hook(t, "SessionStart", payload))
-		if r.SystemMessage != "mcp-heal: MCP servers failing: alpha (run /mcp-heal doctor)." {
+		if r.SystemMessage != "mcp-heal: run /mcp-heal doctor: MCP servers failing: alpha." {
 			t.Fatalf("got %q", r.SystemMessage)
 		}
 	})

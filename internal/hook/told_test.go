@@ -33,7 +33,7 @@ func TestUserToldOncePerIncident(t *testing.T) {
 	pre := sharedPayload(t, "PreToolUse.mcp.json")
 	pre["session_id"] = sharedPayload(t, "PostToolUseFailure.stdio-not-connected.json")["session_id"]
 	pre["tool_name"], pre["mcp_server"] = "mcp__tiny__echo", map[string]any{"name": "tiny", "source": "dynamic"}
-	want := "mcp-heal: MCP server \"tiny\" is disconnected and Claude Code will not use it again in this session: run /mcp reconnect tiny (if that fails too, /mcp-heal doctor tiny says why)."
+	want := "mcp-heal: run /mcp reconnect tiny: MCP server \"tiny\" is disconnected; Claude Code will not use it again in this session (if that fails too, /mcp-heal doctor tiny says why)."
 	var told []string
 	for range 3 {
 		told = append(told, decode(t, w.hook(t, "PostToolUseFailure", fail)).SystemMessage)
@@ -87,7 +87,7 @@ func TestSessionStartHeadlessUnapproved(t *testing.T) {
 		t.Fatalf("interactive: got %s, want nothing (Claude Code asks before starting it)", out)
 	}
 	w.extra = headless
-	want := "mcp-heal: MCP servers never approved in this project, which this headless (-p) session runs anyway, unprotected: repo (mcp-heal protects a project server once it is approved in an interactive session, then /mcp-heal wrap --all)."
+	want := "mcp-heal: approve them interactively, then run /mcp-heal wrap --all: MCP servers never approved in this project, which this headless (-p) session runs anyway, unprotected: repo."
 	if got := decode(t, w.hook(t, "SessionStart", payload)).SystemMessage; got != want {
 		t.Fatalf("headless:\n got %q\nwant %q", got, want)
 	}
@@ -143,7 +143,7 @@ func TestSessionStartConflictingScopesOnce(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "tiny: wrapped (project") {
 		t.Fatalf("wrap: %v\n%s", err, out)
 	}
-	want := `mcp-heal: MCP servers protected by a local copy of their .mcp.json entry: tiny (/mcp and 'claude mcp list' warn "[Conflicting scopes]" about them: expected, keep both entries).`
+	want := `mcp-heal: nothing to run: MCP servers protected by a local copy of their .mcp.json entry: tiny (/mcp and 'claude mcp list' warn "[Conflicting scopes]" about them: expected, keep both entries).`
 	if got := decode(t, w.hook(t, "SessionStart", payload)).SystemMessage; got != want {
 		t.Fatalf("first session after wrap:\n got %q\nwant %q", got, want)
 	}

@@ -74,7 +74,7 @@ func TestRestartOnce(t *testing.T) {
 		t.Fatalf("up for 0.5 s: %q", out)
 	}
 	out := f.step(time.Second, &up)
-	if len(out) != 1 || !strings.HasPrefix(out[0], `mcp-heal: MCP server "mem" was restarted: the server process was killed by signal 9 (SIGKILL); what the old process held only in memory is gone`) || !f.told["n1"] {
+	if len(out) != 1 || !strings.HasPrefix(out[0], `mcp-heal: nothing to run: MCP server "mem" was restarted and answers again: the server process was killed by signal 9 (SIGKILL); what the old process held only in memory is gone`) || !f.told["n1"] {
 		t.Fatalf("after settling: %q, told %v", out, f.told)
 	}
 	if out := f.step(time.Minute, &up); len(out) != 0 {
@@ -134,7 +134,7 @@ func TestCannotStart(t *testing.T) {
 	r := rec("gone", 30, state.Failed, 0)
 	r.Failure, r.LastError, r.ChildPID = "cannot-start", "command not found: /opt/gone", 0
 	out := f.step(time.Second, r)
-	if len(out) != 1 || out[0] != `mcp-heal: MCP server "gone" cannot start (command not found: /opt/gone), so its calls are refused until its command is fixed. Continue without it and ask the user to run /mcp-heal doctor gone.` {
+	if len(out) != 1 || out[0] != `mcp-heal: run /mcp-heal doctor gone: "gone" cannot start (command not found): /opt/gone. Its calls are refused until its command is fixed: continue without it and ask the user to run /mcp-heal doctor gone.` {
 		t.Fatalf("%q", out)
 	}
 }
@@ -181,7 +181,7 @@ func TestNotAnsweringOnce(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		lines = append(lines, f.step(time.Second, r)...)
 	}
-	if len(lines) != 1 || !strings.HasPrefix(lines[0], `mcp-heal: MCP server "slow" has not answered for 13s: a call of its tool "crunch" is still outstanding`) {
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], `mcp-heal: wait, or run /mcp-heal heal slow: MCP server "slow" is not answering. MCP server "slow" has not answered for 13s: a call of its tool "crunch" is still outstanding`) {
 		t.Fatalf("%q", lines)
 	}
 	f.step(time.Minute, rec("slow", 40, state.Running, 0))

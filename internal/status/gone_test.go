@@ -50,13 +50,13 @@ func TestShimExitedStatus(t *testing.T) {
 	killed := time.Now()
 	rep := Status(o, "", time.Now(), nil, health.Shell)
 	s := rep.Servers[0]
-	want := "its shim exited at " + killed.Local().Format("15:04:05") + " (killed or crashed); run /mcp reconnect notes in Claude Code"
-	if s.Health != health.ShimExited || s.HealthDetail != want && !strings.HasSuffix(s.HealthDetail, " (killed or crashed); run /mcp reconnect notes in Claude Code") {
+	want := "run /mcp reconnect notes in Claude Code: its shim exited at " + killed.Local().Format("15:04:05") + " (killed or crashed)"
+	if s.Health != health.ShimExited || s.HealthDetail != want && !strings.HasPrefix(s.HealthDetail, "run /mcp reconnect notes in Claude Code: its shim exited ") {
 		t.Fatalf("after the shim was killed: %s: %q, want %s: %q", s.Health, s.HealthDetail, health.ShimExited, want)
 	}
 	// Again (the record is gone now, its Gone stays), and in the
 	// session's own view.
-	if s := Status(o, "s1", time.Now(), nil, health.Claude).Servers[0]; s.Health != health.ShimExited || !strings.HasSuffix(s.HealthDetail, "; run /mcp reconnect notes") {
+	if s := Status(o, "s1", time.Now(), nil, health.Claude).Servers[0]; s.Health != health.ShimExited || !strings.HasPrefix(s.HealthDetail, "run /mcp reconnect notes: its shim exited ") {
 		t.Fatalf("read again, inside the session: %s: %q", s.Health, s.HealthDetail)
 	}
 	// The session ended: history, not the server's health.

@@ -93,7 +93,7 @@ func (rep Report) WriteText(w io.Writer, home string, now time.Time, a health.Au
 			}
 		}
 		if unwrapped > 0 {
-			fmt.Fprintf(w, "\n%d server(s) not protected by mcp-heal: run '%s' (then restart Claude Code).\n", unwrapped, a.Cmd("wrap --all"))
+			fmt.Fprintf(w, "\n%s\n", health.UnprotectedLine(unwrapped, a))
 		}
 	}
 	if len(rep.Incidents) > 0 {
