@@ -1,7 +1,9 @@
 package arch
 
 import (
+	"fmt"
 	"go/ast"
+	"go/parser"
 	"go/token"
 	"slices"
 	"testing"
@@ -81,60 +83,104 @@ func TestNoInitWork(t *testing.T) {
 	vars := 0
 	for _, src := range sources(t) {
 		for _, d := range src.file.Decls {
-			switch d := d.(type) {
-			case *ast.FuncDecl:
-				if d.Name.Name == "init" && d.Recv == nil && d.Body != nil {
-					for _, st := range d.Body.List {
-						as, ok := st.(*ast.AssignStmt)
-						if !ok || as.Tok != token.ASSIGN {
-							t.Errorf("%s: init does more than set variables (a %T): do it from main, or in a variable's initialiser", src.pos(st), st)
-							continue
-						}
-						ast.Inspect(as, func(n ast.Node) bool {
-							c, ok := n.(*ast.CallExpr)
-							if !ok {
-								return true
-							}
-							if id, ok := c.Fun.(*ast.Ident); !ok || !slices.Contains(setupBuiltins, id.Name) {
-								t.Errorf("%s: init calls %s: an init only sets variables", src.pos(c), callee(c))
-							}
-							return true
-						})
-					}
-				}
-			case *ast.GenDecl:
-				if d.Tok != token.VAR {
+			if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.VAR {
+				vars++
+			}
+		}
+		for _, msg := range initWork(src) {
+			t.Error(msg)
+		}
+	}
+	if vars == 0 {
+		t.Fatal("found no package variable: the walk missed the module")
+	}
+}
+
+// TestInitWorkRule pins what TestNoInitWork allows and refuses.
+func TestInitWorkRule(t *testing.T) {
+	for _, tc := range []struct {
+		code string
+		work bool
+	}{
+		{"var a []int\nfunc init() { a = make([]int, 0, 4) }", false},
+		{"var a, b int\nfunc init() { a, b = 1, len(\"xy\") }", false},
+		{"var f func()\nfunc init() { f = g }\nfunc g() {}", false},
+		{"var e = errors.New(\"x\")", false},
+		{"var r = regexp.MustCompile(\"x\")", false},
+		{"var v = sync.OnceValue(func() string { return os.Getenv(\"X\") })", false}, // runs on first use
+		{"func init() { if len(os.Args) > 1 { os.Exit(0) } }", true},                 // internal/hook's, before
+		{"var a string\nfunc init() { a = os.Getenv(\"X\") }", true},
+		{"func init() { go g() }\nfunc g() {}", true},
+		{"var a int\nfunc init() { a = g() }\nfunc g() int { return 1 }", true},
+		{"var a int\nfunc init() { b := 1; a = b }", true},
+		{"var h = os.Getenv(\"HOME\")", true},
+		{"var h = func() string { return os.Getenv(\"HOME\") }()", true},
+		{"var p = paths.Current()", true},
+	} {
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, "x.go", "package x\n"+tc.code, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.code, err)
+		}
+		if got := initWork(source{path: "x.go", fset: fset, file: f}); (len(got) > 0) != tc.work {
+			t.Errorf("%q: work %v, want %v (%q)", tc.code, len(got) > 0, tc.work, got)
+		}
+	}
+}
+
+// initWork lists what src's init functions and package variables'
+// initialisers do beyond setting variables up (TestNoInitWork's rule).
+func initWork(src source) (out []string) {
+	for _, d := range src.file.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			if d.Name.Name != "init" || d.Recv != nil || d.Body == nil {
+				continue
+			}
+			for _, st := range d.Body.List {
+				as, ok := st.(*ast.AssignStmt)
+				if !ok || as.Tok != token.ASSIGN {
+					out = append(out, fmt.Sprintf("%s: init does more than set variables (a %T): do it from main, or in a variable's initialiser", src.pos(st), st))
 					continue
 				}
-				for _, s := range d.Specs {
-					for _, v := range s.(*ast.ValueSpec).Values {
-						vars++
-						ast.Inspect(v, func(n ast.Node) bool {
-							switch n := n.(type) {
-							case *ast.FuncLit:
-								return false // runs when called, not here (a call of it at once is checked below)
-							case *ast.CallExpr:
-								if lit, ok := n.Fun.(*ast.FuncLit); ok {
-									ast.Inspect(lit.Body, func(m ast.Node) bool {
-										if c, ok := m.(*ast.CallExpr); ok && ioCall(c) {
-											t.Errorf("%s: a variable's initialiser calls %s: initialisers do no I/O", src.pos(c), callee(c))
-										}
-										return true
-									})
-								} else if ioCall(n) {
-									t.Errorf("%s: a variable's initialiser calls %s: initialisers do no I/O", src.pos(n), callee(n))
-								}
-							}
-							return true
-						})
+				ast.Inspect(as, func(n ast.Node) bool {
+					if c, ok := n.(*ast.CallExpr); ok {
+						if id, ok := c.Fun.(*ast.Ident); !ok || !slices.Contains(setupBuiltins, id.Name) {
+							out = append(out, fmt.Sprintf("%s: init calls %s: an init only sets variables", src.pos(c), callee(c)))
+						}
 					}
+					return true
+				})
+			}
+		case *ast.GenDecl:
+			if d.Tok != token.VAR {
+				continue
+			}
+			for _, s := range d.Specs {
+				for _, v := range s.(*ast.ValueSpec).Values {
+					ast.Inspect(v, func(n ast.Node) bool {
+						switch n := n.(type) {
+						case *ast.FuncLit:
+							return false // runs when called, not here (a call of it at once is checked below)
+						case *ast.CallExpr:
+							if lit, ok := n.Fun.(*ast.FuncLit); ok {
+								ast.Inspect(lit.Body, func(m ast.Node) bool {
+									if c, ok := m.(*ast.CallExpr); ok && ioCall(c) {
+										out = append(out, fmt.Sprintf("%s: a variable's initialiser calls %s: initialisers do no I/O", src.pos(c), callee(c)))
+									}
+									return true
+								})
+							} else if ioCall(n) {
+								out = append(out, fmt.Sprintf("%s: a variable's initialiser calls %s: initialisers do no I/O", src.pos(n), callee(n)))
+							}
+						}
+						return true
+					})
 				}
 			}
 		}
 	}
-	if vars == 0 {
-		t.Fatal("found no package variable with an initialiser: the walk missed the module")
-	}
+	return out
 }
 
 // ioCall reports whether c calls a function of one of ioPackages.
