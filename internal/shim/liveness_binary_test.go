@@ -205,6 +205,7 @@ func serialServer() example.Options {
 // seconds counted as silence and deafness: killed at the continue
 // ("the server process hung").
 func TestBinaryStoppedShimIsNoSilence(t *testing.T) {
+	testenv.NeedsFull(t, "a 25 s call stopped 15 s")
 	b := startBinShim(t, []string{"--hang-after", "5s"}, serialServer())
 	pid := b.server()
 	call := b.start("1", "tools/call", `{"name":"slowwrite","arguments":{"ms":25000}}`)
@@ -317,6 +318,7 @@ func (b *binShim) heal() string {
 // call read 1 on a new pid ("the server process hung, so mcp-heal stopped
 // it").
 func TestBinaryCancelledIsNoHang(t *testing.T) {
+	testenv.NeedsFull(t, "30 s of calls waiting on a sleep")
 	b := startBinShim(t, nil, serialServer())
 	pid := b.server()
 	if got := b.tool("1", "counter_increment", "{}"); got != "1" {
@@ -373,6 +375,7 @@ func TestBinaryCancelledIsNoHang(t *testing.T) {
 // to a ping for --ping-timeout after a cancel is killed, and the next call
 // answers on a new process.
 func TestBinaryKillOnCancel(t *testing.T) {
+	testenv.NeedsFull(t, "a ping time-out (10 s)")
 	b := startBinShim(t, []string{"--kill-on-cancel"}, serialServer())
 	pid := b.server()
 	b.start("1", "tools/call", `{"name":"slowwrite","arguments":{"ms":600000}}`)
@@ -401,6 +404,7 @@ func TestBinaryKillOnCancel(t *testing.T) {
 // out, and is kept. On the old code (whose default was this rule) the
 // stopped seconds counted as deafness: killed at the continue.
 func TestBinaryStoppedShimAfterCancel(t *testing.T) {
+	testenv.NeedsFull(t, "a 24 s call stopped 15 s")
 	b := startBinShim(t, []string{"--kill-on-cancel"}, serialServer())
 	pid := b.server()
 	b.start("1", "tools/call", `{"name":"slowwrite","arguments":{"ms":24000}}`)
