@@ -30,6 +30,10 @@ func newCfgEnv(t *testing.T) *cfgEnv {
 	}
 	testenv.UseStateDir(t, filepath.Join(base, "state"))
 	c.vars = map[string]string{"HOME": c.home, "CLAUDE_PROJECT_DIR": c.proj, "XDG_DATA_HOME": filepath.Join(base, "data")}
+	// The in-process run finds the stable copy through the process's own
+	// environment (paths.Current): a stable copy in the real user's data
+	// directory must not decide what these tests see.
+	t.Setenv("XDG_DATA_HOME", c.vars["XDG_DATA_HOME"])
 	// ~/.claude.json is a symlink into a dotfiles folder, mode 0600.
 	global := filepath.Join(c.dots, "claude.json")
 	c.write(global, `{
