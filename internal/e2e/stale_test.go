@@ -168,3 +168,62 @@ func (s *session) waitNotAnswering(t *testing.T, from time.Time, timeout time.Du
 	}
 	return time.Time{}
 }
+
+// TestMonitorShimKilled (issue 32, item 4): the shim of a wrapped server
+// is killed with SIGKILL while an interactive session of Claude Code
+// 2.1.332 is idle. Claude Code loses the server with it; mcp-heal said
+// nothing, and the next call got "No such tool available". Now the
+// monitor finds the shim's record left behind and tells the model (and
+// the user) at once, what to run first.
+func TestMonitorShimKilled(t *testing.T) {
+	testenv.NeedsFull(t, "Claude Code in tmux")
+	t.Parallel()
+	noted := Turn{Text: "Noted."}
+	s := newSession(t,
+		Turn{Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "before"})}},
+		Turn{Text: "Done."},
+		noted, noted, noted,
+	)
+	s.claude = testenv.NPMBin(t, "claude", testenv.ClaudeCode332)
+	s.withPlugin()
+	s.userScope = true // where status finds it
+	s.addExample("ex", true, nil)
+	ts := s.startInteractive()
+	if !ts.waitScreen("? for shortcuts", 2*time.Minute) {
+		t.Fatalf("interactive claude did not become ready\n%s", ts)
+	}
+	ts.typeLine("Echo before.")
+	if !s.model.WaitTurn(1, 3*time.Minute) {
+		t.Fatalf("the first call never ended\n%s", ts)
+	}
+	ts.waitScreen("? for shortcuts", 30*time.Second)
+	s.waitMonitor(t)
+	shim, err := waitProc(s.claudePID(), isShim, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	if err := syscall.Kill(shim.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	woke := s.model.WaitRequest(hasMonitorLine, time.Minute)
+	if woke == nil {
+		t.Fatalf("no line of the monitor reached the model within a minute of the shim's kill\n%s", ts)
+	}
+	lines := monitorLines(woke)
+	t.Logf("the line reached the model %s after the kill: %q", woke.At.Sub(killed).Round(time.Millisecond), lines)
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], "mcp-heal: run /mcp reconnect ex: its shim exited at ") || !strings.Contains(lines[0], "(killed or crashed)") {
+		t.Errorf("want one line, what to run first")
+	}
+	if ts.waitScreen("run /mcp reconnect ex: its shim exited", 30*time.Second) {
+		t.Logf("what the user sees:\n%s", ts.capture())
+	} else {
+		t.Errorf("the user was not shown the line\n%s", ts)
+	}
+	out, err := s.mcpHeal("status")
+	t.Logf("status:\n%s", out)
+	if err != nil || !strings.Contains(string(out), "ex: run /mcp reconnect ex in Claude Code: its shim exited at ") {
+		t.Errorf("status does not name the shim's death: %v", err)
+	}
+	ts.quit()
+}
