@@ -113,7 +113,7 @@ func Run(ctx context.Context, o Options) error {
 		// last two seconds may hide another in the same tick of a
 		// coarse clock, so the records are read again until it is older.
 		mt := state.RecordsChanged()
-		if !mt.Equal(last) || now.Sub(mt) < 2*time.Second || w.busy() {
+		if !mt.Equal(last) || now.Sub(mt) < 2*time.Second || w.busy() || w.lost() {
 			last = mt
 			recs, err := o.List(o.Session, o.ClaudePID)
 			if err != nil {
@@ -183,6 +183,18 @@ func (w *watcher) busy() bool {
 	}
 	for _, s := range w.shims {
 		if s.restart {
+			return true
+		}
+	}
+	return false
+}
+
+// lost reports whether a shim the watcher knows is gone: killed or
+// crashed, it changed nothing in the records' directory (its record stays
+// behind), so only its pid tells. One look a known shim a poll.
+func (w *watcher) lost() bool {
+	for _, s := range w.shims {
+		if !w.o.Alive(s.rec.ShimPID) {
 			return true
 		}
 	}
