@@ -122,7 +122,7 @@ func monitorKilledIdle(t *testing.T, version string) {
 	if woke.Turn != 2 || len(lines) != 1 || !strings.HasPrefix(lines[0], `mcp-heal: nothing to run: MCP server "ex" was restarted and answers again: the server process was killed by signal 9 (SIGKILL); what the old process held only in memory is gone; what it saved may still be there.`) {
 		t.Errorf("want one line, restarted and state gone, waking the model (turn 2) before any request of the user's")
 	}
-	if ts.waitScreen("Monitor event: mcp-heal: MCP server", 30*time.Second) {
+	if ts.waitScreen("Monitor event: mcp-heal: nothing to run: MCP server", 30*time.Second) {
 		t.Logf("what the user sees:\n%s", ts.capture())
 	} else {
 		t.Errorf("the user was not shown the line\n%s", ts)
