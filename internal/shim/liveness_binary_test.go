@@ -422,3 +422,32 @@ func TestBinaryStoppedShimAfterCancel(t *testing.T) {
 		t.Errorf("%d servers killed", n)
 	}
 }
+
+// Issue 30 item 2, the other side: the server itself stopped behind an
+// npx-style wrapper, run by the real binary (under its guardian, which
+// hands the shim the server's pipes): the process whose stdout is the
+// server's pipe is the server, so its stop is seen within two checks (2 s)
+// and a call waiting on it is answered by a new one. Issue 23's "a
+// stopped server caught within 2 s".
+func TestBinaryStoppedServerBehindWrapper(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "server.pid")
+	b := startBinShim(t, nil, example.Options{Era: example.EraHandshake, Faults: example.Faults{TestTools: true}}, "FAKE_MCP=wrapper", "FAKE_PIDFILE="+pidfile)
+	wrapper := b.server()
+	server := readPID(t, pidfile)
+	if err := syscall.Kill(server, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(server, syscall.SIGCONT)
+	testenv.WaitFor(t, 5*time.Second, "the server stopped", func() bool { p, _ := procinfo.StoppedIn(wrapper); return p == server })
+	start := time.Now()
+	call := b.start("1", "tools/call", `{"name":"pid","arguments":{}}`)
+	next := b.record("a new server", func(r *state.Record) bool { return r.State == state.Running && r.ChildPID != wrapper && r.ChildPID > 0 }).ChildPID
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("the stopped server replaced %v after the call, want within two checks (2 s)", took)
+	}
+	r := b.wait(call, "the call to the stopped server", 20*time.Second)
+	if !strings.Contains(b.stderr.String(), "server is stopped; killing it") {
+		t.Errorf("no kill for the stop: %s", r.Raw)
+	}
+	t.Logf("new wrapper %d; the call: %s", next, r.Raw)
+}
