@@ -199,6 +199,14 @@ func TestHostileServerNames(t *testing.T) {
 			checkHookJSON(t, "hook "+p["hook_event_name"].(string), out)
 		}
 	}
+	// The status line, while the shims fail (its colours are escapes of
+	// its own: off).
+	env = append(env, "NO_COLOR=1")
+	if out := run(`{"session_id":"s1"}`, "statusline"); !strings.Contains(out, "MCP ") {
+		t.Errorf("statusline printed no line: %q", out)
+	} else {
+		checkNames(t, "statusline", out)
+	}
 	out := run(`{"hook_event_name":"SessionStart","source":"startup","session_id":"s1","cwd":"`+proj+`"}`, "hook", "SessionStart")
 	checkHookJSON(t, "hook SessionStart", out)
 
