@@ -139,6 +139,7 @@ type shim struct {
 	// sees moves it); the next silence starts after a record without one.
 	quiet bool
 	rec   *state.Record
+	alive time.Time // when its pid was last seen alive (lost)
 }
 
 // What a line waiting to be sent is about.
@@ -197,6 +198,7 @@ func (w *watcher) lost() bool {
 		if !w.o.Alive(s.rec.ShimPID) {
 			return true
 		}
+		s.alive = w.o.Now()
 	}
 	return false
 }
@@ -250,6 +252,13 @@ func (w *watcher) step(now time.Time, recs []*state.Record) []string {
 		// (state.FindSession did, for this poll): Claude Code lost
 		// the server with it.
 		if g, err := w.o.Gone(s.rec.ShimPID); err == nil && g.ShimStart == s.rec.ShimStart && g.Started.Equal(s.rec.Started) {
+			if s.alive.After(g.Updated) {
+				// It was alive at the last poll: it died since, which
+				// says more than its record's last write.
+				c := *g
+				c.Updated = s.alive
+				g = &c
+			}
 			w.gone[k] = g
 			w.pending[s.server] = held{newsShimGone, k, s.rec.Restarts}
 		}
