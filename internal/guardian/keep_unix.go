@@ -137,11 +137,8 @@ func (g *guard) keptStart(m msg) {
 		return
 	default:
 	}
-	srv, files, err := startServer(m.Spec)
-	if err != nil {
-		var errno syscall.Errno
-		errors.As(err, &errno)
-		_ = g.send(msg{Ev: "error", ID: m.ID, Err: err.Error(), Errno: int(errno)})
+	srv, files := g.start(m)
+	if srv == nil {
 		return
 	}
 	srv.files = files

@@ -90,18 +90,15 @@ func (g *guard) handle(m msg) {
 			g.keptStart(m)
 			return
 		}
-		srv, files, err := startServer(m.Spec)
-		if err != nil {
-			var errno syscall.Errno
-			errors.As(err, &errno)
-			_ = g.send(msg{Ev: "error", ID: m.ID, Err: err.Error(), Errno: int(errno)})
+		srv, files := g.start(m)
+		if srv == nil {
 			return
 		}
 		g.mu.Lock()
 		g.servers[m.ID] = srv
 		g.wg.Add(1)
 		g.mu.Unlock()
-		err = g.send(msg{Ev: "started", ID: m.ID, PID: srv.pid, Started: srv.started.UnixNano()}, files...)
+		err := g.send(msg{Ev: "started", ID: m.ID, PID: srv.pid, Started: srv.started.UnixNano()}, files...)
 		for _, f := range files {
 			// The shim's copies are the only ones: its death closes the
 			// server's stdin, the first step of the ladder.
@@ -123,6 +120,19 @@ func (g *guard) handle(m msg) {
 			g.keptOp(m)
 		}
 	}
+}
+
+// start starts m's server. When it cannot, it tells the shim why (with
+// the errno, which the shim's respawn reads) and returns nil.
+func (g *guard) start(m msg) (*server, []*os.File) {
+	srv, files, err := startServer(m.Spec)
+	if err != nil {
+		var errno syscall.Errno
+		errors.As(err, &errno)
+		_ = g.send(msg{Ev: "error", ID: m.ID, Err: err.Error(), Errno: int(errno)})
+		return nil, nil
+	}
+	return srv, files
 }
 
 // send sends to the shim, if one is attached.
