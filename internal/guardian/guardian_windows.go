@@ -1,7 +1,6 @@
 package guardian
 
 import (
-	"encoding/json"
 	"log/slog"
 	"net"
 	"os"
@@ -57,15 +56,6 @@ func (*Child) Status() Status { return Status{} }
 
 // Signal is not supported.
 func (*Child) Signal(syscall.Signal) error { return ErrUnsupported }
-
-// Attached is not available on Windows.
-type Attached struct {
-	Guardian *Guardian
-	Epoch    int
-	Session  json.RawMessage
-	Child    *Child
-	Prefix   []byte
-}
 
 // Attach is not supported on Windows.
 func Attach(string, string) (*Attached, error) { return nil, ErrUnsupported }

@@ -64,3 +64,18 @@ type KeptInfo struct {
 	Argv           []string  // the server's command line (not redacted)
 	LastExitReason string
 }
+
+// Attached is what a shim gets when it attaches to a kept guardian
+// (on Windows, where nothing is kept, never).
+type Attached struct {
+	Guardian *Guardian
+	Epoch    int
+	// Session is the keeper's session (KeepHooks.Attach), as the
+	// guardian handed it over.
+	Session json.RawMessage
+	// Child is the running server (nil: none runs; Run starts one).
+	Child *Child
+	// Prefix is what the guardian read of the server's stdout after the
+	// last complete line: the start of the next line.
+	Prefix []byte
+}

@@ -3,7 +3,6 @@
 package guardian
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -66,20 +65,6 @@ func dialKept(path string) (*ctrl, error) {
 		return nil, fmt.Errorf("the kept server's socket %s is held by uid %d, not us (%v)", path, uid, err)
 	}
 	return newCtrl(uc), nil
-}
-
-// Attached is what a shim gets when it attaches to a kept guardian.
-type Attached struct {
-	Guardian *Guardian
-	Epoch    int
-	// Session is the keeper's session (KeepHooks.Attach), as the
-	// guardian handed it over.
-	Session json.RawMessage
-	// Child is the running server (nil: none runs; Run starts one).
-	Child *Child
-	// Prefix is what the guardian read of the server's stdout after the
-	// last complete line: the start of the next line.
-	Prefix []byte
 }
 
 // Attach connects to the kept guardian at path and attaches as its shim.
