@@ -21,8 +21,6 @@ package main
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -140,7 +138,7 @@ func Build(o Options) error {
 		if err := build(o.Root, t, "./cmd/mcp-heal", o.Version, out); err != nil {
 			return err
 		}
-		sum, err := fileSHA256(out)
+		sum, err := sha256sums.Sum(out)
 		if err != nil {
 			return err
 		}
@@ -186,19 +184,6 @@ func manifestVersion(path string) (string, error) {
 		return "", fmt.Errorf("%s: no version (%v)", path, err)
 	}
 	return m.Version, nil
-}
-
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // copyFile copies src to dst with src's permission bits (the launcher

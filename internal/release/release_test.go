@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcp-heal/mcp-heal/internal/sha256sums"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
@@ -98,7 +99,7 @@ func TestBinariesArePlatforms(t *testing.T) {
 		if !ok {
 			t.Fatalf("SHA256SUMS line %q is not sha256sum's format", sc.Text())
 		}
-		got, err := fileSHA256(filepath.Join(dir, "bin", name))
+		got, err := sha256sums.Sum(filepath.Join(dir, "bin", name))
 		if err != nil || got != sum {
 			t.Errorf("SHA256SUMS says %s for %s, the file's is %s (%v)", sum, name, got, err)
 		}

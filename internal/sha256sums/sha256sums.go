@@ -13,9 +13,28 @@
 package sha256sums
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"os"
 	"sort"
 	"strings"
 )
+
+// Sum is the SHA-256 of the file at path in the file's form: lower-case
+// hex.
+func Sum(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
 
 // Format is the file listing sums (name to lower-case hex SHA-256), one
 // line each, sorted by name.

@@ -17,19 +17,6 @@ var goarch = runtime.GOARCH
 
 var errMismatch = errors.New("the SHA-256 does not match SHA256SUMS")
 
-func fileSHA256(p string) (string, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
 // verifiedCopy copies src to dst through a temporary file, hashing the
 // bytes as they are written: dst is what was checked. errMismatch: the
 // hash is not want (an empty want, src not listed, never matches); other

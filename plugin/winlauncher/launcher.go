@@ -125,7 +125,7 @@ func (l *launcher) find() string {
 		}
 		// No cache to hold a checked copy: check the bundled file itself
 		// on every run.
-		if got, err := fileSHA256(bundled); err != nil || got != want {
+		if got, err := sha256sums.Sum(bundled); err != nil || got != want {
 			l.mismatch(bundled)
 			return ""
 		}
