@@ -57,26 +57,25 @@ func ResultReply(id []byte, result []byte) []byte {
 // NewRequest builds a request line with a raw id and already-encoded params
 // (nil for none).
 func NewRequest(id []byte, method string, params []byte) []byte {
-	m, _ := json.Marshal(method)
-	b := make([]byte, 0, 48+len(id)+len(m)+len(params))
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id...)
-	b = append(b, `,"method":`...)
-	b = append(b, m...)
-	if params != nil {
-		b = append(b, `,"params":`...)
-		b = append(b, params...)
-	}
-	b = append(b, '}')
-	return b
+	return request(id, method, params)
 }
 
 // NewNotification builds a notification line with already-encoded params (nil
 // for none).
 func NewNotification(method string, params []byte) []byte {
+	return request(nil, method, params)
+}
+
+// request builds a request line, or a notification when id is nil.
+func request(id []byte, method string, params []byte) []byte {
 	m, _ := json.Marshal(method)
-	b := make([]byte, 0, 40+len(m)+len(params))
-	b = append(b, `{"jsonrpc":"2.0","method":`...)
+	b := make([]byte, 0, 48+len(id)+len(m)+len(params))
+	b = append(b, `{"jsonrpc":"2.0"`...)
+	if id != nil {
+		b = append(b, `,"id":`...)
+		b = append(b, id...)
+	}
+	b = append(b, `,"method":`...)
 	b = append(b, m...)
 	if params != nil {
 		b = append(b, `,"params":`...)
