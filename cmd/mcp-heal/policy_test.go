@@ -90,7 +90,7 @@ func TestShimRefusesDenied(t *testing.T) {
 		t.Errorf("status does not name x as blocked:\n%s", out)
 	}
 	_, out, _ = c.run(`{"hook_event_name":"SessionStart","session_id":"s","source":"startup"}`, "hook", "SessionStart")
-	if !strings.Contains(out, "blocked by Claude Code's policy") || !strings.Contains(out, ": x;") {
+	if !strings.Contains(out, "blocked by Claude Code's policy") || !strings.Contains(out, "blocked by Claude Code's policy: x.") {
 		t.Errorf("SessionStart does not name x:\n%s", out)
 	}
 }
