@@ -11,8 +11,10 @@
 //
 // It watches the shims' state records (internal/state): one stat of the
 // records' directory per poll (state.RecordsChanged: a record is replaced
-// by a rename, which changes the directory's time), and the session's
-// records are read (state.FindSession) only after a change. Lines are bounded in rate (Options.Gap, Options.Burst). A
+// by a rename, which changes the directory's time) and a look at each
+// known shim's pid (a killed shim changes nothing in the directory), and
+// the session's records are read (state.FindSession) only after a change.
+// Lines are bounded in rate (Options.Gap, Options.Burst). A
 // restart's line claims the restart note's told/ marker (note_key) first,
 // so the model hears of a restart once: from the monitor, or from the
 // note on a result, or from the PreToolUse hook, whoever is first.
