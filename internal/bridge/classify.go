@@ -44,7 +44,12 @@ var sessionWords = sync.OnceValue(func() *regexp.Regexp {
 // servers answer 400 with an explanatory body instead, and some a -32001
 // "Session not found" error. 401/403 are authorization, never session
 // loss, and a 404 carrying -32601 is an unknown method.
-func sessionLost(status int, body []byte) bool {
+//
+// stateless says the request was of the stateless era (2026-07-28), which
+// has no sessions: there -32001 alone is no evidence either way (it was
+// the draft's HeaderMismatch, now -32020, and the TypeScript SDK treats it
+// so); only the status and the body's words count.
+func sessionLost(status int, body []byte, stateless bool) bool {
 	if status < 400 || status >= 500 || status == http.StatusUnauthorized || status == http.StatusForbidden {
 		return false
 	}
@@ -54,7 +59,9 @@ func sessionLost(status int, body []byte) bool {
 		if code.Exists() {
 			switch code.Int() {
 			case CodeSessionNotFound:
-				return true
+				if !stateless {
+					return true
+				}
 			case -32601, -32602, -32600, -32700:
 				// A method or params problem, not the session
 				// (SEP-2575 maps -32601 to 404).

@@ -41,10 +41,43 @@ func TestSessionLost(t *testing.T) {
 		{200, "", false},
 	} {
 		t.Run(fmt.Sprintf("%d %s", tc.status, tc.body), func(t *testing.T) {
-			if got := sessionLost(tc.status, []byte(tc.body)); got != tc.want {
+			if got := sessionLost(tc.status, []byte(tc.body), false); got != tc.want {
 				t.Errorf("sessionLost(%d, %q) = %v, want %v", tc.status, tc.body, got, tc.want)
 			}
 		})
+	}
+}
+
+// In the stateless era (2026-07-28) -32001 alone is no evidence of a lost
+// session: it was the draft's HeaderMismatch (now -32020), and the era has
+// no sessions. The handshake era keeps its rule (-32001 is the TypeScript
+// SDK's "Session not found").
+func TestSessionLostByEra(t *testing.T) {
+	for _, tc := range []struct {
+		status          int
+		body            string
+		handshake, stls bool
+	}{
+		// -32001 alone: the old draft's HeaderMismatch.
+		{400, `{"jsonrpc":"2.0","id":7,"error":{"code":-32001,"message":"Mcp-Name header value 'a' does not match body value 'b'"}}`, true, false},
+		{409, `{"jsonrpc":"2.0","id":7,"error":{"code":-32001,"message":"conflict"}}`, true, false},
+		{400, `{"jsonrpc":"2.0","id":null,"error":{"code":-32001}}`, true, false},
+		// The words still count in both eras (they are not -32001 alone).
+		{400, `{"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"},"id":null}`, true, true},
+		{404, `{"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"},"id":null}`, true, true},
+		// Never session loss in either era.
+		{401, `{"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"},"id":null}`, false, false},
+		{404, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"method not found"}}`, false, false},
+		{400, `{"jsonrpc":"2.0","id":1,"error":{"code":-32020,"message":"Header mismatch"}}`, false, false},
+	} {
+		for _, era := range []struct {
+			stateless bool
+			want      bool
+		}{{false, tc.handshake}, {true, tc.stls}} {
+			if got := sessionLost(tc.status, []byte(tc.body), era.stateless); got != era.want {
+				t.Errorf("sessionLost(%d, %s, stateless=%v) = %v, want %v", tc.status, tc.body, era.stateless, got, era.want)
+			}
+		}
 	}
 }
 

@@ -15,9 +15,14 @@ func FuzzSessionLost(f *testing.F) {
 	f.Add(401, []byte(`{"error":{"code":-32001}}`))
 	f.Add(404, []byte(`{"error":{"code":-32601,"message":"x"}}`))
 	f.Fuzz(func(t *testing.T, status int, body []byte) {
-		lost := sessionLost(status, body)
-		if lost && (status == 401 || status == 403 || status < 400 || status >= 500) {
-			t.Fatalf("sessionLost(%d, %q) = true", status, body)
+		for _, stateless := range []bool{false, true} {
+			lost := sessionLost(status, body, stateless)
+			if lost && (status == 401 || status == 403 || status < 400 || status >= 500) {
+				t.Fatalf("sessionLost(%d, %q, %v) = true", status, body, stateless)
+			}
+			if stateless && lost && !sessionLost(status, body, false) {
+				t.Fatalf("sessionLost(%d, %q): lost in the stateless era only", status, body)
+			}
 		}
 		if s := bodyText(body); len(s) > 210 || strings.ContainsAny(s, "\r\n") {
 			t.Fatalf("bodyText(%q) = %q", body, s)

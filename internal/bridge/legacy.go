@@ -125,7 +125,7 @@ func (c *sseConn) Send(msg []byte) error {
 	}
 	status := httpStatus(resp.StatusCode, body)
 	switch {
-	case sessionLost(resp.StatusCode, body):
+	case sessionLost(resp.StatusCode, body, false): // 2024-11-05 only
 		c.die("session lost: "+status, refusable)
 	case unavailable(resp.StatusCode):
 		if resp.StatusCode != http.StatusServiceUnavailable {

@@ -125,7 +125,7 @@ func (c *httpConn) get(ctx context.Context, lastID string) (*http.Response, stri
 	resp.Body.Close()
 	status := httpStatus(resp.StatusCode, body)
 	switch {
-	case carried && sessionLost(resp.StatusCode, body):
+	case carried && sessionLost(resp.StatusCode, body, statelessHeader(h)):
 		return nil, "session lost: " + status, false
 	case unavailable(resp.StatusCode):
 		return nil, "server unavailable: " + status, false

@@ -35,6 +35,12 @@ const statelessVersion = "2026-07-28"
 
 var metaVersionPath = "params._meta." + gjson.Escape("io.modelcontextprotocol/protocolVersion")
 
+// statelessHeader reports whether a request with headers h is of the
+// stateless era: the MCP-Protocol-Version it carries (its own _meta
+// version, or the session's) is 2026-07-28 or later (the versions are
+// dates, so they order as strings).
+func statelessHeader(h http.Header) bool { return h.Get(hProtocol) >= statelessVersion }
+
 // httpConn is one Streamable HTTP session (MCP 2025-03-26 and later,
 // "Transports", Streamable HTTP): every message is its own POST; responses
 // come back as JSON or as an SSE stream; server-initiated messages also
@@ -210,7 +216,7 @@ func (c *httpConn) exchange(x *exchange) {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	status := httpStatus(resp.StatusCode, body)
 	switch {
-	case carried && sessionLost(resp.StatusCode, body):
+	case carried && sessionLost(resp.StatusCode, body, statelessHeader(h)):
 		c.die("session lost: "+status, c.refusable(x))
 	case unavailable(resp.StatusCode):
 		var refused []byte
