@@ -3,6 +3,7 @@ package redact
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 )
 
 // secretObjects are the keys whose object members are all secret: an MCP
@@ -11,8 +12,8 @@ var secretObjects = map[string]bool{"env": true, "headers": true}
 
 // JSON returns the JSON document data (a Claude Code config, a server
 // entry) with its secrets replaced: every string member of an "env" or
-// "headers" object, the password and query values of every "url", and what
-// String finds in any other string. Keys, order and whitespace stay, so two
+// "headers" object, every "url" and every other string that is an http(s)
+// URL (URL: hidden whole), and what String finds in any other string. Keys, order and whitespace stay, so two
 // documents redacted alike diff like the originals (what a dry run shows).
 // Invalid JSON goes through String whole.
 func JSON(data []byte) []byte {
@@ -72,7 +73,9 @@ func JSON(data []byte) []byte {
 			switch {
 			case top.object && secretObjects[top.parentKey] && s != "":
 				r = Mark
-			case top.object && top.key == "url":
+			case top.object && top.key == "url", strings.HasPrefix(s, "http://"), strings.HasPrefix(s, "https://"):
+				// A remote server's URL, in "url" or in an argument
+				// (a shim wrapped by an older mcp-heal, mcp-remote).
 				r = URL(s)
 			default:
 				r = String(s)

@@ -94,17 +94,18 @@ func TestJSON(t *testing.T) {
   "mcpServers": {
     "gh": {"command": "npx", "args": ["-y", "srv", "--token=ghp_abcdefgh12345"], "env": {"GITHUB_TOKEN": "plainvalue", "DEBUG": ""}},
     "remote": {"type": "http", "url": "https://api.example/mcp?apikey=k123", "headers": {"X-Api": "v-1"}},
+    "proxy": {"command": "npx", "args": ["mcp-remote", "https://mcp.example/t/pathkey-9876/sse"]},
     "wrapped": {"command": "mcp-heal", "args": ["shim"], "env": {"MCP_HEAL_HEADER_X": "hv"}, "_mcp_heal": {"original": {"headers": {"Authorization": "Bearer z"}}}}
   },
   "n": 3, "ok": true, "url": null
 }`
 	got := string(JSON([]byte(in)))
-	for _, secret := range []string{"ghp_abcdefgh12345", "plainvalue", "k123", "v-1", "hv", "Bearer z"} {
+	for _, secret := range []string{"ghp_abcdefgh12345", "plainvalue", "k123", "v-1", "hv", "Bearer z", "pathkey-9876", "mcp.example"} {
 		if strings.Contains(got, secret) {
 			t.Errorf("%q survived:\n%s", secret, got)
 		}
 	}
-	for _, kept := range []string{`"DEBUG": ""`, `"command": "npx"`, `"GITHUB_TOKEN": "[REDACTED]"`, `"url": "[URL hidden]"`, `"n": 3, "ok": true, "url": null`} {
+	for _, kept := range []string{`"DEBUG": ""`, `"command": "npx"`, `"GITHUB_TOKEN": "[REDACTED]"`, `"url": "[URL hidden]"`, `"args": ["mcp-remote", "[URL hidden]"]`, `"n": 3, "ok": true, "url": null`} {
 		if !strings.Contains(got, kept) {
 			t.Errorf("lost %q:\n%s", kept, got)
 		}
