@@ -42,6 +42,13 @@ func keptWords(flags []string) string {
 // its bytes.
 func rewrapEntry(ch Change, e gjson.Result, command string, args []string, shimPath string, flags []string) (string, Change) {
 	ch.Action = ActAlreadyWrapped
+	if raw, ok := moveURL(e, args, shimPath); ok {
+		ch.Action, ch.Detail = ActURLMoved, urlMovedWords
+		if command != shimPath {
+			ch.Detail = joinDetail(ch.Detail, "its shim path was "+command)
+		}
+		return raw, ch
+	}
 	var sp []splice
 	if command != shimPath {
 		m, _ := claudecfg.LastMember(e, "command")

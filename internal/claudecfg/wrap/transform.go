@@ -31,7 +31,7 @@ type Change struct {
 
 // Changed reports whether the entry's bytes changed.
 func (c Change) Changed() bool {
-	return c.Action == ActWrapped || c.Action == ActUnwrapped || c.Action == ActShimUpdated || c.Action == ActKeepSet || c.Action == ActRefreshed
+	return c.Action == ActWrapped || c.Action == ActUnwrapped || c.Action == ActShimUpdated || c.Action == ActKeepSet || c.Action == ActRefreshed || c.Action == ActURLMoved
 }
 
 type splice struct {
