@@ -1,23 +1,6 @@
 package statusline
 
-import (
-	"os"
+import "golang.org/x/sys/unix"
 
-	"golang.org/x/sys/unix"
-)
-
-// terminal reports whether f is a terminal (a user typing), not a pipe,
-// a file or /dev/null. The descriptor comes through SyscallConn, which
-// leaves its blocking mode alone (Fd() would not).
-func terminal(f *os.File) bool {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return false
-	}
-	tty := false
-	rc.Control(func(fd uintptr) {
-		_, err := unix.IoctlGetTermios(int(fd), unix.TIOCGETA)
-		tty = err == nil
-	})
-	return tty
-}
+// getTermios is the ioctl that reads a terminal's settings.
+const getTermios = unix.TIOCGETA
