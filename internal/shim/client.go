@@ -151,11 +151,11 @@ func (s *Shim) clientRequest(line []byte, m jsonrpc.Msg) {
 		s.mu.Unlock()
 		return
 	}
-	c, gen := s.conn, s.gen
-	e.gen, e.sentAt = gen, now
+	r := s.run
+	e.run, e.sentAt = r, now
 	s.mu.Unlock()
-	if err := s.sendUp(c, line, s.in.Buffered() > 0); err != nil {
-		s.sendFailed(e, gen)
+	if err := s.sendUp(r.conn, line, s.in.Buffered() > 0); err != nil {
+		s.sendFailed(e, r)
 	}
 }
 
@@ -192,9 +192,9 @@ func (s *Shim) answerQueueNow() [][]byte {
 
 // sendFailed marks e as never delivered, so that the death of its
 // connection re-sends it whatever the retry policy says.
-func (s *Shim) sendFailed(e *entry, gen uint64) {
+func (s *Shim) sendFailed(e *entry, r *run) {
 	s.mu.Lock()
-	if s.inflight[string(e.id)] == e && e.gen == gen {
+	if s.inflight[string(e.id)] == e && e.run == r {
 		e.undeliv = true
 	}
 	s.mu.Unlock()
@@ -208,12 +208,12 @@ func (s *Shim) clientNotification(line []byte, m jsonrpc.Msg) {
 		e := s.inflight[raw]
 		if e != nil && !e.injected {
 			e.cancelled = true
-			if e.gen == s.gen && s.isUp() && !e.ignored {
+			if e.run == s.run && s.isUp() && !e.ignored {
 				// From now a ping the server stays deaf to is proof of
 				// a hang (hang.go).
 				s.live.Cancelled(s.clk.Now())
 			}
-			if e.gen == 0 {
+			if e.run == nil {
 				// Never sent: forget it, and do not send the cancellation.
 				delete(s.inflight, raw)
 				s.dropQueued(e)
@@ -245,7 +245,7 @@ func (s *Shim) forwardOrQueue(line []byte) {
 		s.mu.Unlock()
 		return
 	}
-	c := s.conn
+	c := s.run.conn
 	s.mu.Unlock()
 	_ = s.sendUp(c, line, s.in.Buffered() > 0)
 }
@@ -264,8 +264,8 @@ func (s *Shim) clientResponse(line []byte, m jsonrpc.Msg) {
 		return
 	}
 	delete(s.srvReqs, string(m.ID))
-	c := s.conn
-	if c == nil || r.gen != s.gen {
+	c := s.run.conn
+	if s.run.down || r.run != s.run {
 		s.mu.Unlock()
 		s.log.Debug("dropped a client response meant for a server that is gone", "id", string(m.ID), "method", r.method)
 		return

@@ -8,7 +8,6 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/text"
-	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
 
 // The shim's rules for the stateless era (2026-07-28, SEP-2575): every
@@ -46,11 +45,11 @@ func (s *Shim) answerPingLocally(line []byte) bool {
 // call that is not safe to re-send is never sent to a server that dies at
 // once; a server that no longer supports the client's protocol version is
 // used anyway, and the state record says why calls may fail.
-func (s *Shim) rediscover(ctx context.Context, c upstream.Conn, gen uint64, ss session, dead <-chan struct{}) error {
+func (s *Shim) rediscover(ctx context.Context, r *run, ss session, dead <-chan struct{}) error {
 	if ss.discoverLine == nil {
 		return nil
 	}
-	resp, err := s.inject(ctx, c, gen, ss.discoverLine, s.o.ReplayTimeout, dead)
+	resp, err := s.inject(ctx, r, ss.discoverLine, s.o.ReplayTimeout, dead)
 	if err != nil {
 		return fmt.Errorf("server/discover: %w", err)
 	}

@@ -25,12 +25,12 @@ const (
 // (health.KillReason of state.CauseStopped).
 const CauseStopped = "hung: stopped by a signal (SIGSTOP)"
 
-// callsOn returns the client's calls outstanding on generation gen: its
-// requests that wait for an answer. Called with mu held.
-func (s *Shim) callsOn(gen uint64) []*entry {
+// callsOn returns the client's calls outstanding on run r: its requests
+// that wait for an answer. Called with mu held.
+func (s *Shim) callsOn(r *run) []*entry {
 	var out []*entry
 	for _, e := range s.inflight {
-		if isCall(e, gen) {
+		if isCall(e, r) {
 			out = append(out, e)
 		}
 	}
@@ -42,34 +42,34 @@ func (s *Shim) callsOn(gen uint64) []*entry {
 func (s *Shim) oldestCall() *entry {
 	var old *entry
 	for _, e := range s.inflight {
-		if isCall(e, s.gen) && (old == nil || e.sentAt.Before(old.sentAt)) {
+		if isCall(e, s.run) && (old == nil || e.sentAt.Before(old.sentAt)) {
 			old = e
 		}
 	}
 	return old
 }
 
-// isCall reports whether e is a call of the client's outstanding on
-// generation gen, one the server owes an answer. A subscriptions/listen
+// isCall reports whether e is a call of the client's outstanding on run
+// r, one the server owes an answer. A subscriptions/listen
 // stream is no such call: it is open, silent, for as long as the session
 // lasts. Nor is a request the client cancelled, or one the server ignored
 // (it answered later requests and left this one: markIgnored).
-func isCall(e *entry, gen uint64) bool {
-	return e.gen == gen && !e.injected && !e.cancelled && !e.ignored && e.method != "subscriptions/listen"
+func isCall(e *entry, r *run) bool {
+	return e.run == r && !e.injected && !e.cancelled && !e.ignored && e.method != "subscriptions/listen"
 }
 
-// markIgnored notes that the server of generation gen answered the client's
+// markIgnored notes that the server of run r answered the client's
 // request e: its requests sent earlier and still unanswered were ignored
 // (Claude Code 2.1.332's server/discover to a server that does not answer
 // unknown methods). Such a request is no sign of a hang and is never re-sent
 // (settle.go). Calls (tools/call) and listen streams are left out: a
 // concurrent server answers them in any order. Called with mu held.
-func (s *Shim) markIgnored(e *entry, gen uint64) {
+func (s *Shim) markIgnored(e *entry, r *run) {
 	if len(s.inflight) == 0 {
 		return
 	}
 	for _, o := range s.inflight {
-		if o.gen == gen && o.seq < e.seq && !o.injected && !o.ignored &&
+		if o.run == r && o.seq < e.seq && !o.injected && !o.ignored &&
 			o.method != "tools/call" && o.method != "subscriptions/listen" {
 			o.ignored = true
 			s.log.Debug("the server answered a later request and left this one unanswered: ignored", "id", string(o.id), "method", o.method)
@@ -77,10 +77,10 @@ func (s *Shim) markIgnored(e *entry, gen uint64) {
 	}
 }
 
-// heard records a sign of life from the server of generation gen. Called
-// with mu held.
-func (s *Shim) heard(gen uint64) {
-	if gen == s.gen {
+// heard records a sign of life from the server of run r. Called with mu
+// held.
+func (s *Shim) heard(r *run) {
+	if r == s.run {
 		s.live.Heard(s.clk.Now())
 	}
 }
@@ -99,12 +99,12 @@ func (s *Shim) checkTree() {
 	s.mu.Lock()
 	var c upstream.Conn
 	method := ""
-	if s.isUp() && s.conn != nil && s.conn != s.killedConn && s.conn.PID() > 0 {
+	r := s.run
+	if s.isUp() && !r.down && r.conn != s.killedConn && r.conn.PID() > 0 {
 		if e := s.oldestCall(); e != nil {
-			c, method = s.conn, e.method
+			c, method = r.conn, e.method
 		}
 	}
-	gen := s.gen
 	s.mu.Unlock()
 	if c == nil {
 		s.mu.Lock()
@@ -119,7 +119,7 @@ func (s *Shim) checkTree() {
 	t, err := procinfo.TreeOf(c.PID(), out)
 	now := s.clk.Now()
 	s.mu.Lock()
-	if s.gen != gen {
+	if s.run != r {
 		s.mu.Unlock()
 		return
 	}
@@ -175,7 +175,7 @@ func (s *Shim) cancelQuiet(now time.Time) quiet {
 	}
 	var last *entry
 	for _, e := range s.inflight {
-		if e.gen == s.gen && e.cancelled && !e.injected && (last == nil || e.sentAt.After(last.sentAt)) {
+		if e.run == s.run && e.cancelled && !e.injected && (last == nil || e.sentAt.After(last.sentAt)) {
 			last = e
 		}
 	}

@@ -375,7 +375,7 @@ func TestStoppedServerReplacedAtOnce(t *testing.T) {
 				p, _ := procinfo.StoppedIn(old)
 				h.s.mu.Lock()
 				defer h.s.mu.Unlock()
-				return p == target && len(h.s.callsOn(h.s.gen)) == 1
+				return p == target && len(h.s.callsOn(h.s.run)) == 1
 			})
 			// Seen stopped at two ticks in a row.
 			var elapsed time.Duration

@@ -23,37 +23,37 @@ import (
 // code, a signal, an exit under a call, a run that never came up) is a
 // crash, with the eager respawn and the crash-loop rules of supervise.
 
-// exitedByChoice reports whether the run of generation gen, which ended
-// as ex says, ended by the server's choice. Called before anything of
-// gen is settled.
-func (s *Shim) exitedByChoice(gen uint64, ex upstream.Exit) bool {
+// exitedByChoice reports whether run r, which ended as ex says, ended by
+// the server's choice. Called before anything of r is settled.
+func (s *Shim) exitedByChoice(r *run, ex upstream.Exit) bool {
 	if ex.Code == nil || *ex.Code != 0 || ex.Signal != "" || ex.Killed || ex.Cause != "" && ex.Cause != state.CauseExit {
 		return false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.mode != state.ModeStdio || s.isStopping() || s.upGen != gen || s.gen != gen || !s.isUp() {
+	if s.mode != state.ModeStdio || s.isStopping() || s.upGen != r.gen || s.run != r || !s.isUp() {
 		return false
 	}
 	for _, e := range s.inflight {
-		if e.gen == gen {
+		if e.run == r {
 			return false
 		}
 	}
-	for _, r := range s.srvReqs {
-		if r.gen == gen {
+	for _, sr := range s.srvReqs {
+		if sr.run == r {
 			return false
 		}
 	}
 	return true
 }
 
-// idleExit records the end of run gen by the server's choice: the server
+// idleExit records the end of run r by the server's choice: the server
 // is down, idle, and starts on the next request.
-func (s *Shim) idleExit(gen uint64, pid int, ex upstream.Exit) {
+func (s *Shim) idleExit(r *run, ex upstream.Exit) {
+	pid := r.conn.PID()
 	s.mu.Lock()
-	if s.gen == gen {
-		s.conn = nil
+	r.down = true
+	if s.run == r {
 		s.childPID = 0
 		s.downSince = s.clk.Now()
 	}
@@ -68,7 +68,7 @@ func (s *Shim) idleExit(gen uint64, pid int, ex upstream.Exit) {
 	s.setPhase(state.Idle)
 	s.idleExits++
 	s.mu.Unlock()
-	s.event("exit", "pid", pid, "reason", ex.Reason, "uptime_ms", ex.UptimeMS, "generation", gen, "code", 0, "by_choice", true)
+	s.event("exit", "pid", pid, "reason", ex.Reason, "uptime_ms", ex.UptimeMS, "generation", r.gen, "code", 0, "by_choice", true)
 	s.record()
 }
 

@@ -9,7 +9,6 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 	"github.com/mcp-heal/mcp-heal/internal/liveness"
 	"github.com/mcp-heal/mcp-heal/internal/state"
-	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
 
 var pingReq = jsonrpc.NewRequest([]byte("0"), "ping", nil)
@@ -90,8 +89,7 @@ func (s *Shim) janitorTick() time.Duration {
 
 // probeReq is one liveness probe to send.
 type probeReq struct {
-	c   upstream.Conn
-	gen uint64
+	r   *run
 	req []byte
 }
 
@@ -106,7 +104,8 @@ type probeReq struct {
 func (s *Shim) due() *probeReq {
 	s.mu.Lock()
 	// A server being killed is not probed: its end is already decided.
-	if !s.isUp() || s.conn == nil || s.conn == s.killedConn || s.sess.era == "" {
+	r := s.run
+	if !s.isUp() || r.down || r.conn == s.killedConn || s.sess.era == "" {
 		s.mu.Unlock()
 		return nil
 	}
@@ -125,11 +124,11 @@ func (s *Shim) due() *probeReq {
 		call = e.sentAt
 	}
 	a := s.live.Due(now, call)
-	c, gen := s.conn, s.gen
+	c := r.conn
 	s.mu.Unlock()
 	switch a.Kind {
 	case liveness.Probe:
-		return &probeReq{c: c, gen: gen, req: req}
+		return &probeReq{r: r, req: req}
 	case liveness.Kill:
 		detail := s.hangDetail(a, e, probe)
 		s.log.Warn("server is hung; killing it", "reason", detail)
@@ -158,9 +157,9 @@ func (s *Shim) hangDetail(a liveness.Action, e *entry, probe string) string {
 // (any answer, even an error, proves the server reads) came within
 // PingTimeout.
 func (s *Shim) probe(ctx context.Context, p *probeReq) {
-	_, err := s.inject(ctx, p.c, p.gen, p.req, s.liveCfg.PingTimeout, p.c.Done())
+	_, err := s.inject(ctx, p.r, p.req, s.liveCfg.PingTimeout, p.r.conn.Done())
 	s.mu.Lock()
-	if s.gen == p.gen {
+	if s.run == p.r {
 		if err == nil {
 			s.live.Answered(s.clk.Now())
 		} else {

@@ -27,9 +27,10 @@ type server interface {
 // pump forwards one connection's messages to the client until the
 // connection is dead and every message it read was routed, then closes
 // done. Owned by the supervisor.
-func (s *Shim) pump(c upstream.Conn, gen uint64, done chan<- struct{}) {
+func (s *Shim) pump(r *run, done chan<- struct{}) {
 	defer close(done)
-	if sv, ok := c.(server); ok && sv.Serve(&served{s: s, gen: gen}) {
+	c := r.conn
+	if sv, ok := c.(server); ok && sv.Serve(&served{s: s, r: r}) {
 		return
 	}
 	recv := c.Recv()
@@ -43,7 +44,7 @@ func (s *Shim) pump(c upstream.Conn, gen uint64, done chan<- struct{}) {
 			runtime.Gosched()
 			more = len(recv) > 0
 		}
-		s.fromUpstream(line, gen, more)
+		s.fromUpstream(line, r, more)
 	}
 }
 
@@ -52,18 +53,18 @@ func (s *Shim) pump(c upstream.Conn, gen uint64, done chan<- struct{}) {
 // passed on as it comes (stream.go).
 type served struct {
 	s      *Shim
-	gen    uint64
+	r      *run
 	on     bool // a long line is being passed on
 	follow jsonrpc.Follower
 	head   []byte // its first bytes, for the traffic log
 	n      int64  // its bytes so far
 }
 
-func (p *served) Line(line []byte, more bool) { p.s.fromUpstream(line, p.gen, more) }
+func (p *served) Line(line []byte, more bool) { p.s.fromUpstream(line, p.r, more) }
 
-// fromUpstream routes one message from the server of generation gen. line
-// is owned (Recv hands over a fresh slice).
-func (s *Shim) fromUpstream(line []byte, gen uint64, more bool) {
+// fromUpstream routes one message from the server of run r. line is owned
+// (Recv hands over a fresh slice).
+func (s *Shim) fromUpstream(line []byte, r *run, more bool) {
 	// Invalid UTF-8 passes through: the client decodes it as it would
 	// directly (jsonrpc.PeekAnyText).
 	m, err := jsonrpc.PeekAnyText(line)
@@ -79,7 +80,7 @@ func (s *Shim) fromUpstream(line []byte, gen uint64, more bool) {
 			s.log.Warn("dropped a line from the server that is not JSON-RPC", attrs...)
 		}
 		// But a call must never wait on a line dropped here.
-		s.unroutable(line, gen, err, more)
+		s.unroutable(line, r, err, more)
 		if !more {
 			s.out.flush()
 		}
@@ -88,7 +89,7 @@ func (s *Shim) fromUpstream(line []byte, gen uint64, more bool) {
 	switch m.Kind {
 	case jsonrpc.KindResponse:
 		s.mu.Lock()
-		e, changed := s.takeAnswer(line, m, gen)
+		e, changed := s.takeAnswer(line, m, r)
 		if e == nil {
 			s.mu.Unlock()
 			if !more {
@@ -109,11 +110,10 @@ func (s *Shim) fromUpstream(line []byte, gen uint64, more bool) {
 		// it an id unique for the client's whole session, since a new
 		// server numbers its requests from 0 again.
 		s.mu.Lock()
-		s.heard(gen)
+		s.heard(r)
 		if len(s.srvReqs) >= maxSrvReqs {
-			c := s.conn
 			s.mu.Unlock()
-			s.refuseSrvReq(c, gen, m)
+			s.refuseSrvReq(r, m)
 			if !more {
 				s.out.flush()
 			}
@@ -121,32 +121,32 @@ func (s *Shim) fromUpstream(line []byte, gen uint64, more bool) {
 		}
 		cid := itoaID(s.nextSrvID)
 		s.nextSrvID++
-		s.srvReqs[string(cid)] = &srvReq{gen: gen, orig: append([]byte(nil), m.ID...), method: m.Method}
+		s.srvReqs[string(cid)] = &srvReq{run: r, orig: append([]byte(nil), m.ID...), method: m.Method}
 		s.mu.Unlock()
 		s.writeOutMore(replaceID(line, cid), more)
 	default:
 		s.mu.Lock()
-		s.heard(gen) // a progress notification is a sign of life
+		s.heard(r) // a progress notification is a sign of life
 		s.mu.Unlock()
 		s.writeOutMore(line, more)
 	}
 }
 
-// takeAnswer settles the call a response from the server of generation
-// gen answers, and returns its entry when the response goes on to the
+// takeAnswer settles the call a response from the server of run r
+// answers, and returns its entry when the response goes on to the
 // client: nil when it answers none of this server's calls in flight (e.g.
 // one cancelled and already re-sent elsewhere: dropped), or the shim's own
 // request (handed to its waiter). changed: the session's record changed.
 // Called with mu held.
-func (s *Shim) takeAnswer(line []byte, m jsonrpc.Msg, gen uint64) (e *entry, changed bool) {
+func (s *Shim) takeAnswer(line []byte, m jsonrpc.Msg, r *run) (e *entry, changed bool) {
 	key := string(m.ID)
 	e = s.inflight[key]
-	if e != nil && e.gen == gen && !e.injected && gen == s.gen {
+	if e != nil && e.run == r && !e.injected && r == s.run {
 		s.live.AnsweredRequest(s.clk.Now(), e.sentAt)
 	} else {
-		s.heard(gen)
+		s.heard(r)
 	}
-	if e == nil || e.gen != gen {
+	if e == nil || e.run != r {
 		s.log.Debug("dropped a response with an unknown id", "id", key)
 		return nil, false
 	}
@@ -156,10 +156,10 @@ func (s *Shim) takeAnswer(line []byte, m jsonrpc.Msg, gen uint64) (e *entry, cha
 		return nil, false
 	}
 	changed = s.sess.noteResponse(e, line, m)
-	if gen == s.gen {
+	if r == s.run {
 		s.answered++ // this run answered a call: supervise.go, provedHealthy
 	}
-	s.markIgnored(e, gen)
+	s.markIgnored(e, r)
 	return e, changed
 }
 
@@ -167,22 +167,22 @@ func (s *Shim) takeAnswer(line []byte, m jsonrpc.Msg, gen uint64) (e *entry, cha
 // in flight on this server: the line was meant as its answer (a truncated
 // or malformed one), and no other will come. A line naming no call in
 // flight (junk, a log line) only was dropped.
-func (s *Shim) unroutable(line []byte, gen uint64, why error, more bool) {
-	r := gjson.GetBytes(line, "id")
-	if r.Type != gjson.Number && r.Type != gjson.String {
+func (s *Shim) unroutable(line []byte, r *run, why error, more bool) {
+	id := gjson.GetBytes(line, "id")
+	if id.Type != gjson.Number && id.Type != gjson.String {
 		return
 	}
-	s.answerUnreadable([]byte(r.Raw), gen, why, line, more)
+	s.answerUnreadable([]byte(id.Raw), r, why, line, more)
 }
 
-// answerUnreadable answers the call in flight on the server of generation
-// gen whose raw id is id, when there is one, for a line from the server
+// answerUnreadable answers the call in flight on the server of run r
+// whose raw id is id, when there is one, for a line from the server
 // that named it and could not be read (line: what goes to the waiter of
 // the shim's own request).
-func (s *Shim) answerUnreadable(id []byte, gen uint64, why error, line []byte, more bool) {
+func (s *Shim) answerUnreadable(id []byte, r *run, why error, line []byte, more bool) {
 	s.mu.Lock()
 	e := s.inflight[string(id)]
-	if e == nil || e.gen != gen {
+	if e == nil || e.run != r {
 		s.mu.Unlock()
 		return
 	}
@@ -207,13 +207,14 @@ const maxSrvReqs = 1024
 // refuseSrvReq answers a server->client request the table has no room for
 // with an error, so the server does not wait forever, and logs it (rate
 // limited like the junk warnings).
-func (s *Shim) refuseSrvReq(c upstream.Conn, gen uint64, m jsonrpc.Msg) {
+func (s *Shim) refuseSrvReq(r *run, m jsonrpc.Msg) {
 	if n, ok := s.lim.junk.allow(s.clk.Now()); ok {
 		s.log.Warn("refused a server-to-client request: too many unanswered", "method", m.Method, "limit", maxSrvReqs, "suppressed_since_last", n)
 	}
 	// At most a few answers in flight at once: a server that floods
 	// requests and does not read its stdin must not pile up goroutines.
-	if c == nil || s.lim.refusing.Add(1) > 16 {
+	c := r.conn
+	if s.lim.refusing.Add(1) > 16 {
 		s.lim.refusing.Add(-1)
 		return
 	}
@@ -228,7 +229,7 @@ func (s *Shim) refuseSrvReq(c upstream.Conn, gen uint64, m jsonrpc.Msg) {
 		s.sendMu.Lock()
 		defer s.sendMu.Unlock()
 		s.mu.Lock()
-		cur := s.gen == gen && s.conn == c
+		cur := s.run == r && !r.down
 		s.mu.Unlock()
 		if cur {
 			_ = s.sendUp(c, reply, false)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 	"github.com/mcp-heal/mcp-heal/internal/text"
-	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
 
 // replay brings a new server to the client's session: in the handshake era
@@ -19,18 +18,19 @@ import (
 // subscription. The stateless era has no session: the server is asked the
 // client's server/discover (rediscover), and open subscriptions/listen
 // requests are re-sent with the queue.
-func (s *Shim) replay(ctx context.Context, c upstream.Conn, gen uint64, dead <-chan struct{}) error {
+func (s *Shim) replay(ctx context.Context, r *run, dead <-chan struct{}) error {
+	c := r.conn
 	s.mu.Lock()
 	ss := s.sess
 	subs := ss.subList()
 	s.mu.Unlock()
 	if ss.era == EraStateless {
-		return s.rediscover(ctx, c, gen, ss, dead)
+		return s.rediscover(ctx, r, ss, dead)
 	}
 	if ss.era != EraHandshake || ss.initLine == nil {
 		return nil
 	}
-	resp, err := s.inject(ctx, c, gen, ss.initLine, s.o.ReplayTimeout, dead)
+	resp, err := s.inject(ctx, r, ss.initLine, s.o.ReplayTimeout, dead)
 	if err != nil {
 		return fmt.Errorf("initialize: %w", err)
 	}
@@ -60,18 +60,18 @@ func (s *Shim) replay(ctx context.Context, c upstream.Conn, gen uint64, dead <-c
 	s.sess.replayedInit = true
 	s.mu.Unlock()
 	if ss.setLevel != nil {
-		if _, err := s.inject(ctx, c, gen, ss.setLevel, s.o.ReplayTimeout, dead); err != nil {
+		if _, err := s.inject(ctx, r, ss.setLevel, s.o.ReplayTimeout, dead); err != nil {
 			return fmt.Errorf("logging/setLevel: %w", err)
 		}
 	}
 	for _, uri := range subs {
 		params := fmt.Appendf(nil, `{"uri":%s}`, jsonString(uri))
-		if _, err := s.inject(ctx, c, gen, jsonrpc.NewRequest([]byte("0"), "resources/subscribe", params), s.o.ReplayTimeout, dead); err != nil {
+		if _, err := s.inject(ctx, r, jsonrpc.NewRequest([]byte("0"), "resources/subscribe", params), s.o.ReplayTimeout, dead); err != nil {
 			return fmt.Errorf("resources/subscribe %s: %w", uri, err)
 		}
 	}
 	if ss.toolsCap {
-		s.refreshTools(ctx, c, gen, dead)
+		s.refreshTools(ctx, r, dead)
 	}
 	return nil
 }
@@ -81,8 +81,8 @@ func (s *Shim) replay(ctx context.Context, c upstream.Conn, gen uint64, dead <-c
 // the one the client last listed, and the first InitializeResult declared
 // tools.listChanged, the client is told (notifications/tools/list_changed),
 // as the server itself could have. A failure here is not fatal.
-func (s *Shim) refreshTools(ctx context.Context, c upstream.Conn, gen uint64, dead <-chan struct{}) {
-	resp, err := s.inject(ctx, c, gen, jsonrpc.NewRequest([]byte("0"), "tools/list", nil), s.o.ReplayTimeout, dead)
+func (s *Shim) refreshTools(ctx context.Context, r *run, dead <-chan struct{}) {
+	resp, err := s.inject(ctx, r, jsonrpc.NewRequest([]byte("0"), "tools/list", nil), s.o.ReplayTimeout, dead)
 	if err != nil || !gjson.GetBytes(resp, "result.tools").IsArray() {
 		return
 	}
@@ -108,11 +108,13 @@ var (
 	errTimeout  = errors.New("no answer in time")
 )
 
-// inject sends req (its id replaced by a fresh injected id) on c and waits
-// for the answer, which never reaches the client. It gives up when c dies
-// (dead), after timeout, or when ctx ends (the shim is stopping: a server
-// that does not answer must not hold the shutdown for the whole timeout).
-func (s *Shim) inject(ctx context.Context, c upstream.Conn, gen uint64, req []byte, timeout time.Duration, dead <-chan struct{}) ([]byte, error) {
+// inject sends req (its id replaced by a fresh injected id) on r's
+// connection and waits for the answer, which never reaches the client. It
+// gives up when the connection dies (dead), after timeout, or when ctx
+// ends (the shim is stopping: a server that does not answer must not hold
+// the shutdown for the whole timeout).
+func (s *Shim) inject(ctx context.Context, r *run, req []byte, timeout time.Duration, dead <-chan struct{}) ([]byte, error) {
+	c := r.conn
 	s.mu.Lock()
 	var id []byte
 	for {
@@ -122,7 +124,7 @@ func (s *Shim) inject(ctx context.Context, c upstream.Conn, gen uint64, req []by
 			break
 		}
 	}
-	e := &entry{id: id, injected: true, waiter: make(chan []byte, 1), gen: gen, at: s.clk.Now(), method: gjson.GetBytes(req, "method").String()}
+	e := &entry{id: id, injected: true, waiter: make(chan []byte, 1), run: r, at: s.clk.Now(), method: gjson.GetBytes(req, "method").String()}
 	s.inflight[string(id)] = e
 	s.mu.Unlock()
 	line := replaceID(req, id)

@@ -11,14 +11,15 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
 )
 
-// connDied settles every request of generation gen after its connection
-// died: re-send what is safe, answer the rest with one error, cancel
+// connDied settles every request of run r after its connection died:
+// re-send what is safe, answer the rest with one error, cancel
 // server->client requests the client still has open.
-func (s *Shim) connDied(gen uint64, pid int, ex upstream.Exit, failedNow bool, purpose string) {
+func (s *Shim) connDied(r *run, ex upstream.Exit, failedNow bool, purpose string) {
 	now := s.clk.Now()
+	pid := r.conn.PID()
 	s.mu.Lock()
-	if s.gen == gen {
-		s.conn = nil
+	r.down = true
+	if s.run == r {
 		s.childPID = 0
 		s.downSince = now
 	}
@@ -50,7 +51,7 @@ func (s *Shim) connDied(gen uint64, pid int, ex upstream.Exit, failedNow bool, p
 	}
 	var mine []*entry
 	for _, e := range s.inflight {
-		if e.gen == gen {
+		if e.run == r {
 			mine = append(mine, e)
 		}
 	}
@@ -76,7 +77,7 @@ func (s *Shim) connDied(gen uint64, pid int, ex upstream.Exit, failedNow bool, p
 		}
 		reply := s.settle(e, ex, undeliv[key] || e.undeliv, purpose)
 		if reply == nil {
-			e.gen = 0
+			e.run = nil
 			e.retries++
 			e.undeliv = false
 			s.retried++
@@ -94,8 +95,8 @@ func (s *Shim) connDied(gen uint64, pid int, ex upstream.Exit, failedNow bool, p
 	// Server->client requests of the dead server: the client may still be
 	// working on them (an elicitation dialog): tell it they are void.
 	var cancels [][]byte
-	for cid, r := range s.srvReqs {
-		if r.gen == gen && !stopping {
+	for cid, sr := range s.srvReqs {
+		if sr.run == r && !stopping {
 			delete(s.srvReqs, cid)
 			cancels = append(cancels, jsonrpc.NewNotification("notifications/cancelled",
 				fmt.Appendf(nil, `{"requestId":%s,"reason":%s}`, cid, jsonString(health.RequestVoid))))
@@ -103,7 +104,7 @@ func (s *Shim) connDied(gen uint64, pid int, ex upstream.Exit, failedNow bool, p
 	}
 	s.mu.Unlock()
 
-	attrs := []any{"pid", pid, "reason", ex.Reason, "uptime_ms", ex.UptimeMS, "generation", gen, "retried", len(retry), "failed_calls", len(replies)}
+	attrs := []any{"pid", pid, "reason", ex.Reason, "uptime_ms", ex.UptimeMS, "generation", r.gen, "retried", len(retry), "failed_calls", len(replies)}
 	if ex.Code != nil {
 		attrs = append(attrs, "code", *ex.Code)
 	}

@@ -132,8 +132,7 @@ type Shim struct {
 	unflushed laterSender // guarded by sendMu: holds messages not yet written
 
 	mu        sync.Mutex
-	conn      upstream.Conn     // nil while down
-	gen       uint64            // generation of conn; entries sent on it carry it
+	run       *run              // the current run of the server (run.go)
 	phase     string            // the supervisor's state: see phase.go
 	inflight  map[string]*entry // by raw id: client requests and injected ones
 	queue     []qitem
@@ -163,7 +162,7 @@ type Shim struct {
 	liveCfg  liveness.Config
 	quiet    quiet
 	upGen    uint64 // the last generation whose handshake replay succeeded
-	answered int    // client requests generation gen answered
+	answered int    // client requests the current run answered
 
 	closers    sync.WaitGroup // upstreams being closed by kill; Run waits
 	killedConn upstream.Conn  // guarded by mu: ended by kill, for killCause and killWhy
@@ -200,7 +199,7 @@ type entry struct {
 	tool      string // tools/call params.name
 	cursor    bool   // a pagination continuation
 	seq       uint64 // arrival order
-	gen       uint64 // generation it was sent on; 0 while queued
+	run       *run   // the run it was sent on; nil while queued
 	at        time.Time
 	sentAt    time.Time
 	retries   int
@@ -223,7 +222,7 @@ type qitem struct {
 
 // srvReq is a server->client request the client has not answered.
 type srvReq struct {
-	gen    uint64
+	run    *run
 	orig   []byte // the server's own id
 	method string
 }
@@ -258,6 +257,7 @@ func New(o Options) *Shim {
 	clk := clock.Or(o.Clock)
 	live := liveness.New(liveConfig(o), clk.Now())
 	return &Shim{
+		run:       &run{down: true},
 		live:      live,
 		liveCfg:   live.Config(),
 		o:         o,

@@ -43,7 +43,7 @@ import (
 func (p *served) Part(part []byte, first, last bool) (keep bool) {
 	s := p.s
 	if first {
-		p.on = s.mayStream(part, p.gen)
+		p.on = s.mayStream(part, p.r)
 		if !p.on {
 			return true
 		}
@@ -73,35 +73,35 @@ func (p *served) Part(part []byte, first, last bool) (keep bool) {
 		s.trafficLong("s2c", p.n, p.head)
 		switch {
 		case part == nil: // over the ceiling: the reader answers for it
-		case (len(part) == 0 || part[len(part)-1] != '\n') && s.cutShort(&p.follow, p.gen, p.n):
+		case (len(part) == 0 || part[len(part)-1] != '\n') && s.cutShort(&p.follow, p.r, p.n):
 		default:
-			s.routeStreamed(&p.follow, p.gen)
+			s.routeStreamed(&p.follow, p.r)
 		}
 	}
 	return false
 }
 
 // mayStream decides from head, the first part of a long line from the
-// server of generation gen, whether the line may go to the client as it
+// server of run r, whether the line may go to the client as it
 // comes.
-func (s *Shim) mayStream(head []byte, gen uint64) bool {
+func (s *Shim) mayStream(head []byte, r *run) bool {
 	id, ok := jsonrpc.ResponseHead(head)
 	if !ok {
 		return false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if gen != s.gen || s.noteDue {
+	if r != s.run || s.noteDue {
 		return false
 	}
 	if id != nil {
 		e := s.inflight[string(id)]
-		return e != nil && e.gen == gen && !e.injected && !recorded(e.method)
+		return e != nil && e.run == r && !e.injected && !recorded(e.method)
 	}
 	// The id comes after the cut: it must not be one of the shim's own,
 	// nor a call whose answer the session records.
 	for _, e := range s.inflight {
-		if e.gen == gen && (e.injected && e.method != "ping" || recorded(e.method)) {
+		if e.run == r && (e.injected && e.method != "ping" || recorded(e.method)) {
 			return false
 		}
 	}
@@ -121,7 +121,7 @@ func recorded(method string) bool {
 // error answer records nothing of the session); when it turned out no
 // JSON-RPC response (broken JSON, or a member a response cannot have),
 // the call it names gets the shim's error answer too.
-func (s *Shim) routeStreamed(f *jsonrpc.Follower, gen uint64) {
+func (s *Shim) routeStreamed(f *jsonrpc.Follower, r *run) {
 	m, err := f.End()
 	if err == nil && m.Kind != jsonrpc.KindResponse {
 		err = jsonrpc.ErrNotJSONRPC
@@ -135,7 +135,7 @@ func (s *Shim) routeStreamed(f *jsonrpc.Follower, gen uint64) {
 			s.log.Warn("passed on a long line from the server as it came, and it ended as no valid JSON-RPC response", attrs...)
 		}
 		if m.ID != nil {
-			s.answerUnreadable(m.ID, gen, err, jsonrpc.ErrorReply(m.ID, jsonrpc.CodeInternalError, "unreadable", nil), false)
+			s.answerUnreadable(m.ID, r, err, jsonrpc.ErrorReply(m.ID, jsonrpc.CodeInternalError, "unreadable", nil), false)
 		}
 		return
 	}
@@ -151,7 +151,7 @@ func (s *Shim) routeStreamed(f *jsonrpc.Follower, gen uint64) {
 		stand = jsonrpc.ErrorReply(m.ID, jsonrpc.CodeInternalError, "passed on", nil)
 	}
 	s.mu.Lock()
-	_, changed := s.takeAnswer(stand, m, gen)
+	_, changed := s.takeAnswer(stand, m, r)
 	s.mu.Unlock()
 	if changed {
 		s.record()
@@ -159,13 +159,13 @@ func (s *Shim) routeStreamed(f *jsonrpc.Follower, gen uint64) {
 }
 
 // cutShort marks the call whose answer, passed on as it came, the end of
-// the server of generation gen cut after n bytes, when f shows the line
+// the server of run r cut after n bytes, when f shows the line
 // unfinished: the call is answered once the server's end is known
 // (settle: cutReply), with one account of both. The call is the one the
 // line names, or, when its id had not come yet, the only client call in
 // flight on that server. false: the line was whole, or names no call in
 // flight (routeStreamed routes it).
-func (s *Shim) cutShort(f *jsonrpc.Follower, gen uint64, n int64) bool {
+func (s *Shim) cutShort(f *jsonrpc.Follower, r *run, n int64) bool {
 	m, err := f.End()
 	if err == nil {
 		return false
@@ -177,7 +177,7 @@ func (s *Shim) cutShort(f *jsonrpc.Follower, gen uint64, n int64) bool {
 		e = s.inflight[string(m.ID)]
 	} else {
 		for _, c := range s.inflight {
-			if c.gen == gen && !c.injected {
+			if c.run == r && !c.injected {
 				if e != nil {
 					return false // which one it answered is not known
 				}
@@ -185,7 +185,7 @@ func (s *Shim) cutShort(f *jsonrpc.Follower, gen uint64, n int64) bool {
 			}
 		}
 	}
-	if e == nil || e.gen != gen || e.injected {
+	if e == nil || e.run != r || e.injected {
 		return false
 	}
 	e.cut = n

@@ -45,10 +45,10 @@ func (s *Shim) supervise(ctx context.Context) {
 			}
 			continue
 		}
-		gen := s.install(c)
+		r := s.install(c)
 		pumpDone := make(chan struct{})
-		go s.pump(c, gen, pumpDone)
-		if err := s.replay(ctx, c, gen, pumpDone); err != nil {
+		go s.pump(r, pumpDone)
+		if err := s.replay(ctx, r, pumpDone); err != nil {
 			// A shutdown during the replay is handled below with the
 			// usual stop ladder, like one at any other time.
 			if !errors.Is(err, errConnDied) && ctx.Err() == nil {
@@ -56,7 +56,7 @@ func (s *Shim) supervise(ctx context.Context) {
 				s.kill(c, state.CauseReplay, oneLine(err.Error()))
 			}
 		} else {
-			s.goUp(gen)
+			s.goUp(r)
 			if s.o.ResetOnUp {
 				bo.Reset()
 			}
@@ -69,7 +69,7 @@ func (s *Shim) supervise(ctx context.Context) {
 			s.stop()
 			closeOrDetach(c)
 			<-pumpDone
-			s.connDied(gen, c.PID(), c.Exit(), false, "")
+			s.connDied(r, c.Exit(), false, "")
 			return
 		case <-s.restartCh:
 			purpose = s.restartReason()
@@ -85,9 +85,9 @@ func (s *Shim) supervise(ctx context.Context) {
 		}
 		c.Close() // reaped already; releases the connection's resources
 		ex := s.exitOf(c)
-		if purpose == "" && s.exitedByChoice(gen, ex) {
+		if purpose == "" && s.exitedByChoice(r, ex) {
 			bo.Reset()
-			s.idleExit(gen, c.PID(), ex)
+			s.idleExit(r, ex)
 			if !s.waitCall(ctx) {
 				return
 			}
@@ -98,13 +98,13 @@ func (s *Shim) supervise(ctx context.Context) {
 		if purpose != "" {
 			bo.Reset()
 		} else {
-			if time.Duration(ex.UptimeMS)*time.Millisecond >= s.o.StableAfter || s.provedHealthy(gen, ex) {
+			if time.Duration(ex.UptimeMS)*time.Millisecond >= s.o.StableAfter || s.provedHealthy(r, ex) {
 				bo.Reset()
 			}
 			d = bo.Fail()
 			failedNow = bo.Failures() >= s.o.MaxFailures
 		}
-		s.connDied(gen, c.PID(), ex, failedNow, purpose)
+		s.connDied(r, ex, failedNow, purpose)
 		if ctx.Err() != nil {
 			return
 		}
@@ -117,24 +117,24 @@ func (s *Shim) supervise(ctx context.Context) {
 	}
 }
 
-// provedHealthy reports whether the run of generation gen, which ended
+// provedHealthy reports whether run r, which ended
 // as ex says, proved its server healthy, so that its end, however soon,
 // is no quick failure: it completed its handshake and answered a call of
 // the client's, or it was killed from outside (SIGKILL, SIGTERM: a user,
 // the OOM killer) while none of the client's calls was running on it. A
 // run that never completed its handshake, or died under a call without
 // answering any, still counts: that is how a crash loop looks, whatever
-// the signal. Called before connDied settles gen's calls.
-func (s *Shim) provedHealthy(gen uint64, ex upstream.Exit) bool {
+// the signal. Called before connDied settles r's calls.
+func (s *Shim) provedHealthy(r *run, ex upstream.Exit) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.upGen != gen || s.gen != gen {
+	if s.upGen != r.gen || s.run != r {
 		return false
 	}
 	if s.answered > 0 {
 		return true
 	}
-	return externalSignal(ex) && len(s.callsOn(gen)) == 0
+	return externalSignal(ex) && len(s.callsOn(r)) == 0
 }
 
 // externalSignal reports whether ex is a death by a signal that ends a
@@ -152,12 +152,10 @@ func externalSignal(ex upstream.Exit) bool {
 	return false
 }
 
-// install makes c the current connection and returns its generation.
-func (s *Shim) install(c upstream.Conn) uint64 {
+// install makes a run of c, just dialled, the current one.
+func (s *Shim) install(c upstream.Conn) *run {
 	s.mu.Lock()
-	s.gen++
-	gen := s.gen
-	s.conn = c
+	r := s.newRun(c)
 	s.childPID = c.PID()
 	s.childAt = time.Now()
 	s.live.Up(s.clk.Now())
@@ -168,42 +166,42 @@ func (s *Shim) install(c upstream.Conn) uint64 {
 	switch {
 	case s.isFailed():
 		// Still failed until this one answers.
-	case gen == 1 || s.phase == state.Idle:
+	case r.first() || s.phase == state.Idle:
 		s.setPhase(state.Starting) // a first start, or one on demand (idle.go)
 	default:
 		s.setPhase(state.Restarting)
 	}
 	s.mu.Unlock()
-	s.event("spawn", "pid", c.PID(), "generation", gen)
+	s.event("spawn", "pid", c.PID(), "generation", r.gen)
 	s.record()
-	return gen
+	return r
 }
 
 // goUp marks the connection ready and releases the queue, in arrival order
 // (re-sent requests first), holding sendMu so that new client messages come
 // after it.
-func (s *Shim) goUp(gen uint64) {
+func (s *Shim) goUp(r *run) {
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
 	s.mu.Lock()
-	if s.gen != gen || s.conn == nil {
+	if s.run != r || r.down {
 		s.mu.Unlock()
 		return
 	}
-	c := s.conn
+	c := r.conn
 	recovered := s.isFailed()
 	if !s.setPhase(state.Running) {
 		s.mu.Unlock() // stopping
 		return
 	}
-	s.upGen = gen
+	s.upGen = r.gen
 	q := s.queue
 	s.queue = nil
 	now := s.clk.Now()
 	s.upSince = now
 	for _, it := range q {
 		if it.e != nil {
-			it.e.gen, it.e.sentAt = gen, now
+			it.e.run, it.e.sentAt = r, now
 		}
 	}
 	s.mu.Unlock()
@@ -218,7 +216,7 @@ func (s *Shim) goUp(gen uint64) {
 		}
 		if err := s.sendUp(c, line, i < len(q)-1); err != nil {
 			if it.e != nil {
-				s.sendFailed(it.e, gen)
+				s.sendFailed(it.e, r)
 			}
 		}
 	}
