@@ -99,8 +99,8 @@ func (s *Shim) checkTree() {
 	s.mu.Lock()
 	var c upstream.Conn
 	method := ""
-	r := s.run
-	if s.isUp() && !r.down && r.conn != s.killedConn && r.conn.PID() > 0 {
+	r := s.serving()
+	if r != nil && r.conn.PID() > 0 {
 		if e := s.oldestCall(); e != nil {
 			c, method = r.conn, e.method
 		}
@@ -136,7 +136,7 @@ func (s *Shim) checkTree() {
 	}
 	detail := health.StoppedDetail(method, t.Server)
 	s.log.Warn("server is stopped; killing it", "reason", detail)
-	s.kill(c, state.CauseStopped, detail)
+	s.kill(r, state.CauseStopped, detail)
 }
 
 // liveConfig is the liveness settings of options o.

@@ -104,8 +104,8 @@ type probeReq struct {
 func (s *Shim) due() *probeReq {
 	s.mu.Lock()
 	// A server being killed is not probed: its end is already decided.
-	r := s.run
-	if !s.isUp() || r.down || r.conn == s.killedConn || s.sess.era == "" {
+	r := s.serving()
+	if r == nil || s.sess.era == "" {
 		s.mu.Unlock()
 		return nil
 	}
@@ -124,7 +124,6 @@ func (s *Shim) due() *probeReq {
 		call = e.sentAt
 	}
 	a := s.live.Due(now, call)
-	c := r.conn
 	s.mu.Unlock()
 	switch a.Kind {
 	case liveness.Probe:
@@ -132,7 +131,7 @@ func (s *Shim) due() *probeReq {
 	case liveness.Kill:
 		detail := s.hangDetail(a, e, probe)
 		s.log.Warn("server is hung; killing it", "reason", detail)
-		s.kill(c, state.CauseHang, detail)
+		s.kill(r, state.CauseHang, detail)
 	}
 	return nil
 }

@@ -13,6 +13,10 @@ type run struct {
 	gen  uint64        // 1 for the first dial; for the lifecycle log
 	conn upstream.Conn // fixed at the dial; nil for the run before the first
 	down bool          // guarded by mu: the connection ended (or never was)
+
+	// killCause (a state.Cause*) and killWhy, guarded by mu, are set
+	// when the shim ended this run (kill): the client reads why.
+	killCause, killWhy string
 }
 
 // newRun makes the run of connection c, dialled just now, the current
@@ -25,3 +29,18 @@ func (s *Shim) newRun(c upstream.Conn) *run {
 
 // first reports whether r is the first run of this shim.
 func (r *run) first() bool { return r.gen == 1 }
+
+// killing reports whether the shim ended r (kill): its end is decided.
+// Called with mu held.
+func (r *run) killing() bool { return r.killCause != "" }
+
+// serving returns the current run when its server is up and not being
+// killed: the one the janitor may check, probe and kill; nil when there
+// is none. Called with mu held.
+func (s *Shim) serving() *run {
+	r := s.run
+	if !s.isUp() || r.down || r.killing() {
+		return nil
+	}
+	return r
+}

@@ -164,10 +164,7 @@ type Shim struct {
 	upGen    uint64 // the last generation whose handshake replay succeeded
 	answered int    // client requests the current run answered
 
-	closers    sync.WaitGroup // upstreams being closed by kill; Run waits
-	killedConn upstream.Conn  // guarded by mu: ended by kill, for killCause and killWhy
-	killCause  string         // a state.Cause*
-	killWhy    string
+	closers sync.WaitGroup // upstreams being closed by kill; Run waits
 
 	// note is the restart the model has not been told of yet (note.go):
 	// the next tools/call result carries it, or an error that tells it.

@@ -53,7 +53,7 @@ func (s *Shim) supervise(ctx context.Context) {
 			// usual stop ladder, like one at any other time.
 			if !errors.Is(err, errConnDied) && ctx.Err() == nil {
 				s.log.Warn("replay failed; restarting the server", "err", err)
-				s.kill(c, state.CauseReplay, oneLine(err.Error()))
+				s.kill(r, state.CauseReplay, oneLine(err.Error()))
 			}
 		} else {
 			s.goUp(r)
@@ -84,7 +84,7 @@ func (s *Shim) supervise(ctx context.Context) {
 			<-pumpDone
 		}
 		c.Close() // reaped already; releases the connection's resources
-		ex := s.exitOf(c)
+		ex := s.exitOf(r)
 		if purpose == "" && s.exitedByChoice(r, ex) {
 			bo.Reset()
 			s.idleExit(r, ex)
@@ -222,15 +222,16 @@ func (s *Shim) goUp(r *run) {
 	}
 }
 
-// kill ends c at once for cause (a state.Cause* the shim decides:
+// kill ends run r at once for cause (a state.Cause* the shim decides:
 // hang, replay failure), detail its words: a child process is SIGKILLed;
 // another upstream is closed in the background (Close may wait for its
 // streams), and Run waits for that before it returns.
-func (s *Shim) kill(c upstream.Conn, cause, detail string) {
+func (s *Shim) kill(r *run, cause, detail string) {
+	c := r.conn
 	reason := health.KillReason(cause, detail)
 	s.event("kill", "pid", c.PID(), "reason", reason)
 	s.mu.Lock()
-	s.killedConn, s.killCause, s.killWhy = c, cause, detail
+	r.killCause, r.killWhy = cause, detail
 	s.mu.Unlock()
 	if k, ok := c.(killer); ok {
 		k.Kill(reason)
@@ -239,20 +240,20 @@ func (s *Shim) kill(c upstream.Conn, cause, detail string) {
 	s.closers.Go(func() { c.Close() })
 }
 
-// exitOf is how c ended, with the cause kill gave when the shim ended it:
-// the SIGKILL or the closed session is how, the hang is why, and the
-// client must read the why.
-func (s *Shim) exitOf(c upstream.Conn) upstream.Exit {
+// exitOf is how run r ended, with the cause kill gave when the shim
+// ended it: the SIGKILL or the closed session is how, the hang is why,
+// and the client must read the why.
+func (s *Shim) exitOf(r *run) upstream.Exit {
+	c := r.conn
 	ex := c.Exit()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.killedConn == c {
+	if r.killing() {
 		if _, ok := c.(killer); !ok {
 			// A child's Kill put the reason in Exit itself.
-			ex.Reason = health.KillReason(s.killCause, s.killWhy) + " (" + ex.Reason + ")"
+			ex.Reason = health.KillReason(r.killCause, r.killWhy) + " (" + ex.Reason + ")"
 		}
-		ex.Cause, ex.Detail = s.killCause, s.killWhy
-		s.killedConn, s.killCause, s.killWhy = nil, "", ""
+		ex.Cause, ex.Detail = r.killCause, r.killWhy
 	}
 	return ex
 }
