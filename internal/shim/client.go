@@ -211,7 +211,7 @@ func (s *Shim) clientNotification(line []byte, m jsonrpc.Msg) {
 			if e.run == s.run && s.isUp() && !e.ignored {
 				// From now a ping the server stays deaf to is proof of
 				// a hang (hang.go).
-				s.live.Cancelled(s.clk.Now())
+				e.run.live.Cancelled(s.clk.Now())
 			}
 			if e.run == nil {
 				// Never sent: forget it, and do not send the cancellation.

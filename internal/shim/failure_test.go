@@ -277,7 +277,7 @@ func TestShutdownDuringReplay(t *testing.T) {
 				return h.countEvents("initialize ") == 2
 			})
 			h.s.mu.Lock()
-			pid := h.s.childPID
+			pid := h.s.run.childPID
 			h.s.mu.Unlock()
 			if pid == 0 || pid == old {
 				t.Fatalf("no new server (pid %d, old %d)", pid, old)

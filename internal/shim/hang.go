@@ -79,11 +79,7 @@ func (s *Shim) markIgnored(e *entry, r *run) {
 
 // heard records a sign of life from the server of run r. Called with mu
 // held.
-func (s *Shim) heard(r *run) {
-	if r == s.run {
-		s.live.Heard(s.clk.Now())
-	}
-}
+func (s *Shim) heard(r *run) { r.live.Heard(s.clk.Now()) }
 
 // checkTree looks at the server's process tree while a call is
 // outstanding (or a cancelled one waits for its proof): the server itself
@@ -108,7 +104,7 @@ func (s *Shim) checkTree() {
 	s.mu.Unlock()
 	if c == nil {
 		s.mu.Lock()
-		s.live.Stopped(false)
+		s.run.live.Stopped(false)
 		s.mu.Unlock()
 		return
 	}
@@ -124,9 +120,9 @@ func (s *Shim) checkTree() {
 		return
 	}
 	if err == nil && t.CPUKnown {
-		s.live.CPU(now, t.CPU)
+		r.live.CPU(now, t.CPU)
 	}
-	kill := s.live.Stopped(err == nil && t.Server != 0)
+	kill := r.live.Stopped(err == nil && t.Server != 0)
 	s.mu.Unlock()
 	if !kill {
 		if err == nil && t.Stopped != 0 && t.Server == 0 {
@@ -154,14 +150,14 @@ func (s *Shim) quietNow(now time.Time) bool {
 		q = s.cancelQuiet(now)
 	}
 	if e := s.oldestCall(); e != nil && s.isUp() && q.since.IsZero() {
-		if since, ok := s.live.Quiet(now, e.sentAt); ok {
+		if since, ok := s.run.live.Quiet(now, e.sentAt); ok {
 			q = quiet{since: since, method: e.method, tool: e.tool}
 		}
 	}
-	if q == s.quiet {
+	if q == s.run.quiet {
 		return false
 	}
-	s.quiet = q
+	s.run.quiet = q
 	return true
 }
 
@@ -169,7 +165,7 @@ func (s *Shim) quietNow(now time.Time) bool {
 // call it left unanswered (liveness.Detector.CancelDeaf): the zero quiet
 // when it is not. Called with mu held.
 func (s *Shim) cancelQuiet(now time.Time) quiet {
-	at, ok := s.live.CancelDeaf(now)
+	at, ok := s.run.live.CancelDeaf(now)
 	if !ok {
 		return quiet{}
 	}

@@ -56,14 +56,14 @@ func (h *harness) kills() int { return strings.Count(h.logs.String(), "; killing
 func (h *harness) probing() bool {
 	h.s.mu.Lock()
 	defer h.s.mu.Unlock()
-	return h.s.live.Probing()
+	return h.s.run.live.Probing()
 }
 
 // quiet is what the shim's record says of a server not answering.
 func (h *harness) quiet() quiet {
 	h.s.mu.Lock()
 	defer h.s.mu.Unlock()
-	return h.s.quiet
+	return h.s.run.quiet
 }
 
 // stepFor runs the janitor for d of fake time and returns the elapsed time

@@ -290,7 +290,7 @@ func (h *harness) childPID() int {
 	if !h.s.isUp() {
 		return 0
 	}
-	return h.s.childPID
+	return h.s.run.childPID
 }
 
 // killChild SIGKILLs the current child and returns its pid.

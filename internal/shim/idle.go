@@ -31,7 +31,7 @@ func (s *Shim) exitedByChoice(r *run, ex upstream.Exit) bool {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.mode != state.ModeStdio || s.isStopping() || s.upGen != r.gen || s.run != r || !s.isUp() {
+	if s.mode != state.ModeStdio || s.isStopping() || r.upSince.IsZero() || s.run != r || !s.isUp() {
 		return false
 	}
 	for _, e := range s.inflight {
@@ -52,9 +52,8 @@ func (s *Shim) exitedByChoice(r *run, ex upstream.Exit) bool {
 func (s *Shim) idleExit(r *run, ex upstream.Exit) {
 	pid := r.conn.PID()
 	s.mu.Lock()
-	r.down = true
+	r.down, r.childPID = true, 0
 	if s.run == r {
-		s.childPID = 0
 		s.downSince = s.clk.Now()
 	}
 	s.lastExit = &ex

@@ -69,7 +69,7 @@ func (s *Shim) resumedAfter(due time.Time) {
 		return
 	}
 	s.mu.Lock()
-	s.live.Resumed(now)
+	s.run.live.Resumed(now)
 	s.mu.Unlock()
 	s.log.Info("the shim did not run for a while (stopped, or the machine slept): the liveness clocks start again", "gap", late.Round(time.Millisecond))
 }
@@ -123,7 +123,7 @@ func (s *Shim) due() *probeReq {
 	if e != nil {
 		call = e.sentAt
 	}
-	a := s.live.Due(now, call)
+	a := r.live.Due(now, call)
 	s.mu.Unlock()
 	switch a.Kind {
 	case liveness.Probe:
@@ -158,12 +158,10 @@ func (s *Shim) hangDetail(a liveness.Action, e *entry, probe string) string {
 func (s *Shim) probe(ctx context.Context, p *probeReq) {
 	_, err := s.inject(ctx, p.r, p.req, s.liveCfg.PingTimeout, p.r.conn.Done())
 	s.mu.Lock()
-	if s.run == p.r {
-		if err == nil {
-			s.live.Answered(s.clk.Now())
-		} else {
-			s.live.Unanswered()
-		}
+	if err == nil {
+		p.r.live.Answered(s.clk.Now())
+	} else {
+		p.r.live.Unanswered()
 	}
 	s.mu.Unlock()
 }

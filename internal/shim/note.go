@@ -68,7 +68,7 @@ func (s *Shim) withNote(e *entry, line []byte) (out []byte, changed bool) {
 	switch {
 	case e.retries > 0:
 		o.Kind = health.OutcomeResent
-	case e.at.Before(s.upSince):
+	case e.at.Before(s.run.upSince):
 		o.Kind = health.OutcomeQueued
 	}
 	out, ok := addText(line, health.RestartNote(s.o.Name, s.note, o))

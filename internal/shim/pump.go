@@ -141,8 +141,8 @@ func (s *Shim) fromUpstream(line []byte, r *run, more bool) {
 func (s *Shim) takeAnswer(line []byte, m jsonrpc.Msg, r *run) (e *entry, changed bool) {
 	key := string(m.ID)
 	e = s.inflight[key]
-	if e != nil && e.run == r && !e.injected && r == s.run {
-		s.live.AnsweredRequest(s.clk.Now(), e.sentAt)
+	if e != nil && e.run == r && !e.injected {
+		r.live.AnsweredRequest(s.clk.Now(), e.sentAt)
 	} else {
 		s.heard(r)
 	}
@@ -156,9 +156,7 @@ func (s *Shim) takeAnswer(line []byte, m jsonrpc.Msg, r *run) (e *entry, changed
 		return nil, false
 	}
 	changed = s.sess.noteResponse(e, line, m)
-	if r == s.run {
-		s.answered++ // this run answered a call: supervise.go, provedHealthy
-	}
+	r.answered++ // supervise.go, provedHealthy
 	s.markIgnored(e, r)
 	return e, changed
 }

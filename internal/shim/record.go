@@ -27,7 +27,7 @@ func (s *Shim) record() {
 		Mode:            s.mode,
 		Target:          s.target,
 		State:           s.phase,
-		ChildPID:        s.childPID,
+		ChildPID:        s.run.childPID,
 		Restarts:        s.restarts,
 		IdleExits:       s.idleExits,
 		Era:             s.sess.era,
@@ -44,12 +44,12 @@ func (s *Shim) record() {
 		// the PreToolUse hook for a Note, or withNote).
 		r.NoteKey = s.noteKey
 	}
-	r.NotAnswering = s.quietRecord(s.quiet)
+	r.NotAnswering = s.quietRecord(s.run.quiet)
 	if s.notePending != "" {
 		r.Note = s.notePending
 	}
-	if s.childPID != 0 {
-		r.ChildStarted = s.childAt.UTC()
+	if s.run.childPID != 0 {
+		r.ChildStarted = s.run.childAt.UTC()
 	}
 	if s.isFailed() {
 		r.Failure = string(health.ShimFailed)

@@ -1,6 +1,11 @@
 package shim
 
-import "github.com/mcp-heal/mcp-heal/internal/upstream"
+import (
+	"time"
+
+	"github.com/mcp-heal/mcp-heal/internal/liveness"
+	"github.com/mcp-heal/mcp-heal/internal/upstream"
+)
 
 // One run of the server is what one dial made: a child process (or a
 // remote session) from its dial to its end. A run value is made at each
@@ -12,17 +17,27 @@ import "github.com/mcp-heal/mcp-heal/internal/upstream"
 type run struct {
 	gen  uint64        // 1 for the first dial; for the lifecycle log
 	conn upstream.Conn // fixed at the dial; nil for the run before the first
-	down bool          // guarded by mu: the connection ended (or never was)
+
+	// Guarded by mu:
+	down     bool              // the connection ended (or never was)
+	childPID int               // the server's pid while it runs; 0 after (and for a remote)
+	childAt  time.Time         // when it was started (wall clock, for the record)
+	upSince  time.Time         // when its handshake replay succeeded (goUp); zero until then
+	answered int               // calls of the client's it answered (provedHealthy)
+	live     liveness.Detector // the liveness rules' state for this server (hang.go)
+	quiet    quiet             // what the record says of it not answering (quietNow)
 
 	// killCause (a state.Cause*) and killWhy, guarded by mu, are set
 	// when the shim ended this run (kill): the client reads why.
 	killCause, killWhy string
 }
 
-// newRun makes the run of connection c, dialled just now, the current
-// one. Called with mu held.
-func (s *Shim) newRun(c upstream.Conn) *run {
-	r := &run{gen: s.run.gen + 1, conn: c}
+// newRun makes the run of connection c, dialled at now, the current one.
+// Its liveness rules start over, keeping what they learnt of the program
+// (liveness.Detector.Up). Called with mu held.
+func (s *Shim) newRun(c upstream.Conn, now time.Time) *run {
+	r := &run{gen: s.run.gen + 1, conn: c, childPID: c.PID(), childAt: time.Now(), live: s.run.live}
+	r.live.Up(now)
 	s.run = r
 	return r
 }

@@ -18,9 +18,8 @@ func (s *Shim) connDied(r *run, ex upstream.Exit, failedNow bool, purpose string
 	now := s.clk.Now()
 	pid := r.conn.PID()
 	s.mu.Lock()
-	r.down = true
+	r.down, r.childPID = true, 0
 	if s.run == r {
-		s.childPID = 0
 		s.downSince = now
 	}
 	s.lastExit = &ex

@@ -147,22 +147,13 @@ type Shim struct {
 	restarts  int
 	retried   int
 	failedN   int
-	childPID  int
-	childAt   time.Time
 	dialFails int
 	cantStart bool   // the last start failed because the command cannot start (cannotstart.go)
 	dialSig   string // the command's file as the last Dial found it; the supervisor's alone
 	permanent bool   // the last dial failed for a reason retrying will not fix soon
 	downSince time.Time
-	checkedAt time.Time // when the janitor last ran its checks (a fake-clock test waits for it)
-	// live holds the liveness rules' state for the current server
-	// (hang.go); liveCfg its settings. quiet is what the record says of a
-	// server not answering (the janitor's: quietNow).
-	live     *liveness.Detector
-	liveCfg  liveness.Config
-	quiet    quiet
-	upGen    uint64 // the last generation whose handshake replay succeeded
-	answered int    // client requests the current run answered
+	checkedAt time.Time       // when the janitor last ran its checks (a fake-clock test waits for it)
+	liveCfg   liveness.Config // the liveness rules' settings (run.live: hang.go)
 
 	closers sync.WaitGroup // upstreams being closed by kill; Run waits
 
@@ -173,7 +164,6 @@ type Shim struct {
 	// noteKey names this restart's note for state.ClaimTold, notePending
 	// is the note published in the record for the hook (note.go).
 	noteKey, notePending string
-	upSince              time.Time // when the current server came up (goUp)
 
 	lim pumpLimits // see pump.go
 
@@ -254,8 +244,7 @@ func New(o Options) *Shim {
 	clk := clock.Or(o.Clock)
 	live := liveness.New(liveConfig(o), clk.Now())
 	return &Shim{
-		run:       &run{down: true},
-		live:      live,
+		run:       &run{down: true, live: *live},
 		liveCfg:   live.Config(),
 		o:         o,
 		clk:       clk,

@@ -128,10 +128,10 @@ func (s *Shim) supervise(ctx context.Context) {
 func (s *Shim) provedHealthy(r *run, ex upstream.Exit) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.upGen != r.gen || s.run != r {
+	if r.upSince.IsZero() || s.run != r {
 		return false
 	}
-	if s.answered > 0 {
+	if r.answered > 0 {
 		return true
 	}
 	return externalSignal(ex) && len(s.callsOn(r)) == 0
@@ -155,11 +155,7 @@ func externalSignal(ex upstream.Exit) bool {
 // install makes a run of c, just dialled, the current one.
 func (s *Shim) install(c upstream.Conn) *run {
 	s.mu.Lock()
-	r := s.newRun(c)
-	s.childPID = c.PID()
-	s.childAt = time.Now()
-	s.live.Up(s.clk.Now())
-	s.answered = 0
+	r := s.newRun(c, s.clk.Now())
 	s.dialFails = 0
 	s.cantStart = false
 	s.permanent = false
@@ -194,11 +190,10 @@ func (s *Shim) goUp(r *run) {
 		s.mu.Unlock() // stopping
 		return
 	}
-	s.upGen = r.gen
 	q := s.queue
 	s.queue = nil
 	now := s.clk.Now()
-	s.upSince = now
+	r.upSince = now
 	for _, it := range q {
 		if it.e != nil {
 			it.e.run, it.e.sentAt = r, now
