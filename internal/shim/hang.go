@@ -140,9 +140,11 @@ func liveConfig(o Options) liveness.Config {
 	return liveness.Config{Look: o.Look, PingTimeout: o.PingTimeout, Deadline: o.HangAfter, Idle: o.PingInterval, KillOnCancel: o.KillOnCancel}
 }
 
-// quietNow updates what the record says of a server not answering and
-// reports whether it changed. Called with mu held.
+// quietNow is the janitor's judgement of the current run at now, once
+// its checks are done: it updates what the record says of a server not
+// answering and reports whether that changed. Called with mu held.
 func (s *Shim) quietNow(now time.Time) bool {
+	s.run.checked = now
 	var q quiet
 	if s.isUp() {
 		// Silent since a cancel, the server is so still when a new call

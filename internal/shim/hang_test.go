@@ -42,7 +42,7 @@ func (h *harness) step() time.Duration {
 	testenv.WaitFor(h.t, 20*time.Second, "the janitor's checks at this time", func() bool {
 		h.s.mu.Lock()
 		defer h.s.mu.Unlock()
-		return !h.s.checkedAt.Before(now)
+		return !h.s.run.checked.Before(now)
 	})
 	testenv.WaitFor(h.t, 20*time.Second, "the probe's time-out timer", func() bool {
 		return !h.probing() || slices.Contains(h.clk.Pending(), h.s.liveCfg.PingTimeout)

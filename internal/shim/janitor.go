@@ -38,11 +38,11 @@ func (s *Shim) janitor(ctx context.Context) {
 				s.probe(ctx, p)
 			}()
 		}
-		// Set once the checks are done: a test on a fake clock knows
-		// from the new timer and checkedAt that this tick's work was.
+		// Judged once the checks are done: a test on a fake clock knows
+		// from the new timer and the run's checked that this tick's work
+		// was.
 		s.mu.Lock()
-		s.checkedAt = s.clk.Now()
-		changed := s.quietNow(s.checkedAt)
+		changed := s.quietNow(s.clk.Now())
 		s.mu.Unlock()
 		if changed {
 			s.record()

@@ -26,6 +26,10 @@ type run struct {
 	answered int               // calls of the client's it answered (provedHealthy)
 	live     liveness.Detector // the liveness rules' state for this server (hang.go)
 	quiet    quiet             // what the record says of it not answering (quietNow)
+	// checked is when the janitor last judged the server (quietNow):
+	// this run or, before its first tick, the one it replaced. A test on
+	// a fake clock waits for the judgement at the time it moved to.
+	checked time.Time
 
 	// killCause (a state.Cause*) and killWhy, guarded by mu, are set
 	// when the shim ended this run (kill): the client reads why.
@@ -36,7 +40,7 @@ type run struct {
 // Its liveness rules start over, keeping what they learnt of the program
 // (liveness.Detector.Up). Called with mu held.
 func (s *Shim) newRun(c upstream.Conn, now time.Time) *run {
-	r := &run{gen: s.run.gen + 1, conn: c, childPID: c.PID(), childAt: time.Now(), live: s.run.live}
+	r := &run{gen: s.run.gen + 1, conn: c, childPID: c.PID(), childAt: time.Now(), live: s.run.live, checked: s.run.checked}
 	r.live.Up(now)
 	s.run = r
 	return r

@@ -152,7 +152,6 @@ type Shim struct {
 	dialSig   string // the command's file as the last Dial found it; the supervisor's alone
 	permanent bool   // the last dial failed for a reason retrying will not fix soon
 	downSince time.Time
-	checkedAt time.Time       // when the janitor last ran its checks (a fake-clock test waits for it)
 	liveCfg   liveness.Config // the liveness rules' settings (run.live: hang.go)
 
 	closers sync.WaitGroup // upstreams being closed by kill; Run waits
