@@ -30,6 +30,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/clock"
@@ -167,10 +168,9 @@ type Shim struct {
 	lim pumpLimits // see pump.go
 
 	restartCh  chan struct{}
-	wakeCh     chan struct{} // a request for an idle server (idle.go)
-	idleExits  int           // guarded by mu: runs ended by the server's choice
-	restartMu  sync.Mutex
-	restartWhy string
+	wakeCh     chan struct{}          // a request for an idle server (idle.go)
+	idleExits  int                    // guarded by mu: runs ended by the server's choice
+	restartWhy atomic.Pointer[string] // the reason of the last Restart
 
 	logMu   sync.Mutex
 	records chan *state.Record
@@ -270,9 +270,7 @@ func New(o Options) *Shim {
 // current child is stopped with the ladder and a new one started at once,
 // even from the failed state. Safe from any goroutine.
 func (s *Shim) Restart(reason string) {
-	s.restartMu.Lock()
-	s.restartWhy = reason
-	s.restartMu.Unlock()
+	s.restartWhy.Store(&reason)
 	select {
 	case s.restartCh <- struct{}{}:
 	default:
@@ -280,9 +278,10 @@ func (s *Shim) Restart(reason string) {
 }
 
 func (s *Shim) restartReason() string {
-	s.restartMu.Lock()
-	defer s.restartMu.Unlock()
-	return s.restartWhy
+	if p := s.restartWhy.Load(); p != nil {
+		return *p
+	}
+	return ""
 }
 
 // Run serves the client until its stdin ends or ctx is cancelled, then
