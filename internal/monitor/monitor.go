@@ -23,6 +23,9 @@ package monitor
 import (
 	"context"
 	"io"
+	"maps"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/health"
@@ -209,7 +212,7 @@ func (w *watcher) lost() bool {
 func (w *watcher) step(now time.Time, recs []*state.Record) []string {
 	live := map[string]bool{}
 	for _, r := range recs {
-		key := r.ShimStart + "/" + r.Started.String() + "/" + itoa(r.ShimPID)
+		key := r.ShimStart + "/" + r.Started.String() + "/" + strconv.Itoa(r.ShimPID)
 		live[key] = true
 		s := w.shims[key]
 		if s == nil {
@@ -334,7 +337,7 @@ func (w *watcher) flush(now time.Time) []string {
 	}
 	w.sent = kept
 	var out []string
-	for _, server := range sortedKeys(w.pending) {
+	for _, server := range slices.Sorted(maps.Keys(w.pending)) {
 		if len(w.sent) >= w.o.Burst {
 			break
 		}

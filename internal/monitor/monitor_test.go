@@ -3,6 +3,7 @@ package monitor
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -106,7 +107,7 @@ func TestCrashLoopOneLine(t *testing.T) {
 	var lines []string
 	for i := 1; i <= 5; i++ {
 		r := rec("api", 20, state.Backoff, i)
-		r.NoteKey, r.ChildPID = "k"+itoa(i), 0
+		r.NoteKey, r.ChildPID = "k"+strconv.Itoa(i), 0
 		lines = append(lines, f.step(300*time.Millisecond, r)...)
 	}
 	failed := rec("api", 20, state.Failed, 6)
@@ -146,15 +147,15 @@ func TestRateBounded(t *testing.T) {
 	f := newFake()
 	var recs []*state.Record
 	for i := 0; i < 10; i++ {
-		recs = append(recs, rec("s"+itoa(i), 100+i, state.Running, 0))
+		recs = append(recs, rec("s"+strconv.Itoa(i), 100+i, state.Running, 0))
 	}
 	f.step(time.Second, recs...)
 	total := 0
 	for round := 1; round <= 30; round++ {
 		var now []*state.Record
 		for i := range recs {
-			r := rec("s"+itoa(i), 100+i, state.Running, round)
-			r.NoteKey, r.ChildStarted = "r"+itoa(round)+"-"+itoa(i), f.now.Add(-5*time.Second)
+			r := rec("s"+strconv.Itoa(i), 100+i, state.Running, round)
+			r.NoteKey, r.ChildStarted = "r"+strconv.Itoa(round)+"-"+strconv.Itoa(i), f.now.Add(-5*time.Second)
 			now = append(now, r)
 		}
 		out := f.step(2*time.Second, now...)

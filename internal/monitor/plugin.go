@@ -5,8 +5,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
-	"strconv"
 )
 
 // EnvPluginRoot names the plugin version's directory to the monitor: the
@@ -39,15 +37,4 @@ func PluginGone(root, exe string) bool {
 		}
 	}
 	return false
-}
-
-func itoa(n int) string { return strconv.Itoa(n) }
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
