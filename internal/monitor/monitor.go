@@ -39,6 +39,10 @@ type Options struct {
 	ClaudePID int    // CLAUDE_PID: the session's Claude Code; Run ends when it is gone
 	Out       io.Writer
 	Poll      time.Duration // how often the records' directory is looked at (1 s)
+	// Tick, when non-nil, paces the polls instead of a ticker of Poll:
+	// a test sends a tick for each poll it wants, and knows a poll has
+	// ended when Run takes the next tick.
+	Tick <-chan time.Time
 	// Settle is how long a restarted server must stay up before its
 	// restart is told (a crash loop is told as one, not as restarts).
 	Settle time.Duration
@@ -100,14 +104,18 @@ func Run(ctx context.Context, o Options) error {
 	o.defaults()
 	w := newWatcher(o)
 	var last time.Time
-	t := time.NewTicker(o.Poll)
-	defer t.Stop()
+	tick := o.Tick
+	if tick == nil {
+		t := time.NewTicker(o.Poll)
+		defer t.Stop()
+		tick = t.C
+	}
 	for first := true; ; first = false {
 		if !first {
 			select {
 			case <-ctx.Done():
 				return nil
-			case <-t.C:
+			case <-tick:
 			}
 		}
 		if o.ClaudePID > 0 && !o.Alive(o.ClaudePID) || PluginGone(o.PluginRoot, o.Exe) {

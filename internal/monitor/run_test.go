@@ -35,6 +35,33 @@ func (s *syncBuf) String() string {
 	return s.b.String()
 }
 
+// ticks paces Run's polls (Options.Tick). Run takes a tick only once
+// the poll before it has ended, so when polls(n) returns, n polls have
+// run to their end: a test waits for the monitor without sleeping.
+type ticks chan time.Time
+
+func (tk ticks) polls(n int) {
+	for range n + 1 {
+		tk <- time.Now()
+	}
+}
+
+// until polls until Run returns (its error), or fails the test after
+// timeout.
+func (tk ticks) until(t *testing.T, done <-chan error, timeout time.Duration, what string) {
+	t.Helper()
+	deadline := time.After(timeout)
+	for {
+		select {
+		case tk <- time.Now():
+		case <-done:
+			return
+		case <-deadline:
+			t.Fatal(what)
+		}
+	}
+}
+
 // TestRunWatchesRecords: Run sees a record written into the state
 // directory (a real record of a live process, read through
 // state.FindSession), prints its failure once, says nothing of another
@@ -49,8 +76,9 @@ func TestRunWatchesRecords(t *testing.T) {
 	defer claude.Process.Kill()
 	out := &syncBuf{}
 	done := make(chan error, 1)
+	tk := make(ticks)
 	go func() {
-		done <- Run(context.Background(), Options{Session: "s1", ClaudePID: claude.Process.Pid, Out: out, Poll: 20 * time.Millisecond})
+		done <- Run(context.Background(), Options{Session: "s1", ClaudePID: claude.Process.Pid, Out: out, Tick: tk})
 	}()
 	other := &state.Record{Server: "other", Session: "s2", ClaudePID: 1, ShimPID: claude.Process.Pid, State: state.Failed, Failure: "cannot-start", LastError: "command not found: /x", Started: time.Now()}
 	if err := state.Write(other); err != nil {
@@ -60,7 +88,7 @@ func TestRunWatchesRecords(t *testing.T) {
 	if err := state.Write(r); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond)
+	tk.polls(3)
 	if s := out.String(); s != "" {
 		t.Fatalf("healthy: %q", s)
 	}
@@ -68,18 +96,17 @@ func TestRunWatchesRecords(t *testing.T) {
 	if err := state.Write(r); err != nil {
 		t.Fatal(err)
 	}
-	testenv.WaitFor(t, 5*time.Second, "the line", func() bool { return strings.Contains(out.String(), `"gone" cannot start`) })
-	time.Sleep(200 * time.Millisecond)
+	testenv.WaitFor(t, 5*time.Second, "the line", func() bool {
+		tk.polls(1)
+		return strings.Contains(out.String(), `"gone" cannot start`)
+	})
+	tk.polls(10)
 	if n := strings.Count(out.String(), "\n"); n != 1 {
 		t.Fatalf("%d lines: %q", n, out.String())
 	}
 	claude.Process.Kill()
 	claude.Wait()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("Run did not end when Claude Code was gone")
-	}
+	tk.until(t, done, 5*time.Second, "Run did not end when Claude Code was gone")
 }
 
 // TestRunShimKilled (issue 32, item 4): a shim of the session killed with
@@ -106,8 +133,9 @@ func TestRunShimKilled(t *testing.T) {
 	out := &syncBuf{}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go Run(ctx, Options{Session: "s1", ClaudePID: claude.Process.Pid, Out: out, Poll: 20 * time.Millisecond})
-	time.Sleep(300 * time.Millisecond)
+	tk := make(ticks)
+	go Run(ctx, Options{Session: "s1", ClaudePID: claude.Process.Pid, Out: out, Tick: tk})
+	tk.polls(3)
 	if s := out.String(); s != "" {
 		t.Fatalf("while the shim runs: %q", s)
 	}
@@ -118,11 +146,14 @@ func TestRunShimKilled(t *testing.T) {
 	if err := os.Chtimes(state.ShimsDir(), old, old); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond)
+	tk.polls(3)
 	shim.Process.Signal(syscall.SIGKILL)
 	shim.Wait()
-	testenv.WaitFor(t, 5*time.Second, "the line", func() bool { return out.String() != "" })
-	time.Sleep(200 * time.Millisecond)
+	testenv.WaitFor(t, 5*time.Second, "the line", func() bool {
+		tk.polls(1)
+		return out.String() != ""
+	})
+	tk.polls(10)
 	if s := out.String(); strings.Count(s, "\n") != 1 || !strings.HasPrefix(s, "mcp-heal: run /mcp reconnect notes: its shim exited at ") {
 		t.Fatalf("after the kill: %q", s)
 	}
