@@ -17,6 +17,7 @@ package ccpolicy
 import (
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -73,7 +74,7 @@ func (r rule) matches(e Entry, names ...string) bool {
 		}
 		return false
 	case r.command != nil:
-		return !e.remote() && e.Command == r.command[0] && slicesEqual(e.Args, r.command[1:])
+		return !e.remote() && e.Command == r.command[0] && slices.Equal(e.Args, r.command[1:])
 	case r.url != nil:
 		return e.remote() && r.url.MatchString(e.URL)
 	}
@@ -88,18 +89,6 @@ func (r rule) kind() string {
 		return "serverCommand"
 	}
 	return "serverUrl"
-}
-
-func slicesEqual(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // Policy is Claude Code's MCP policy for one session, read once.
