@@ -271,7 +271,7 @@ func (s *Shim) clientResponse(line []byte, m jsonrpc.Msg) {
 		return
 	}
 	s.mu.Unlock()
-	_ = s.sendUp(c, replaceID(line, r.orig), false)
+	_ = s.sendUp(c, jsonrpc.ReplaceID(line, r.orig), false)
 }
 
 // dropQueued removes e from the queue. Called with mu held.
@@ -283,9 +283,5 @@ func (s *Shim) dropQueued(e *entry) {
 		}
 	}
 }
-
-// replaceID returns a copy of line with its top-level id replaced by id
-// (raw JSON). Everything else stays byte for byte.
-func replaceID(line, id []byte) []byte { return jsonrpc.ReplaceID(line, id) }
 
 func itoaID(n int64) []byte { return strconv.AppendInt(nil, n, 10) }

@@ -21,13 +21,13 @@ func FuzzReplaceID(f *testing.F) {
 			return
 		}
 		id := itoaID(n)
-		out := replaceID(line, id)
+		out := jsonrpc.ReplaceID(line, id)
 		m2, err := jsonrpc.Peek(out)
 		if err != nil {
-			t.Fatalf("replaceID(%q) = %q: %v", line, out, err)
+			t.Fatalf("ReplaceID(%q) = %q: %v", line, out, err)
 		}
 		if !bytes.Equal(m2.ID, id) || m2.Kind != m.Kind || m2.Method != m.Method {
-			t.Fatalf("replaceID(%q) = %q: got id %s kind %v", line, out, m2.ID, m2.Kind)
+			t.Fatalf("ReplaceID(%q) = %q: got id %s kind %v", line, out, m2.ID, m2.Kind)
 		}
 		var a, b map[string]json.RawMessage
 		json.Unmarshal(line, &a)
@@ -37,7 +37,7 @@ func FuzzReplaceID(f *testing.F) {
 		ja, _ := json.Marshal(a)
 		jb, _ := json.Marshal(b)
 		if bytes.Count(line, []byte(`"id"`)) < 2 && !bytes.Equal(ja, jb) {
-			t.Fatalf("replaceID changed more than the id: %q -> %q", line, out)
+			t.Fatalf("ReplaceID changed more than the id: %q -> %q", line, out)
 		}
 	})
 }

@@ -123,7 +123,7 @@ func (s *Shim) fromUpstream(line []byte, r *run, more bool) {
 		s.nextSrvID++
 		s.srvReqs[string(cid)] = &srvReq{run: r, orig: append([]byte(nil), m.ID...), method: m.Method}
 		s.mu.Unlock()
-		s.writeOutMore(replaceID(line, cid), more)
+		s.writeOutMore(jsonrpc.ReplaceID(line, cid), more)
 	default:
 		s.mu.Lock()
 		s.heard(r) // a progress notification is a sign of life

@@ -127,7 +127,7 @@ func (s *Shim) inject(ctx context.Context, r *run, req []byte, timeout time.Dura
 	e := &entry{id: id, injected: true, waiter: make(chan []byte, 1), run: r, at: s.clk.Now(), method: gjson.GetBytes(req, "method").String()}
 	s.inflight[string(id)] = e
 	s.mu.Unlock()
-	line := replaceID(req, id)
+	line := jsonrpc.ReplaceID(req, id)
 	t := s.clk.NewTimer(timeout)
 	defer t.Stop()
 	sent := make(chan error, 1)
