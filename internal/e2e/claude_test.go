@@ -451,17 +451,14 @@ func (s *session) driveSteps(interactive bool, steps ...step) *run {
 		}
 		return r
 	}
-	ts := s.startInteractive()
-	if !ts.waitScreen("? for shortcuts", time.Minute) {
-		s.t.Fatalf("interactive claude did not become ready\n%s", ts)
-	}
+	ts := s.startInteractive(readyPrompt, time.Minute)
 	for _, st := range steps {
 		ts.typeLine(st.Prompt)
 		if !st.wait(s.model, 3*time.Minute) {
 			s.t.Fatalf("the model never got %s\n%s", st, ts)
 		}
 		// Let the turn's answer reach the screen before typing on.
-		ts.waitScreen("? for shortcuts", 30*time.Second)
+		ts.waitScreen(readyPrompt, 30*time.Second)
 	}
 	ts.quit()
 	return nil

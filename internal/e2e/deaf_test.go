@@ -122,10 +122,7 @@ func TestDeafServerRestartedAfterEsc(t *testing.T) {
 		Turn{Text: "Done."},
 	)
 	s.addExample("ex", true, []string{"--kill-on-cancel"}, "--hang-file", dataFile(s, "hang"))
-	ts := s.startInteractive()
-	if !ts.waitScreen("? for shortcuts", 2*time.Minute) {
-		t.Fatalf("interactive claude did not become ready\n%s", ts)
-	}
+	ts := s.startInteractive(readyPrompt, 2*time.Minute)
 	ts.typeLine("Echo through the ex server.")
 	if !s.model.WaitTurn(0, 3*time.Minute) {
 		t.Fatalf("the model was never asked for the first turn\n%s", ts)
@@ -152,7 +149,7 @@ func TestDeafServerRestartedAfterEsc(t *testing.T) {
 	if k := s.lifecycle("ex", "kill"); !strings.Contains(k[0], "the client cancelled a call, and no answer to") {
 		t.Errorf("kill: %s", k[0])
 	}
-	ts.waitScreen("? for shortcuts", 30*time.Second)
+	ts.waitScreen(readyPrompt, 30*time.Second)
 	ts.typeLine("Echo again.")
 	if !s.model.WaitTurn(2, 3*time.Minute) {
 		t.Fatalf("the model was never asked for the last turn\n%s", ts)

@@ -37,15 +37,8 @@ func TestKeptReconnectInteractive(t *testing.T) {
 	)
 	s.addExample("ex", true, []string{"--keep", keepWindow.String()})
 	t.Cleanup(func() { stopKept(t, s, "ex") })
-	ts := s.startInteractive()
-	if !ts.waitScreen("? for shortcuts", time.Minute) {
-		t.Fatalf("interactive claude did not become ready\n%s", ts)
-	}
-	ts.typeLine("Count with ex.")
-	if !s.model.WaitTurn(1, 3*time.Minute) {
-		t.Fatalf("turn 1 never asked\n%s", ts)
-	}
-	ts.waitScreen("? for shortcuts", 30*time.Second)
+	ts := s.startInteractive(readyPrompt, time.Minute)
+	ts.ask("Count with ex.", 1, "turn 1 never asked")
 	before := s.shimPIDs()
 	ts.typeLine("/mcp reconnect ex")
 	// The reconnect replaces the shim process.
@@ -59,7 +52,7 @@ func TestKeptReconnectInteractive(t *testing.T) {
 	if !replaced {
 		t.Fatalf("/mcp reconnect ex did not start a new shim (before %v, now %v)\n%s", before, s.shimPIDs(), ts)
 	}
-	ts.waitScreen("? for shortcuts", 30*time.Second)
+	ts.waitScreen(readyPrompt, 30*time.Second)
 	ts.typeLine("Count again.")
 	if !s.model.WaitTurn(3, 3*time.Minute) {
 		t.Fatalf("turn 3 never asked\n%s", ts)

@@ -97,15 +97,8 @@ func monitorKilledIdle(t *testing.T, version string) {
 	s.claude = testenv.NPMBin(t, "claude", version)
 	s.withPlugin()
 	s.addExample("ex", true, nil)
-	ts := s.startInteractive()
-	if !ts.waitScreen("? for shortcuts", time.Minute) {
-		t.Fatalf("interactive claude did not become ready\n%s", ts)
-	}
-	ts.typeLine("Echo before.")
-	if !s.model.WaitTurn(1, 3*time.Minute) {
-		t.Fatalf("the first call never ended\n%s", ts)
-	}
-	ts.waitScreen("? for shortcuts", 30*time.Second)
+	ts := s.startInteractive(readyPrompt, time.Minute)
+	ts.ask("Echo before.", 1, "the first call never ended")
 	s.waitMonitor(t)
 	killed := time.Now()
 	if _, err := s.killServer(exampleMatch); err != nil {
@@ -127,7 +120,7 @@ func monitorKilledIdle(t *testing.T, version string) {
 	} else {
 		t.Errorf("the user was not shown the line\n%s", ts)
 	}
-	ts.waitScreen("? for shortcuts", 30*time.Second)
+	ts.waitScreen(readyPrompt, 30*time.Second)
 	ts.typeLine("Echo after.")
 	if !s.model.WaitTurn(4, 3*time.Minute) {
 		t.Fatalf("the call after the kill never ended\n%s", ts)
@@ -165,15 +158,8 @@ func monitorFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.addStdio("gone", true, nil, cmd, "example-server")
-	ts := s.startInteractive()
-	if !ts.waitScreen("? for shortcuts", time.Minute) {
-		t.Fatalf("interactive claude did not become ready\n%s", ts)
-	}
-	ts.typeLine("Echo through both.")
-	if !s.model.WaitTurn(1, 3*time.Minute) {
-		t.Fatalf("the first calls never ended\n%s", ts)
-	}
-	ts.waitScreen("? for shortcuts", 30*time.Second)
+	ts := s.startInteractive(readyPrompt, time.Minute)
+	ts.ask("Echo through both.", 1, "the first calls never ended")
 	s.waitMonitor(t)
 	if err := os.WriteFile(loop, []byte("0\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -261,10 +247,7 @@ func startHealthy(t *testing.T) *healthy {
 	)
 	s.withPlugin()
 	s.addExample("ex", true, nil)
-	h := &healthy{s: s, ts: s.startInteractive()}
-	if !h.ts.waitScreen("? for shortcuts", time.Minute) {
-		t.Fatalf("interactive claude did not become ready\n%s", h.ts)
-	}
+	h := &healthy{s: s, ts: s.startInteractive(readyPrompt, time.Minute)}
 	h.ts.typeLine("Echo one.")
 	if !s.model.WaitTurn(1, 3*time.Minute) {
 		t.Fatalf("the first call never ended\n%s", h.ts)

@@ -155,10 +155,7 @@ func TestReleasedQuickStartAndUninstall(t *testing.T) {
 
 	// An interactive session of the installed plugin (user scope): Claude
 	// Code starts its monitor through the installed launcher.
-	ts := s.startInteractive()
-	if !ts.waitScreen("? for shortcuts", time.Minute) {
-		t.Fatalf("interactive claude did not become ready\n%s", ts)
-	}
+	ts := s.startInteractive(readyPrompt, time.Minute)
 	s.waitMonitor(t)
 	ts.quit()
 

@@ -50,10 +50,7 @@ func TestMonitorNoStaleNews(t *testing.T) {
 	// A ping unanswered for 3 s (not 10) makes the server "not
 	// answering" 6 s into a call: short calls, wide margins.
 	s.addStdio("busy", true, []string{"--ping-timeout", "3s"}, server[0], server[1:]...)
-	ts := s.startInteractive()
-	if !ts.waitScreen("? for shortcuts", 2*time.Minute) {
-		t.Fatalf("interactive claude did not become ready\n%s", ts)
-	}
+	ts := s.startInteractive(readyPrompt, 2*time.Minute)
 	s.waitMonitor(t)
 	start := time.Now()
 	ts.typeLine("Sleep twice.")
@@ -74,7 +71,7 @@ func TestMonitorNoStaleNews(t *testing.T) {
 	answered := s.model.ForTurn(2)
 	t.Logf("first silence told; second silence recorded %s after the session started, answered %s later",
 		heldAt.Sub(start).Round(time.Millisecond), answered.At.Sub(heldAt).Round(time.Millisecond))
-	ts.waitScreen("? for shortcuts", 30*time.Second)
+	ts.waitScreen(readyPrompt, 30*time.Second)
 	// Past the monitor's 20 s between two lines about one server, idle: a
 	// line it prints now wakes the model.
 	time.Sleep(30 * time.Second)
@@ -108,7 +105,7 @@ func TestMonitorNoStaleNews(t *testing.T) {
 		t.Fatalf("the call after the restart: %q (old pid %d), want it answered by a new process", tr.Text, rec.ChildPID)
 	}
 	t.Logf("restarted: the call after the restart was answered %s after the SIGHUP", after.At.Sub(healed).Round(time.Millisecond))
-	ts.waitScreen("? for shortcuts", 30*time.Second)
+	ts.waitScreen(readyPrompt, 30*time.Second)
 	time.Sleep(30 * time.Second)
 	told = monitorLines(after)
 	main = s.model.Main()
@@ -188,15 +185,8 @@ func TestMonitorShimKilled(t *testing.T) {
 	s.withPlugin()
 	s.userScope = true // where status finds it
 	s.addExample("ex", true, nil)
-	ts := s.startInteractive()
-	if !ts.waitScreen("? for shortcuts", 2*time.Minute) {
-		t.Fatalf("interactive claude did not become ready\n%s", ts)
-	}
-	ts.typeLine("Echo before.")
-	if !s.model.WaitTurn(1, 3*time.Minute) {
-		t.Fatalf("the first call never ended\n%s", ts)
-	}
-	ts.waitScreen("? for shortcuts", 30*time.Second)
+	ts := s.startInteractive(readyPrompt, 2*time.Minute)
+	ts.ask("Echo before.", 1, "the first call never ended")
 	s.waitMonitor(t)
 	shim, err := waitProc(s.claudePID(), isShim, 10*time.Second)
 	if err != nil {

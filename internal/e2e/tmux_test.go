@@ -25,9 +25,14 @@ type tmuxSession struct {
 	Start  time.Time
 }
 
+// readyPrompt is on the screen while interactive Claude Code waits for
+// input (without a status line, which takes its place).
+const readyPrompt = "? for shortcuts"
+
 // startInteractive starts `claude` (no -p) in a detached tmux session
-// and waits until its prompt is ready for input.
-func (s *session) startInteractive() *tmuxSession {
+// and waits until its prompt is ready for input: until the screen shows
+// ready, for at most within. The test fails if it never does.
+func (s *session) startInteractive(ready string, within time.Duration) *tmuxSession {
 	s.t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		s.t.Fatalf("tmux is required for the interactive scenarios: %v", err)
@@ -65,7 +70,22 @@ func (s *session) startInteractive() *tmuxSession {
 		s.track(pid)
 		s.pid.Store(int64(pid))
 	}
+	if !ts.waitScreen(ready, within) {
+		s.t.Fatalf("interactive claude did not become ready\n%s", ts)
+	}
 	return ts
+}
+
+// ask types line, waits until the model has been asked for turn (the
+// turn before it ended; the test fails with failure if it never is),
+// then lets the answer reach the screen before anything is typed on.
+func (ts *tmuxSession) ask(line string, turn int, failure string) {
+	ts.t.Helper()
+	ts.typeLine(line)
+	if !ts.s.model.WaitTurn(turn, 3*time.Minute) {
+		ts.t.Fatalf("%s\n%s", failure, ts)
+	}
+	ts.waitScreen(readyPrompt, 30*time.Second)
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
