@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -174,11 +175,17 @@ func (s *Shim) answerQueueNow() [][]byte {
 	if !s.permanent || s.failFast() {
 		return nil
 	}
-	now := s.clk.Now()
+	return s.answerQueued(s.clk.Now(), 0)
+}
+
+// answerQueued takes off the queue each request that has waited wait or
+// longer (0: every one) and returns its answer: the server could not be
+// reached. Called with mu held.
+func (s *Shim) answerQueued(now time.Time, wait time.Duration) [][]byte {
 	var out [][]byte
 	keep := s.queue[:0]
 	for _, it := range s.queue {
-		if it.e == nil {
+		if it.e == nil || (wait > 0 && now.Sub(it.e.at) < wait) {
 			keep = append(keep, it)
 			continue
 		}

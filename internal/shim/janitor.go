@@ -178,18 +178,7 @@ func (s *Shim) expireQueue() {
 		s.mu.Unlock()
 		return
 	}
-	var replies [][]byte
-	keep := s.queue[:0]
-	for _, it := range s.queue {
-		if it.e == nil || now.Sub(it.e.at) < s.o.QueueTimeout {
-			keep = append(keep, it)
-			continue
-		}
-		delete(s.inflight, string(it.e.id))
-		s.failedN++
-		replies = append(replies, s.unreachableReply(it.e, now))
-	}
-	s.queue = keep
+	replies := s.answerQueued(now, s.o.QueueTimeout)
 	s.mu.Unlock()
 	for _, r := range replies {
 		s.writeOut(r)
