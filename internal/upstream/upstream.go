@@ -69,6 +69,28 @@ type Exit struct {
 // them, when the connection can deliver so (proc.Process.Serve), instead
 // of over Recv: a relay then routes a message with no hand-off between
 // goroutines, as a byte relay would move it.
+//
+// There are two delivery paths, and only a child process the shim runs
+// itself (internal/proc) takes this one. The others need a message whole
+// before they can give it to the shim, so they deliver over Recv:
+//   - a kept server's connection (internal/keep) gives each response the
+//     client's own id back and keeps an initialize result for the next
+//     client; neither can be done before a line's end (the TypeScript
+//     SDK writes the id last);
+//   - a remote session (internal/bridge) gets messages as HTTP bodies
+//     and server-sent events: an event counts only once it is whole (one
+//     cut off by the stream's end is discarded), and a body becomes one
+//     stdio line only once all of it is read (JSON allows newlines
+//     between tokens).
+//
+// What Recv costs: a long answer is held whole, so the client gets its
+// first byte after the server wrote its last (a 16 MiB answer took 3.5×
+// the server's own time through a relay that waits for the end, 1.4×
+// through one that passes it on: issue 25, shim/stream.go); the shim
+// holds the line (up to its --max-message ceiling); and each message is
+// handed from the reading goroutine to the shim's pump. The shim's
+// TestLongAnswerPassedOnAsItComes shows this path passing a long answer
+// on, TestLongAnswerHeldWholeWhenKept the kept path holding it whole.
 type Handler interface {
 	// Line is one message line, the handler's to keep; more: the next
 	// line is already read and follows at once.
