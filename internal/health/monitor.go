@@ -69,11 +69,11 @@ func recordCause(r *state.Record) Cause {
 func MonitorNotAnswering(r *state.Record, now time.Time) string {
 	q := r.Quiet()
 	if q == nil {
-		q = r.NotAnswering
+		return ""
 	}
-	detail := strings.TrimPrefix(NotAnsweringContext(r.Server, q, now), "mcp-heal: ")
-	if detail != "" {
-		detail = strings.ToUpper(detail[:1]) + detail[1:]
+	head := fmt.Sprintf("mcp-heal: wait, or run %s: ", Claude.Cmd("heal "+text.Name(r.Server)))
+	if q.Cancelled {
+		return head + cancelledMonitor(r.Server, q, now)
 	}
-	return fmt.Sprintf("mcp-heal: wait, or run %s: MCP server %s is not answering. %s", Claude.Cmd("heal "+text.Name(r.Server)), quote(r.Server), detail)
+	return head + strings.TrimPrefix(NotAnsweringContext(r.Server, q, now), "mcp-heal: ")
 }

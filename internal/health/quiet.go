@@ -72,6 +72,14 @@ func cancelledContext(server string, q *state.NotAnswering, now time.Time) strin
 		text.QuotedName(server), Shell.Cmd("heal "+text.Name(server)), owed(q), silentFor(q, now))
 }
 
+// cancelledMonitor is the monitor's account of a server not answering
+// since its call was cancelled, after the user's action: the model reads
+// it too, and is given the form of the command it can run (Bash).
+func cancelledMonitor(server string, q *state.NotAnswering, now time.Time) string {
+	return fmt.Sprintf("MCP server %s has answered nothing, not even a ping, since %s was cancelled %s ago. It may still be waiting on something and finish by itself, so mcp-heal leaves it running; a new call to it may wait behind that one. To restart it, run `%s` with the Bash tool (whatever the server holds in memory is lost).",
+		text.QuotedName(server), owed(q), silentFor(q, now), Shell.Cmd("heal "+text.Name(server)))
+}
+
 // CancelledUserLine is the user's one line, inside Claude Code, of a
 // server not answering since its call was cancelled: the command first.
 func CancelledUserLine(server string, q *state.NotAnswering, now time.Time) string {

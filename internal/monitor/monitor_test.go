@@ -182,7 +182,7 @@ func TestNotAnsweringOnce(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		lines = append(lines, f.step(time.Second, r)...)
 	}
-	if len(lines) != 1 || !strings.HasPrefix(lines[0], `mcp-heal: wait, or run /mcp-heal heal slow: MCP server "slow" is not answering. MCP server "slow" has not answered for 13s: a call of its tool "crunch" is still outstanding`) {
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], `mcp-heal: wait, or run /mcp-heal heal slow: MCP server "slow" has not answered for 13s: a call of its tool "crunch" is still outstanding`) {
 		t.Fatalf("%q", lines)
 	}
 	f.step(time.Minute, rec("slow", 40, state.Running, 0))
