@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -19,6 +20,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcp-heal/mcp-heal/internal/jsoncheck"
+	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 	"github.com/mcp-heal/mcp-heal/internal/text"
 )
 
@@ -215,4 +217,32 @@ func stripTags(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// isResponseTo reports whether msg is a JSON-RPC response whose id equals
+// the raw id want (compared as JSON values, so "1" and 1 differ but
+// escapes do not matter).
+func isResponseTo(msg, want []byte) bool {
+	if len(want) == 0 {
+		return false
+	}
+	m, err := jsonrpc.PeekAnyText(msg) // validates it whole (depth-bounded): no other pass before it
+	if err != nil || m.Kind != jsonrpc.KindResponse {
+		return false
+	}
+	return idEqual(m.ID, want)
+}
+
+func idEqual(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	ra, rb := gjson.ParseBytes(a), gjson.ParseBytes(b)
+	if ra.Type != rb.Type {
+		return false
+	}
+	if ra.Type == gjson.String {
+		return ra.Str == rb.Str
+	}
+	return ra.Raw == rb.Raw
 }

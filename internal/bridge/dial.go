@@ -28,6 +28,7 @@ type Dialer struct {
 	detected string // the transport auto detection settled on
 
 	params paramHeaders
+	lost   lostIDs // reissue.go
 }
 
 var _ upstream.Dialer = (*Dialer)(nil)

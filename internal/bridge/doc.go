@@ -18,6 +18,10 @@
 //     Exit.Undelivered lists the requests the server refused or that were
 //     never written, which the shim may always re-send.
 //   - Send returns ErrDead only when the message was not sent at all.
+//   - In the stateless era (2026-07-28) a lost response stream cancelled
+//     its request: nothing is resumed, and a request the shim sends again
+//     after such a loss goes out under a new id, its answers mapped back
+//     to the client's id (reissue.go).
 //
 // Secrets (header values, URL credentials and query values) never appear
 // in Target, logs, errors or exit reasons.

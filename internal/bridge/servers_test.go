@@ -28,6 +28,9 @@ func TestMain(m *testing.M) {
 	case "multi":
 		serveMulti(os.Getenv("PORT"))
 		return
+	case "era":
+		serveEra(os.Getenv("PORT"), os.Getenv("ERA_DIR"))
+		return
 	}
 	os.Exit(m.Run())
 }
@@ -97,6 +100,9 @@ type server struct {
 	URL  string
 	argv []string
 	env  []string
+	// Dir is the statelessEra server's directory: its request log and
+	// the file that holds its slow tools (era_test.go).
+	Dir string
 
 	mu  sync.Mutex
 	cmd *exec.Cmd
@@ -109,6 +115,7 @@ const (
 	goSDKStateful  = "go-sdk everything-server stateful" // 404 on a stale session
 	goSDKStateless = "go-sdk everything-server stateless"
 	multiNS        = "go-sdk three namespaces"
+	statelessEra   = "go-sdk stateless era, logged" // era_test.go
 )
 
 func newServer(t testing.TB, kind string) *server {
@@ -139,6 +146,15 @@ func newServer(t testing.TB, kind string) *server {
 		s.argv = []string{exe}
 		s.env = []string{"BRIDGE_TEST_SERVER=multi", "PORT=" + p}
 		s.URL = base // + /a/mcp etc.
+	case statelessEra:
+		exe, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Dir = t.TempDir()
+		s.argv = []string{exe}
+		s.env = []string{"BRIDGE_TEST_SERVER=era", "PORT=" + p, "ERA_DIR=" + s.Dir}
+		s.URL = base + "/mcp"
 	default:
 		t.Fatalf("unknown server kind %q", kind)
 	}

@@ -36,6 +36,9 @@ type shimProc struct {
 	mu      sync.Mutex
 	waiters map[string]chan []byte
 	eof     chan struct{}
+	// notes gets the notifications the shim writes (the first 256 not
+	// yet read; later ones are dropped).
+	notes chan []byte
 }
 
 type lockedBuffer = testenv.LockedBuffer
@@ -54,7 +57,7 @@ func startShimEnv(t testing.TB, env []string, args ...string) *shimProc {
 	stateDir := t.TempDir()
 	cmd.Env = append(append(os.Environ(), "XDG_STATE_HOME="+stateDir, "MCP_HEAL_DEBUG=1"), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	s := &shimProc{t: t, cmd: cmd, waiters: map[string]chan []byte{}, eof: make(chan struct{}), stderr: &lockedBuffer{}, StateDir: stateDir}
+	s := &shimProc{t: t, cmd: cmd, waiters: map[string]chan []byte{}, eof: make(chan struct{}), notes: make(chan []byte, 256), stderr: &lockedBuffer{}, StateDir: stateDir}
 	cmd.Stderr = s.stderr
 	var err error
 	if s.stdin, err = cmd.StdinPipe(); err != nil {
@@ -122,6 +125,11 @@ func (s *shimProc) route(line []byte) {
 			s.write(jsonrpc.ResultReply(m.ID, []byte(`{}`)))
 		default:
 			s.write(jsonrpc.ErrorReply(m.ID, jsonrpc.CodeMethodNotFound, "not supported by the test client", nil))
+		}
+	case jsonrpc.KindNotification:
+		select {
+		case s.notes <- append([]byte(nil), line...):
+		default:
 		}
 	case jsonrpc.KindResponse:
 		s.mu.Lock()

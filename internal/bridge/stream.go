@@ -19,7 +19,9 @@ import (
 // resuming with Last-Event-ID when the stream breaks before it (2025-06-18,
 // "Resumability and Redelivery"; a server may also close it on purpose and
 // ask the client to come back after retry:, SEP-1699). A dropped stream is
-// not a cancellation.
+// not a cancellation. In the stateless era (2026-07-28) it is, and there
+// is no resumption: the connection dies and the request is re-issued
+// under a new id if at all (reissue.go).
 func (c *httpConn) readPostStream(x *exchange, resp *http.Response) {
 	var lastID string
 	var retry time.Duration
@@ -33,6 +35,12 @@ func (c *httpConn) readPostStream(x *exchange, resp *http.Response) {
 		why := "the stream ended"
 		if err != nil && err != io.EOF {
 			why = describeErr(err)
+		}
+		if x.cid != nil {
+			// 2026-07-28: no resumption, and the closed stream cancelled
+			// the request at the server (reissue.go).
+			c.die(fmt.Sprintf("connection lost: the response stream of request %s closed before its response (%s), which cancels the request", x.cid, why), nil)
+			return
 		}
 		if lastID == "" {
 			c.die(fmt.Sprintf("connection lost: the response stream of request %s broke before its response (%s)", x.id, why), nil)

@@ -59,6 +59,12 @@ type httpConn struct {
 	initID    []byte
 	listening bool
 	toolLists map[string]bool // ids of tools/list requests in flight
+	// The stateless era's requests in flight, by the id they were sent
+	// under, and the client's ids of those re-issued under a new one
+	// (subs of them subscriptions/listen): reissue.go.
+	pending map[string]*exchange
+	wire    map[string][]byte
+	subs    int
 }
 
 func newHTTPConn(d *Dialer) *httpConn {
@@ -66,7 +72,10 @@ func newHTTPConn(d *Dialer) *httpConn {
 	ctx, cancel := context.WithCancel(context.Background())
 	c.init(d.o.Logger, d.red, d.o.Grace, ctx, cancel)
 	c.listenCtx, c.listenCancel = context.WithCancel(c.ctx)
-	c.onDie = c.listenCancel
+	c.onDie = func() {
+		c.listenCancel()
+		c.noteLost()
+	}
 	return c
 }
 
@@ -76,6 +85,9 @@ type exchange struct {
 	kind   jsonrpc.Kind
 	method string
 	id     []byte
+	// cid is the client's id of a request of the stateless era (id is
+	// the one it is sent under: a new one when it is re-issued).
+	cid []byte
 	// sent is closed once the server answered the POST's headers (or it
 	// failed). Send waits for it for initialize (the session id comes
 	// back in its headers) and for notifications and responses (which
@@ -98,6 +110,10 @@ func (c *httpConn) Send(msg []byte) error {
 		return ErrDead
 	}
 	x := &exchange{body: bytes.Clone(msg), kind: m.Kind, method: m.Method, id: bytes.Clone(m.ID)}
+	c.track(x)
+	if x.method == "notifications/cancelled" {
+		x.body = c.cancelledWire(x.body)
+	}
 	if x.isInit() || x.method == "tools/list" {
 		c.smu.Lock()
 		if x.isInit() {
@@ -137,6 +153,7 @@ func (c *httpConn) newRequest(ctx context.Context, method string, body []byte, h
 }
 
 func (c *httpConn) exchange(x *exchange) {
+	defer c.settled(x)
 	signalled := false
 	signal := func() {
 		if x.sent != nil && !signalled {
@@ -240,6 +257,9 @@ func (c *httpConn) exchange(x *exchange) {
 // refusable is x's id when x is a request: the id to report as not
 // processed.
 func (c *httpConn) refusable(x *exchange) []byte {
+	if x.cid != nil {
+		return x.cid
+	}
 	if x.kind == jsonrpc.KindRequest && len(x.id) > 0 {
 		return x.id
 	}
@@ -334,7 +354,7 @@ func (c *httpConn) deliverMsg(msg []byte) {
 			c.smu.Unlock()
 		}
 	}
-	c.deliver(msg)
+	c.deliver(c.clientIDs(msg))
 }
 
 // Close DELETEs a live session (2025-03-26, "Session Management"; 405 is
@@ -359,32 +379,4 @@ func (c *httpConn) Close() error {
 			resp.Body.Close()
 		}
 	})
-}
-
-// isResponseTo reports whether msg is a JSON-RPC response whose id equals
-// the raw id want (compared as JSON values, so "1" and 1 differ but
-// escapes do not matter).
-func isResponseTo(msg, want []byte) bool {
-	if len(want) == 0 {
-		return false
-	}
-	m, err := jsonrpc.PeekAnyText(msg) // validates it whole (depth-bounded): no other pass before it
-	if err != nil || m.Kind != jsonrpc.KindResponse {
-		return false
-	}
-	return idEqual(m.ID, want)
-}
-
-func idEqual(a, b []byte) bool {
-	if bytes.Equal(a, b) {
-		return true
-	}
-	ra, rb := gjson.ParseBytes(a), gjson.ParseBytes(b)
-	if ra.Type != rb.Type {
-		return false
-	}
-	if ra.Type == gjson.String {
-		return ra.Str == rb.Str
-	}
-	return ra.Raw == rb.Raw
 }

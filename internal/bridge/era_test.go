@@ -1,0 +1,237 @@
+//go:build unix
+
+package bridge
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tidwall/gjson"
+
+	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
+)
+
+// The stateless era (2026-07-28) over Streamable HTTP, through the real
+// binary, against a go-sdk v1.8.0 server killed and restarted during
+// calls while a subscriptions/listen stream is open.
+
+// eraMeta is the per-request _meta of the stateless era.
+const eraMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"bridge-test","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
+
+// serveEra is a go-sdk v1.8.0 server in stateless mode (it answers
+// server/discover and serves subscriptions/listen) that logs every POST
+// it receives to dir/requests as "pid method name id", one line each.
+// Its tools slow_read (readOnlyHint) and slow_write (no annotations)
+// run while the file dir/block exists; add_tool adds a tool, which tells
+// the listen streams that asked for it (notifications/tools/list_changed).
+func serveEra(port, dir string) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "era", Version: "1.0.0"}, nil)
+	slow := func(kind string) func(context.Context, *mcp.CallToolRequest, echoIn) (*mcp.CallToolResult, any, error) {
+		return func(ctx context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+			for {
+				if _, err := os.Stat(filepath.Join(dir, "block")); err != nil {
+					break
+				}
+				select {
+				case <-ctx.Done():
+					return nil, nil, ctx.Err()
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: kind + ":" + in.Text}}}, nil, nil
+		}
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "slow_read", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, slow("read"))
+	mcp.AddTool(srv, &mcp.Tool{Name: "slow_write"}, slow("write"))
+	mcp.AddTool(srv, &mcp.Tool{Name: "add_tool"}, func(ctx context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+		mcp.AddTool(srv, &mcp.Tool{Name: in.Text}, slow("added"))
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "added:" + in.Text}}}, nil, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true})
+	log, err := os.OpenFile(filepath.Join(dir, "requests"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	pid := os.Getpid()
+	err = http.ListenAndServe("127.0.0.1:"+port, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if m, err := jsonrpc.Peek(body); err == nil && m.Kind == jsonrpc.KindRequest {
+				fmt.Fprintf(log, "%d %s %s %s\n", pid, m.Method, gjson.GetBytes(body, "params.name").Str, m.ID)
+			}
+		}
+		h.ServeHTTP(w, r)
+	}))
+	fmt.Fprintln(os.Stderr, err)
+	os.Exit(1)
+}
+
+// eraRequest is one line of serveEra's log.
+type eraRequest struct{ pid, method, name, id string }
+
+func (s *server) requests(t *testing.T) []eraRequest {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(s.Dir, "requests"))
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	var out []eraRequest
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if f := strings.Fields(l); len(f) == 4 {
+			out = append(out, eraRequest{f[0], f[1], f[2], f[3]})
+		} else if len(f) == 3 {
+			out = append(out, eraRequest{f[0], f[1], "", f[2]})
+		}
+	}
+	return out
+}
+
+// waitRequests waits until the server's log satisfies ok.
+func (s *server) waitRequests(t *testing.T, what string, ok func([]eraRequest) bool) []eraRequest {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		r := s.requests(t)
+		if ok(r) {
+			return r
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server never received %s; it received %v", what, r)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// start sends a request and returns its id and the channel its response
+// comes on.
+func (s *shimProc) start(method, params string) (string, chan []byte) {
+	id := fmt.Appendf(nil, "%d", s.next.Add(1))
+	ch := make(chan []byte, 1)
+	s.mu.Lock()
+	s.waiters[string(id)] = ch
+	s.mu.Unlock()
+	s.write(jsonrpc.NewRequest(id, method, []byte(params)))
+	return string(id), ch
+}
+
+func wait(t *testing.T, what string, ch chan []byte) []byte {
+	t.Helper()
+	select {
+	case r := <-ch:
+		return r
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s: no response in 30s", what)
+		return nil
+	}
+}
+
+// waitNote waits for a notification of method whose subscriptionId is
+// sub, skipping others.
+func (s *shimProc) waitNote(t *testing.T, method, sub string) []byte {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case n := <-s.notes:
+			got := gjson.GetBytes(n, "params._meta."+gjson.Escape("io.modelcontextprotocol/subscriptionId")).Raw
+			if gjson.GetBytes(n, "method").Str == method && got == sub {
+				return n
+			}
+			t.Logf("notification: %s", n)
+		case <-deadline:
+			t.Fatalf("no %s for subscription %s in 30s", method, sub)
+			return nil
+		}
+	}
+}
+
+// A server killed and restarted during two calls, a listen stream open:
+// the stream closing cancelled both calls at the server (2026-07-28,
+// Streamable HTTP, "Cancellation"), so what is re-issued is a new request
+// with a new id: the read-only call comes back under the client's own id;
+// the other call gets one error saying its outcome is unknown, and never
+// reaches the new server; the listen stream is re-established under a new
+// id, and its notifications reach the client under the client's own
+// subscription id.
+func TestShimStatelessLostStream(t *testing.T) {
+	srv := newServer(t, statelessEra)
+	sh := startShim(t, "--name", "era", "--url", srv.URL)
+	if _, err := sh.ok("server/discover", "{"+eraMeta+"}", 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sh.ok("tools/list", "{"+eraMeta+"}", 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	listenID, listenCh := sh.start("subscriptions/listen", `{"notifications":{"toolsListChanged":true},`+eraMeta+`}`)
+	sh.waitNote(t, "notifications/subscriptions/acknowledged", listenID)
+
+	block := filepath.Join(srv.Dir, "block")
+	if err := os.WriteFile(block, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	readID, readCh := sh.start("tools/call", `{"name":"slow_read","arguments":{"text":"r"},`+eraMeta+`}`)
+	writeID, writeCh := sh.start("tools/call", `{"name":"slow_write","arguments":{"text":"w"},`+eraMeta+`}`)
+	first := srv.waitRequests(t, "both calls", func(rs []eraRequest) bool {
+		n := 0
+		for _, r := range rs {
+			if r.method == "tools/call" && (r.id == readID || r.id == writeID) {
+				n++
+			}
+		}
+		return n == 2
+	})
+	pid := first[0].pid
+	srv.Stop()
+	os.Remove(block)
+	srv.Start()
+
+	r := wait(t, "slow_read", readCh)
+	if got := gjson.GetBytes(r, "result.content.0.text").Str; got != "read:r" {
+		t.Errorf("the read-only call: got %s, want its result", r)
+	}
+	w := wait(t, "slow_write", writeCh)
+	msg := gjson.GetBytes(w, "error.message").Str
+	if gjson.GetBytes(w, "error.code").Int() != jsonrpc.CodeInternalError || !strings.Contains(msg, "may or may not have taken effect") {
+		t.Errorf("the other call: got %s, want one -32603 error saying its outcome is unknown", w)
+	}
+	t.Logf("the other call's error: %s", msg)
+
+	// The listen stream is back: a change on the new server reaches the
+	// client under its own subscription id.
+	if _, err := sh.ok("tools/call", `{"name":"add_tool","arguments":{"text":"fresh"},`+eraMeta+`}`, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	sh.waitNote(t, "notifications/tools/list_changed", listenID)
+	select {
+	case l := <-listenCh:
+		t.Errorf("the listen request was answered: %s", l)
+	default:
+	}
+
+	var reissued []eraRequest
+	for _, rq := range srv.requests(t) {
+		if rq.pid == pid {
+			continue
+		}
+		reissued = append(reissued, rq)
+		switch {
+		case rq.method == "tools/call" && rq.name == "slow_write":
+			t.Errorf("the call that is not safe to re-send reached the new server: %v", rq)
+		case rq.method == "tools/call" && rq.name == "slow_read" && rq.id == readID,
+			rq.method == "subscriptions/listen" && rq.id == listenID:
+			t.Errorf("%s was re-issued under its old id %s: a lost stream cancelled that request, so it must be a new one", rq.method, rq.id)
+		}
+	}
+	t.Logf("requests to the new server: %v", reissued)
+}
