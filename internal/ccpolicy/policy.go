@@ -16,7 +16,6 @@ package ccpolicy
 
 import (
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -60,7 +59,7 @@ func (e Entry) remote() bool { return e.Command == "" && e.URL != "" }
 type rule struct {
 	name    string
 	command []string
-	url     *regexp.Regexp
+	url     *urlPattern
 	file    string // where it is written
 }
 
@@ -76,7 +75,7 @@ func (r rule) matches(e Entry, names ...string) bool {
 	case r.command != nil:
 		return !e.remote() && e.Command == r.command[0] && slices.Equal(e.Args, r.command[1:])
 	case r.url != nil:
-		return e.remote() && r.url.MatchString(e.URL)
+		return e.remote() && r.url.matches(e.URL)
 	}
 	return false
 }
@@ -236,7 +235,8 @@ func rules(v gjson.Result, file string) []rule {
 			}
 		}
 		if x := last(e, "serverUrl"); x.Type == gjson.String {
-			r.url, n = URLPattern(x.Str), n+1
+			up := urlPattern(x.Str)
+			r.url, n = &up, n+1
 		}
 		if n == 1 {
 			out = append(out, r)
@@ -244,16 +244,6 @@ func rules(v gjson.Result, file string) []rule {
 		return true
 	})
 	return out
-}
-
-// URLPattern is a serverUrl pattern as a regular expression: "*" matches
-// any run of characters, the rest literally, the whole URL.
-func URLPattern(p string) *regexp.Regexp {
-	parts := strings.Split(p, "*")
-	for i := range parts {
-		parts[i] = regexp.QuoteMeta(parts[i])
-	}
-	return regexp.MustCompile("^" + strings.Join(parts, ".*") + "$")
 }
 
 // last is the value of the last member named key of object obj (JSON.parse
