@@ -51,6 +51,30 @@ func Shadowed(es []Merged) []bool {
 	return out
 }
 
+// Twin names the plugin's server among es that entry i (not a plugin's)
+// keeps from running by having its target ("" when none): Claude Code
+// drops that server only while entry i runs the same command, as
+// written. Wrapped, entry i would run the shim, and both would run: wrap
+// leaves such an entry alone (TwinWhy).
+func Twin(es []Merged, i int) string {
+	e := es[i]
+	if e.Plugin || e.Unapproved || e.Blocked || e.Target.Command == "" && e.Target.URL == "" {
+		return ""
+	}
+	for _, p := range es {
+		if p.Plugin && !p.Blocked && sameTarget(e.Target, p.Target) {
+			return p.Name
+		}
+	}
+	return ""
+}
+
+// TwinWhy is why wrap leaves alone an entry whose target the plugin's
+// server twin has.
+func TwinWhy(twin string) string {
+	return "the plugin server " + twin + " runs the same server; Claude Code drops it only while this entry runs that command itself, so wrapped, both would run"
+}
+
 func sameTarget(a, b Entry) bool {
 	if a.URL != "" || b.URL != "" {
 		return a.URL == b.URL

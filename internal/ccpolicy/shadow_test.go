@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/mcp-heal/mcp-heal/internal/ccpolicy"
@@ -97,4 +98,25 @@ func TestFromEnv(t *testing.T) {
 func abs(p string) string {
 	a, _ := filepath.Abs(p)
 	return a
+}
+
+// TestTwin: an entry whose command a plugin's server has keeps that
+// server from running only while it runs the command itself (Claude Code
+// 2.1.328 and 2.1.332 ran both after wrap --all): wrap leaves it alone.
+func TestTwin(t *testing.T) {
+	cmd := ccpolicy.Entry{Command: "srv", Args: []string{"a"}}
+	es := []ccpolicy.Merged{
+		{Name: "x", Target: cmd},
+		{Name: "y", Target: ccpolicy.Entry{Command: "other"}},
+		{Name: "z", Target: cmd, Blocked: true},
+		{Name: "plugin:p:x", Target: cmd, Plugin: true},
+	}
+	for i, want := range []string{"plugin:p:x", "", "", ""} {
+		if got := ccpolicy.Twin(es, i); got != want {
+			t.Errorf("Twin(%s) = %q, want %q", es[i].Name, got, want)
+		}
+	}
+	if why := ccpolicy.TwinWhy("plugin:p:x"); !strings.Contains(why, "plugin:p:x") {
+		t.Errorf("TwinWhy does not name the plugin's server: %s", why)
+	}
 }

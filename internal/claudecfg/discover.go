@@ -89,6 +89,7 @@ func Discover(o Options) ([]Server, error) {
 		return b, true
 	}
 	o.Files = ccpolicy.ConfigReader(read)
+	var targets []ccpolicy.Entry // each server as written, what Claude Code compares
 	pol := ccpolicy.Load(o)
 	for _, cf := range configFiles(o, read) {
 		data, ok := read(cf.File)
@@ -115,6 +116,7 @@ func Discover(o Options) ([]Server, error) {
 				s.NoWrap = pol.Wraps(s.Name, nil)
 			}
 			out = append(out, s)
+			targets = append(targets, written[s.Key])
 		}
 	}
 	for i, s := range out {
@@ -127,17 +129,27 @@ func Discover(o Options) ([]Server, error) {
 		errs = append(errs, err)
 	}
 	for i := range ps {
+		// A serverName rule names a plugin's server by its full name
+		// (plugin:<plugin>:<server>), never its short one (measured).
 		w := ccpolicy.Entry{Name: ps[i].Name, Command: ps[i].Command, Args: ps[i].Args, URL: ps[i].URL}
-		ps[i].Policy = decide(pol, ps[i], w, ps[i].Key)
+		ps[i].Policy = decide(pol, ps[i], w)
+		targets = append(targets, w)
 	}
 	out = append(out, ps...)
+	// Claude Code compares entries as written: a wrapped entry's is the
+	// shim's command.
 	merged := make([]ccpolicy.Merged, len(out))
 	for i, s := range out {
-		merged[i] = ccpolicy.Merged{Name: s.Name, Target: ccpolicy.Entry{Command: s.Command, Args: s.Args, URL: s.URL},
-			Plugin: s.Scope == ScopePlugin, Unapproved: s.Unapproved(), Blocked: s.Policy != nil}
+		merged[i] = ccpolicy.Merged{Name: s.Name, Target: targets[i], Plugin: s.Scope == ScopePlugin, Unapproved: s.Unapproved(), Blocked: s.Policy != nil}
 	}
 	for i, sh := range ccpolicy.Shadowed(merged) {
 		out[i].Shadowed = sh
+		if out[i].Wrapped {
+			continue
+		}
+		if out[i].Twin = ccpolicy.Twin(merged, i); out[i].Twin != "" && out[i].NoWrap == "" {
+			out[i].NoWrap = ccpolicy.TwinWhy(out[i].Twin)
+		}
 	}
 	return out, errors.Join(errs...)
 }

@@ -63,6 +63,10 @@ type Server struct {
 	// NoWrap says why wrap leaves this entry alone: Claude Code's
 	// allowlist would refuse its wrapped form (ccpolicy.Policy.Wraps).
 	NoWrap string `json:"no_wrap,omitempty"`
+	// Twin names the plugin's server this entry, as written, keeps from
+	// running by running the same server (ccpolicy.Twin): wrap leaves it
+	// alone.
+	Twin string `json:"twin,omitempty"`
 	// hash is a project entry's content hash, or the one a protecting
 	// local entry recorded.
 	hash string

@@ -14,7 +14,7 @@ import (
 // list mcp-heal's).
 func (pl *planner) refuse(data []byte, cf claudecfg.ConfigFile, sel []string) (rows []Change, rest []string) {
 	obj, ok := claudecfg.At(data, cf.JSONPath)
-	if !ok || pl.pol == nil || pl.pol.Empty() {
+	if !ok || pl.pol == nil {
 		return nil, sel
 	}
 	written := claudecfg.Written(obj)
@@ -22,6 +22,14 @@ func (pl *planner) refuse(data []byte, cf claudecfg.ConfigFile, sel []string) (r
 		e := written[n]
 		if claudecfg.IsShim(e.Command, e.Args) {
 			rest = append(rest, n) // already wrapped: Wrap says so
+			continue
+		}
+		if why := pl.twin(cf, n); why != "" {
+			rows = append(rows, Change{Name: n, Action: ActSkipped, Detail: "left alone: " + why})
+			continue
+		}
+		if pl.pol.Empty() {
+			rest = append(rest, n)
 			continue
 		}
 		if d := pl.pol.Decide(e); d.Code != ccpolicy.Runs {
@@ -40,4 +48,15 @@ func (pl *planner) refuse(data []byte, cf claudecfg.ConfigFile, sel []string) (r
 		rest = append(rest, n)
 	}
 	return rows, rest
+}
+
+// twin is why wrap leaves entry n of cf alone because a plugin's server
+// runs the same server (ccpolicy.Twin), "" when none does.
+func (pl *planner) twin(cf claudecfg.ConfigFile, n string) string {
+	for _, s := range pl.servers {
+		if s.File == cf.File && s.Scope == cf.Scope && s.Key == n && s.Twin != "" {
+			return ccpolicy.TwinWhy(s.Twin)
+		}
+	}
+	return ""
 }
