@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-heal/mcp-heal/internal/e2e"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
@@ -27,13 +29,22 @@ import (
 // and URL in the user, project, local and managed settings and a managed
 // drop-in; allowlists (the user's; the managed one by command); an
 // exclusive managed-mcp.json; a cloned repository's .mcp.json under a
-// trusted parent; an entry wrapped before a deny rule was written; and
+// trusted parent; an entry wrapped before a deny rule was written;
 // servers a session runs from a source mcp-heal does not read (the hook's
-// mcp_server.source dynamic, plugin, managed).
+// mcp_server.source dynamic, plugin, managed); and, for issue 31, servers
+// a plugin provides (installed from a directory marketplace, as a user
+// does: its own command, or the user's x's), allowManagedMcpServersOnly,
+// serverCommand rules whose argv differs from the entry's (an extra
+// argument, fewer, another order, a relative command in the rule or the
+// entry) and serverUrl patterns (no path, a star in the host or port,
+// capitals, another scheme, host, port or path, a lone star, no scheme).
+// Each state logs what `claude mcp list` ran. --mcp-config, with and
+// without --strict-mcp-config, is TestMCPConfigMatchesClaude, in live
+// sessions.
 //
-// In each state: the entry mcp-heal says Claude Code runs for "x"
-// (`mcp-heal status --json`) is the one `claude mcp list` runs, or none
-// when it runs none; no hook starts a process (the commands leave a mark
+// In each state: the entries mcp-heal says Claude Code runs for "x" and
+// "plugin:pl:x" (`mcp-heal status --json`) are the ones `claude mcp list`
+// runs, or none when it runs none; no hook starts a process (the commands leave a mark
 // in a folder named per run, a remote entry's server counts its
 // requests); doctor and heal run x only when Claude Code does; `wrap --all`
 // changes nothing Claude Code runs or blocks (`claude mcp list` again).
@@ -52,29 +63,82 @@ func TestPolicyMatchesClaude(t *testing.T) {
 	}
 	heal := testenv.Binary(t)
 	type state struct {
-		user, project, local, managed, dropin, managedMCP string // settings files ("" none); @CMD@ is x's command as a JSON array, @URL@ the remote server's URL
+		user, project, local, managed, dropin, managedMCP string // settings files ("" none); placeholders: see fill
 		remote                                            bool   // x is a remote (http) entry
+		relative                                          bool   // x's command is "sh", found on PATH, not /bin/sh
+		named                                             bool   // x's URL names the host localhost, not 127.0.0.1
+		plugin                                            string // a plugin provides an x too: "own" (its own command), "same" (the user's x's command and arguments)
 		repo                                              string // the clone's record in ~/.claude.json under its parent ("" none): x also in its .mcp.json
 		afterWrap                                         bool   // the rules are written after wrap --all
 	}
+	const (
+		denyName = `{"deniedMcpServers":[{"serverName":"x"}]}`
+	)
+	denyURL := func(pattern string) string { return `{"deniedMcpServers":[{"serverUrl":"` + pattern + `"}]}` }
+	denyCmd := func(cmd string) string { return `{"deniedMcpServers":[{"serverCommand":` + cmd + `}]}` }
 	states := map[string]state{
 		"none":                              {},
-		"user deny name":                    {user: `{"deniedMcpServers":[{"serverName":"x"}]}`},
-		"user deny command":                 {user: `{"deniedMcpServers":[{"serverCommand":@CMD@}]}`},
-		"user deny url":                     {user: `{"deniedMcpServers":[{"serverUrl":"@URL@"}]}`, remote: true},
-		"project deny name":                 {project: `{"deniedMcpServers":[{"serverName":"x"}]}`},
-		"local deny name":                   {local: `{"deniedMcpServers":[{"serverName":"x"}]}`},
-		"managed deny name":                 {managed: `{"deniedMcpServers":[{"serverName":"x"}]}`},
-		"managed deny command":              {managed: `{"deniedMcpServers":[{"serverCommand":@CMD@}]}`},
-		"managed deny url":                  {managed: `{"deniedMcpServers":[{"serverUrl":"http://127.0.0.1:*"}]}`, remote: true},
-		"drop-in deny name":                 {dropin: `{"deniedMcpServers":[{"serverName":"x"}]}`},
+		"user deny name":                    {user: denyName},
+		"user deny command":                 {user: denyCmd("@CMD@")},
+		"user deny url":                     {user: denyURL("@URL@"), remote: true},
+		"project deny name":                 {project: denyName},
+		"local deny name":                   {local: denyName},
+		"managed deny name":                 {managed: denyName},
+		"managed deny command":              {managed: denyCmd("@CMD@")},
+		"managed deny url":                  {managed: denyURL("http://127.0.0.1:*"), remote: true},
+		"drop-in deny name":                 {dropin: denyName},
 		"user allows another":               {user: `{"allowedMcpServers":[{"serverName":"y"}]}`},
 		"managed allow command":             {managed: `{"allowedMcpServers":[{"serverCommand":@CMD@}]}`},
 		"managed-mcp.json":                  {managedMCP: `{"mcpServers":{"m":{"command":"/bin/false"}}}`},
 		"repo under trusted parent":         {repo: `{"hasTrustDialogAccepted":true,"enableAllProjectMcpServers":true}`},
-		"wrapped then user deny command":    {user: `{"deniedMcpServers":[{"serverCommand":@CMD@}]}`, afterWrap: true},
-		"wrapped then managed deny command": {managed: `{"deniedMcpServers":[{"serverCommand":@CMD@}]}`, afterWrap: true},
-		"wrapped then managed deny url":     {managed: `{"deniedMcpServers":[{"serverUrl":"http://127.0.0.1:*"}]}`, remote: true, afterWrap: true},
+		"wrapped then user deny command":    {user: denyCmd("@CMD@"), afterWrap: true},
+		"wrapped then managed deny command": {managed: denyCmd("@CMD@"), afterWrap: true},
+		"wrapped then managed deny url":     {managed: denyURL("http://127.0.0.1:*"), remote: true, afterWrap: true},
+
+		// Servers a plugin provides (issue 31): plugin:pl:x, hook source
+		// "plugin".
+		"plugin server":                    {plugin: "own"},
+		"plugin server - users command":    {plugin: "same"},
+		"plugin server - deny short name":  {plugin: "own", user: denyName},
+		"plugin server - deny full name":   {plugin: "own", user: `{"deniedMcpServers":[{"serverName":"plugin:pl:x"}]}`},
+		"plugin server - deny its command": {plugin: "own", user: denyCmd("@PLUGINCMD@")},
+		"plugin server - allow users only": {plugin: "own", managed: `{"allowedMcpServers":[{"serverCommand":@CMD@}]}`},
+
+		// allowManagedMcpServersOnly.
+		"managed only - managed list names another":      {managed: `{"allowManagedMcpServersOnly":true,"allowedMcpServers":[{"serverName":"y"}]}`, user: `{"allowedMcpServers":[{"serverName":"x"}]}`},
+		"managed only - managed list names x":            {managed: `{"allowManagedMcpServersOnly":true,"allowedMcpServers":[{"serverName":"x"}]}`, user: `{"allowedMcpServers":[{"serverName":"y"}]}`},
+		"managed only - no managed list":                 {managed: `{"allowManagedMcpServersOnly":true}`, user: `{"allowedMcpServers":[{"serverName":"y"}]}`},
+		"managed only - user deny still counts":          {managed: `{"allowManagedMcpServersOnly":true,"allowedMcpServers":[{"serverName":"x"}]}`, user: denyName},
+		"managed only in user settings - ignored":        {managed: `{"allowedMcpServers":[{"serverName":"y"}]}`, user: `{"allowManagedMcpServersOnly":true,"allowedMcpServers":[{"serverName":"x"}]}`},
+		"managed only - plugin server - list names user": {plugin: "own", managed: `{"allowManagedMcpServersOnly":true,"allowedMcpServers":[{"serverName":"x"}]}`},
+
+		// Command rules whose argv differs from the entry's.
+		"deny command - extra argument":          {user: denyCmd("@CMDEXTRA@")},
+		"deny command - fewer arguments":         {user: denyCmd("@CMDSHORT@")},
+		"deny command - another order":           {user: denyCmd("@CMDSWAP@")},
+		"deny command - rule relative":           {user: denyCmd("@RELCMD@")},
+		"deny command - entry relative":          {user: denyCmd("@ABSCMD@"), relative: true},
+		"deny command - both relative":           {user: denyCmd("@RELCMD@"), relative: true},
+		"managed allow command - extra argument": {managed: `{"allowedMcpServers":[{"serverCommand":@CMDEXTRA@}]}`},
+		"managed allow command - entry relative": {managed: `{"allowedMcpServers":[{"serverCommand":@ABSCMD@}]}`, relative: true},
+
+		// URL patterns.
+		"deny url - any port and path":      {user: denyURL("http://127.0.0.1:*/*"), remote: true},
+		"deny url - no path":                {user: denyURL("http://127.0.0.1:@PORT@"), remote: true},
+		"deny url - host wildcard":          {user: denyURL("http://*.0.0.1/*"), remote: true},
+		"deny url - scheme in capitals":     {user: denyURL("HTTP://127.0.0.1:*/mcp"), remote: true},
+		"deny url - host in capitals":       {user: denyURL("http://LOCALHOST:*/*"), remote: true, named: true},
+		"deny url - named host wildcard":    {user: denyURL("http://*host/*"), remote: true, named: true},
+		"deny url - named host - port star": {user: denyURL("http://local*:*/mcp"), remote: true, named: true},
+		"deny url - other scheme":           {user: denyURL("https://127.0.0.1:*/*"), remote: true},
+		"deny url - other host":             {user: denyURL("http://localhost:*/*"), remote: true},
+		"deny url - other port":             {user: denyURL("http://127.0.0.1:1/*"), remote: true},
+		"deny url - path prefix":            {user: denyURL("http://127.0.0.1:*/m*"), remote: true},
+		"deny url - other path":             {user: denyURL("http://127.0.0.1:*/other"), remote: true},
+		"deny url - lone star":              {user: denyURL("*"), remote: true},
+		"deny url - no scheme":              {user: denyURL("127.0.0.1:*/*"), remote: true},
+		"managed allow url pattern":         {managed: `{"allowedMcpServers":[{"serverUrl":"http://127.0.0.1:*/*"}]}`, remote: true},
+		"managed allow url - another host":  {managed: `{"allowedMcpServers":[{"serverUrl":"http://localhost:*/*"}]}`, remote: true},
 	}
 	for _, version := range []string{testenv.ClaudeCode, testenv.ClaudeCode332} {
 		claude := testenv.NPMBin(t, "claude", version)
@@ -82,9 +146,16 @@ func TestPolicyMatchesClaude(t *testing.T) {
 			for name, st := range states {
 				t.Run(name, func(t *testing.T) {
 					t.Parallel()
-					p := newPolicyWorld(t, claude, heal, st.remote)
+					p := newPolicyWorld(t, claude, heal, st.remote, st.relative, st.named)
+					if st.plugin != "" {
+						p.installPlugin(st.plugin == "same")
+					}
 					fill := func(s string) string {
-						return strings.NewReplacer("@CMD@", p.cmdJSON, "@URL@", p.url).Replace(s)
+						return strings.NewReplacer("@CMD@", p.argvJSON(p.cmd), "@URL@", p.url, "@PORT@", p.port,
+							"@CMDEXTRA@", p.argvJSON(append(p.cmd[:len(p.cmd):len(p.cmd)], "extra")), "@CMDSHORT@", p.argvJSON(p.cmd[:2]),
+							"@CMDSWAP@", p.argvJSON([]string{p.cmd[0], p.cmd[2], p.cmd[1]}),
+							"@RELCMD@", p.argvJSON(append([]string{"sh"}, p.cmd[1:]...)), "@ABSCMD@", p.argvJSON(append([]string{"/bin/sh"}, p.cmd[1:]...)),
+							"@PLUGINCMD@", p.argvJSON(p.pluginCmd)).Replace(s)
 					}
 					rules := func() {
 						p.write(filepath.Join(p.home, ".claude", "settings.json"), fill(st.user))
@@ -104,6 +175,17 @@ func TestPolicyMatchesClaude(t *testing.T) {
 						rules()
 					}
 					before := p.claudeRuns()
+					session := p.sessionRuns()
+					t.Logf("Claude Code %s, %s: claude mcp list runs %q; a -p session started %q", version, name, before, session)
+					switch {
+					case st.repo != "":
+						// In -p the trust dialog is skipped, and Claude
+						// Code starts .mcp.json servers never approved
+						// (docs/claude-code-behaviour.md): mcp-heal goes
+						// by the approval, as `claude mcp list` does.
+					case session != before:
+						t.Errorf("a -p session started %q of x; claude mcp list runs %q:\n%s", session, before, p.lastList)
+					}
 					if st.afterWrap {
 						rules()
 						// The deny rule still blocks: Claude Code runs the
@@ -121,14 +203,17 @@ func TestPolicyMatchesClaude(t *testing.T) {
 						p.heal(fmt.Sprintf(`{"hook_event_name":"PostToolUseFailure","session_id":"s","tool_name":"mcp__x__echo","error":"MCP server \"x\" is not connected","mcp_server":{"name":"x","source":%q}}`, src), "hook", "PostToolUseFailure")
 						p.nothingRan("the failure hook (source " + src + ")")
 					}
+					if st.plugin != "" {
+						p.heal(`{"hook_event_name":"PostToolUseFailure","session_id":"s","tool_name":"mcp__plugin_pl_x__echo","error":"MCP server \"plugin:pl:x\" is not connected","mcp_server":{"name":"plugin:pl:x","source":"plugin"}}`, "hook", "PostToolUseFailure")
+						p.nothingRan("the failure hook (plugin:pl:x, source plugin)")
+					}
 					p.heal(`{"hook_event_name":"SessionStart","session_id":"s","source":"startup"}`, "hook", "SessionStart")
 					p.nothingRan("the SessionStart hook")
 					p.heal("", "status")
 					p.nothingRan("status")
 					for _, cmd := range []string{"doctor", "heal"} {
 						p.heal("", cmd, "--timeout", "10s")
-						ran := p.ran()
-						if ran != "" && (before == "" || st.afterWrap || ran != before) {
+						if ran := p.ran(); ran != "" && (st.afterWrap || !subset(ran, before)) {
 							t.Errorf("%s ran %s; Claude Code runs %q", cmd, ran, before)
 						}
 					}
@@ -156,14 +241,17 @@ type policyWorld struct {
 	upper, work     string
 	marks           string // the current run's mark folder
 	runs            int
-	cmdJSON, url    string
+	cmd             []string // x's command and arguments, as written
+	pluginCmd       []string // the plugin's x's
+	url, port       string
 	requests        *atomic.Int64
 	seenRequests    int64
 	lastList        string
 	remote, hasRepo bool
+	env             []string // more environment for every command
 }
 
-func newPolicyWorld(t *testing.T, claude, bin string, remote bool) *policyWorld {
+func newPolicyWorld(t *testing.T, claude, bin string, remote, relative, named bool) *policyWorld {
 	base, _ := filepath.EvalSymlinks(testenv.TempDir(t))
 	if strings.ContainsAny(base, ",:") {
 		t.Fatalf("%s: overlayfs options cannot name a folder with a comma or colon", base)
@@ -176,16 +264,50 @@ func newPolicyWorld(t *testing.T, claude, bin string, remote bool) *policyWorld 
 			t.Fatal(err)
 		}
 	}
-	args := []string{"-c", `echo ran >> "$MARKS/x"; exec ` + bin + ` example-server --name x`}
-	cmd, _ := json.Marshal(append([]string{"/bin/sh"}, args...))
-	p.cmdJSON = string(cmd)
-	entry, _ := json.Marshal(map[string]any{"command": "/bin/sh", "args": args})
+	sh := "/bin/sh"
+	if relative {
+		sh = "sh"
+	}
+	p.cmd = []string{sh, "-c", `echo ran >> "$MARKS/x"; exec ` + bin + ` example-server --name x`}
+	entry, _ := json.Marshal(map[string]any{"command": p.cmd[0], "args": p.cmd[1:]})
 	if remote {
 		p.url, p.requests = countingServer(t)
+		if named {
+			p.url = strings.Replace(p.url, "127.0.0.1", "localhost", 1)
+		}
+		p.port = p.url[strings.LastIndex(p.url, ":")+1 : strings.LastIndex(p.url, "/")]
 		entry, _ = json.Marshal(map[string]any{"type": "http", "url": p.url})
 	}
 	p.write(filepath.Join(p.home, ".claude.json"), `{"hasCompletedOnboarding":true,"mcpServers":{"x":`+string(entry)+`},"projects":{}}`)
 	return p
+}
+
+func (p *policyWorld) argvJSON(argv []string) string {
+	b, _ := json.Marshal(argv)
+	return string(b)
+}
+
+// installPlugin installs plugin pl from a directory marketplace mk, as a
+// user does (claude plugin marketplace add, claude plugin install): its
+// .mcp.json defines x, with the user's x's command and arguments when
+// same, else its own (which leaves the mark "plugin").
+func (p *policyWorld) installPlugin(same bool) {
+	p.t.Helper()
+	mk := filepath.Join(p.base, "mk")
+	p.pluginCmd = []string{"/bin/sh", "-c", `echo ran >> "$MARKS/plugin"; exec ` + p.bin + ` example-server --name plugin`}
+	if same {
+		p.pluginCmd = p.cmd
+	}
+	entry, _ := json.Marshal(map[string]any{"command": p.pluginCmd[0], "args": p.pluginCmd[1:]})
+	p.write(filepath.Join(mk, ".claude-plugin", "marketplace.json"), `{"name":"mk","owner":{"name":"test"},"plugins":[{"name":"pl","source":"./pl","description":"a test plugin"}]}`)
+	p.write(filepath.Join(mk, "pl", ".claude-plugin", "plugin.json"), `{"name":"pl","version":"1.0.0","description":"a test plugin"}`)
+	p.write(filepath.Join(mk, "pl", ".mcp.json"), `{"mcpServers":{"x":`+string(entry)+`}}`)
+	for _, args := range [][]string{{"plugin", "marketplace", "add", mk}, {"plugin", "install", "pl@mk"}} {
+		if out := p.command("", p.claude, args...); !strings.Contains(strings.ToLower(out), "success") {
+			p.t.Fatalf("claude %s:\n%s", strings.Join(args, " "), out)
+		}
+	}
+	p.nothingRan("installing the plugin")
 }
 
 // clone makes the project a cloned repository whose .mcp.json defines x
@@ -207,11 +329,23 @@ func (p *policyWorld) clone(record string) {
 	p.write(filepath.Join(p.home, ".claude.json"), string(b))
 }
 
-// write writes path (nothing when data is "").
+// write writes path (nothing when data is ""). A JSON object is merged
+// into the one the file holds: installing a plugin enabled it in the
+// user's settings, where the rules go too.
 func (p *policyWorld) write(path, data string) {
 	p.t.Helper()
 	if data == "" {
 		return
+	}
+	if old, err := os.ReadFile(path); err == nil {
+		var was, add map[string]any
+		if json.Unmarshal(old, &was) == nil && json.Unmarshal([]byte(data), &add) == nil && was != nil && add != nil {
+			for k, v := range add {
+				was[k] = v
+			}
+			b, _ := json.Marshal(was)
+			data = string(b)
+		}
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		p.t.Fatal(err)
@@ -236,8 +370,8 @@ func (p *policyWorld) command(stdin, bin string, args ...string) string {
 	mount := fmt.Sprintf(`mount -t overlay overlay -o lowerdir=/etc,upperdir=%s,workdir=%s /etc && exec "$@"`, p.upper, p.work)
 	cmd := exec.CommandContext(ctx, "unshare", append([]string{"-m", "--propagation", "private", "sh", "-c", mount, "sh", bin}, args...)...)
 	cmd.Dir, cmd.Stdin = p.proj, strings.NewReader(stdin)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + p.home, "MARKS=" + p.marks, "XDG_STATE_HOME=" + filepath.Join(p.base, "state"),
-		"CLAUDE_PROJECT_DIR=" + p.proj, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1"}
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + p.home, "MARKS=" + p.marks, "XDG_STATE_HOME=" + filepath.Join(p.base, "state"),
+		"CLAUDE_PROJECT_DIR=" + p.proj, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1"}, p.env...)
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
 		p.t.Fatalf("%s %v: timed out\n%s", filepath.Base(bin), args, out)
@@ -253,19 +387,30 @@ func (p *policyWorld) heal(stdin string, args ...string) string {
 }
 
 // ran names what the last command ran: "user" (x's entry in
-// ~/.claude.json, or its remote server), "repo" (the clone's), or "".
+// ~/.claude.json, or its remote server), "repo" (the clone's), "plugin"
+// (the plugin's x), joined by "+", or "".
 func (p *policyWorld) ran() string {
 	var ran []string
-	if _, err := os.Stat(filepath.Join(p.marks, "x")); err == nil {
+	if _, err := os.Stat(filepath.Join(p.marks, "x")); err == nil || p.requests != nil && p.requests.Load() != p.seenRequests {
 		ran = append(ran, "user")
 	}
-	if p.requests != nil && p.requests.Load() != p.seenRequests {
-		ran = append(ran, "user")
+	for _, m := range []string{"repo", "plugin", "dyn"} {
+		if _, err := os.Stat(filepath.Join(p.marks, m)); err == nil {
+			ran = append(ran, m)
+		}
 	}
-	if _, err := os.Stat(filepath.Join(p.marks, "repo")); err == nil {
-		ran = append(ran, "repo")
-	}
+	sort.Strings(ran)
 	return strings.Join(ran, "+")
+}
+
+// subset says whether every entry ran names is one of runs.
+func subset(ran, runs string) bool {
+	for _, r := range strings.Split(ran, "+") {
+		if !strings.Contains("+"+runs+"+", "+"+r+"+") {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *policyWorld) nothingRan(what string) {
@@ -281,26 +426,48 @@ func (p *policyWorld) listAndCheckNothingRan(what string) {
 	p.nothingRan(what + ":\n" + p.lastList)
 }
 
-// claudeRuns is the entry of x `claude mcp list` runs: "user", "repo" or
-// "" (none listed).
+// claudeRuns is what `claude mcp list` runs of x and plugin:pl:x: as
+// ran names them, or "" (none listed).
 func (p *policyWorld) claudeRuns() string {
 	p.t.Helper()
 	out := p.command("", p.claude, "mcp", "list")
 	p.lastList = out
+	var runs []string
 	for _, l := range strings.Split(out, "\n") {
-		if !strings.HasPrefix(l, "x: ") {
-			continue
+		switch {
+		case strings.HasPrefix(l, "x: ") && strings.Contains(l, "--name repo"):
+			runs = append(runs, "repo")
+		case strings.HasPrefix(l, "x: "):
+			runs = append(runs, "user")
+		case strings.HasPrefix(l, "plugin:pl:x: "):
+			runs = append(runs, "plugin")
 		}
-		if strings.Contains(l, "--name repo") {
-			return "repo"
-		}
-		return "user"
 	}
-	return ""
+	sort.Strings(runs)
+	return strings.Join(runs, "+")
 }
 
-// healRuns is the entry of x `mcp-heal status --json` says Claude Code
-// runs: not shadowed, approved when it must be, not blocked by policy.
+// sessionRuns is what a `claude -p` session, against a stand-in model
+// that answers with text, starts of x and plugin:pl:x: as ran names them.
+func (p *policyWorld) sessionRuns() string {
+	p.t.Helper()
+	m, err := e2e.NewModel(e2e.Turn{Text: "done"})
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	defer m.Close()
+	env := p.env
+	p.env = append(env[:len(env):len(env)], "ANTHROPIC_BASE_URL="+m.URL, "ANTHROPIC_API_KEY=sk-fake", "ENABLE_TOOL_SEARCH=false")
+	defer func() { p.env = env }()
+	if out := p.command("", p.claude, "-p", "hi", "--output-format", "json"); !strings.Contains(out, "done") {
+		p.t.Fatalf("claude -p did not finish:\n%s", out)
+	}
+	return p.ran()
+}
+
+// healRuns is what `mcp-heal status --json` says Claude Code runs of x
+// and plugin:pl:x: not shadowed, approved when it must be, not blocked by
+// policy.
 func (p *policyWorld) healRuns() string {
 	p.t.Helper()
 	out := p.heal("", "status", "--json")
@@ -321,16 +488,22 @@ func (p *policyWorld) healRuns() string {
 	if err := json.Unmarshal([]byte(out[i:]), &rep); err != nil {
 		p.t.Fatalf("status --json: %v\n%s", err, out)
 	}
+	var runs []string
 	for _, s := range rep.Servers {
-		if s.Name != "x" || s.Shadowed || s.Approval == "pending" || s.Approval == "rejected" || s.Policy != nil {
+		if s.Shadowed || s.Approval == "pending" || s.Approval == "rejected" || s.Policy != nil {
 			continue
 		}
-		if s.Scope == "project" {
-			return "repo"
+		switch {
+		case s.Name == "x" && s.Scope == "project":
+			runs = append(runs, "repo")
+		case s.Name == "x":
+			runs = append(runs, "user")
+		case s.Name == "plugin:pl:x":
+			runs = append(runs, "plugin")
 		}
-		return "user"
 	}
-	return ""
+	sort.Strings(runs)
+	return strings.Join(runs, "+")
 }
 
 // countingServer is a Streamable HTTP MCP server that counts the requests
