@@ -19,8 +19,10 @@ const (
 // servers in this session, or "".
 func (p *Policy) Exclusive() string { return p.exclusive }
 
-// Denies says whether deniedMcpServers matches e (under any of names too,
-// for a plugin server's short name), and why.
+// Denies says whether deniedMcpServers matches e (under any of names
+// too), and why. A plugin server's name is its full name
+// (plugin:<plugin>:<server>): a rule naming its short name does not
+// match it (measured).
 func (p *Policy) Denies(e Entry, names ...string) (bool, string) {
 	for _, r := range p.deny {
 		if r.matches(e, names...) {
