@@ -21,7 +21,9 @@
 //   - In the stateless era (2026-07-28) a lost response stream cancelled
 //     its request: nothing is resumed, and a request the shim sends again
 //     after such a loss goes out under a new id, its answers mapped back
-//     to the client's id (reissue.go).
+//     to the client's id (reissue.go). A subscriptions/listen stream that
+//     closes is re-opened that way without ending the connection, within
+//     bounds (listen.go).
 //
 // Secrets (header values, URL credentials and query values) never appear
 // in Target, logs, errors or exit reasons.

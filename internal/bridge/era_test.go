@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,10 +30,12 @@ const eraMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"
 
 // serveEra is a go-sdk v1.8.0 server in stateless mode (it answers
 // server/discover and serves subscriptions/listen) that logs every POST
-// it receives to dir/requests as "pid method name id", one line each.
+// it receives to dir/requests as "pid method name id cut", one line each.
 // Its tools slow_read (readOnlyHint) and slow_write (no annotations)
 // run while the file dir/block exists; add_tool adds a tool, which tells
 // the listen streams that asked for it (notifications/tools/list_changed).
+// While the file dir/cut exists, it drops each subscriptions/listen
+// stream 300 ms after it opened, with no response (cutAfter).
 func serveEra(port, dir string) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "era", Version: "1.0.0"}, nil)
 	slow := func(kind string) func(context.Context, *mcp.CallToolRequest, echoIn) (*mcp.CallToolResult, any, error) {
@@ -68,7 +71,17 @@ func serveEra(port, dir string) {
 			body, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			if m, err := jsonrpc.Peek(body); err == nil && m.Kind == jsonrpc.KindRequest {
-				fmt.Fprintf(log, "%d %s %s %s\n", pid, m.Method, gjson.GetBytes(body, "params.name").Str, m.ID)
+				name := gjson.GetBytes(body, "params.name").Str
+				if name == "" {
+					name = "-"
+				}
+				_, err := os.Stat(filepath.Join(dir, "cut"))
+				cut := err == nil && m.Method == "subscriptions/listen"
+				fmt.Fprintf(log, "%d %s %s %s %v\n", pid, m.Method, name, m.ID, cut)
+				if cut {
+					cutAfter(w, r, h, 300*time.Millisecond)
+					return
+				}
 			}
 		}
 		h.ServeHTTP(w, r)
@@ -77,8 +90,69 @@ func serveEra(port, dir string) {
 	os.Exit(1)
 }
 
+// cutAfter serves r, then after d closes the connection under it with no
+// response (net/http's ErrAbortHandler): the server, alive, drops the
+// stream. What the handler writes after d is discarded.
+func cutAfter(w http.ResponseWriter, r *http.Request, h http.Handler, d time.Duration) {
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	cw := &cutWriter{w: w}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.ServeHTTP(cw, r.WithContext(ctx))
+	}()
+	select {
+	case <-done:
+		return
+	case <-time.After(d):
+	}
+	cw.mu.Lock()
+	cw.cut = true
+	cw.mu.Unlock()
+	cancel()
+	<-done
+	panic(http.ErrAbortHandler)
+}
+
+type cutWriter struct {
+	w   http.ResponseWriter
+	mu  sync.Mutex
+	cut bool
+}
+
+func (c *cutWriter) Header() http.Header { return c.w.Header() }
+
+func (c *cutWriter) Write(b []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cut {
+		return 0, http.ErrHandlerTimeout
+	}
+	return c.w.Write(b)
+}
+
+func (c *cutWriter) WriteHeader(code int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.cut {
+		c.w.WriteHeader(code)
+	}
+}
+
+func (c *cutWriter) Flush() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if f, ok := c.w.(http.Flusher); ok && !c.cut {
+		f.Flush()
+	}
+}
+
 // eraRequest is one line of serveEra's log.
-type eraRequest struct{ pid, method, name, id string }
+type eraRequest struct {
+	pid, method, name, id string
+	cut                   bool // a listen stream the server drops
+}
 
 func (s *server) requests(t *testing.T) []eraRequest {
 	t.Helper()
@@ -88,10 +162,8 @@ func (s *server) requests(t *testing.T) []eraRequest {
 	}
 	var out []eraRequest
 	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		if f := strings.Fields(l); len(f) == 4 {
-			out = append(out, eraRequest{f[0], f[1], f[2], f[3]})
-		} else if len(f) == 3 {
-			out = append(out, eraRequest{f[0], f[1], "", f[2]})
+		if f := strings.Fields(l); len(f) == 5 {
+			out = append(out, eraRequest{f[0], f[1], f[2], f[3], f[4] == "true"})
 		}
 	}
 	return out
@@ -234,4 +306,128 @@ func TestShimStatelessLostStream(t *testing.T) {
 		}
 	}
 	t.Logf("requests to the new server: %v", reissued)
+}
+
+// A listen stream the server (alive) closes without a response is
+// re-opened under a new id, its notifications still under the client's
+// subscription id, and nothing else is lost with it: a call in flight on
+// another stream gets its answer. One the server keeps closing at once is
+// re-opened a bounded number of times (3 opens in a row within 10 s),
+// then the client gets one error, not a loop, and the other listen
+// streams are untouched.
+func TestShimStatelessListenReopen(t *testing.T) {
+	srv := newServer(t, statelessEra)
+	sh := startShim(t, "--name", "era", "--url", srv.URL)
+	if _, err := sh.ok("server/discover", "{"+eraMeta+"}", 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sh.ok("tools/list", "{"+eraMeta+"}", 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	listen := `{"notifications":{"toolsListChanged":true},` + eraMeta + `}`
+	listens := func() []string {
+		var ids []string
+		for _, r := range srv.requests(t) {
+			if r.method == "subscriptions/listen" {
+				ids = append(ids, r.id)
+			}
+		}
+		return ids
+	}
+	cut := filepath.Join(srv.Dir, "cut")
+	block := filepath.Join(srv.Dir, "block")
+
+	id, ch := sh.start("subscriptions/listen", listen)
+	sh.waitNote(t, "notifications/subscriptions/acknowledged", id)
+	if err := os.WriteFile(block, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wid, wch := sh.start("tools/call", `{"name":"slow_write","arguments":{"text":"w"},`+eraMeta+`}`)
+	srv.waitRequests(t, "the call", func(rs []eraRequest) bool {
+		for _, r := range rs {
+			if r.id == wid {
+				return true
+			}
+		}
+		return false
+	})
+
+	// Closed once (the server cuts the next listen it opens): re-opened.
+	if err := os.WriteFile(cut, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	id2, ch2 := sh.start("subscriptions/listen", listen)
+	sh.waitNote(t, "notifications/subscriptions/acknowledged", id2)
+	srv.waitRequests(t, "a re-opened listen", func([]eraRequest) bool { return len(listens()) >= 3 })
+	os.Remove(cut)
+	srv.waitRequests(t, "a listen it keeps open", func(rs []eraRequest) bool {
+		last := eraRequest{}
+		for _, r := range rs {
+			if r.method == "subscriptions/listen" {
+				last = r
+			}
+		}
+		return !last.cut
+	})
+	os.Remove(block)
+	w := wait(t, "slow_write", wch)
+	if got := gjson.GetBytes(w, "result.content.0.text").Str; got != "write:w" {
+		t.Errorf("the call in flight while a listen stream was closed: got %s, want its result", w)
+	}
+	if _, err := sh.ok("tools/call", `{"name":"add_tool","arguments":{"text":"fresh"},`+eraMeta+`}`, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	deadline := time.After(30 * time.Second)
+	for !got[id] || !got[id2] {
+		select {
+		case n := <-sh.notes:
+			if gjson.GetBytes(n, "method").Str == "notifications/tools/list_changed" {
+				got[gjson.GetBytes(n, "params._meta."+gjson.Escape("io.modelcontextprotocol/subscriptionId")).Raw] = true
+			}
+		case r := <-ch:
+			t.Fatalf("listen %s answered: %s", id, r)
+		case r := <-ch2:
+			t.Fatalf("listen %s answered: %s", id2, r)
+		case <-deadline:
+			t.Fatalf("list_changed reached subscriptions %v, want %s and %s", got, id, id2)
+		}
+	}
+	seen := map[string]bool{}
+	for _, l := range listens() {
+		if seen[l] {
+			t.Errorf("listen id %s sent twice: %v", l, listens())
+		}
+		seen[l] = true
+	}
+	t.Logf("listens the server got: %v", listens())
+
+	// Closed every time: bounded.
+	if err := os.WriteFile(cut, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before := len(listens())
+	id3, ch3 := sh.start("subscriptions/listen", listen)
+	var r []byte
+	select {
+	case r = <-ch3:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("a listen the server keeps closing was never given up: the server got %v", listens()[before:])
+	}
+	msg := gjson.GetBytes(r, "error.message").Str
+	if gjson.GetBytes(r, "error.code").Int() != jsonrpc.CodeInternalError || !strings.Contains(msg, "3 times in a row") {
+		t.Errorf("listen %s: got %s, want one -32603 error after 3 opens", id3, r)
+	}
+	t.Logf("the listen's error: %s", msg)
+	time.Sleep(time.Second)
+	if n := len(listens()) - before; n != 3 {
+		t.Errorf("the server got %d listens while it kept closing one (want 3: the others untouched): %v", n, listens()[before:])
+	}
+	select {
+	case r := <-ch:
+		t.Errorf("listen %s answered: %s", id, r)
+	case r := <-ch2:
+		t.Errorf("listen %s answered: %s", id2, r)
+	default:
+	}
 }

@@ -21,10 +21,12 @@ import (
 // ask the client to come back after retry:, SEP-1699). A dropped stream is
 // not a cancellation. In the stateless era (2026-07-28) it is, and there
 // is no resumption: the connection dies and the request is re-issued
-// under a new id if at all (reissue.go).
+// under a new id if at all (reissue.go); a subscriptions/listen stream is
+// re-opened at once instead (relisten).
 func (c *httpConn) readPostStream(x *exchange, resp *http.Response) {
 	var lastID string
 	var retry time.Duration
+	ls := listenState{opened: time.Now()}
 	for attempt := 0; ; attempt++ {
 		progressFrom := lastID
 		got, err := c.readStream(resp.Body, x.id, &lastID, &retry)
@@ -35,6 +37,13 @@ func (c *httpConn) readPostStream(x *exchange, resp *http.Response) {
 		why := "the stream ended"
 		if err != nil && err != io.EOF {
 			why = describeErr(err)
+		}
+		if x.cid != nil && x.method == "subscriptions/listen" {
+			var ok bool
+			if resp, ok = c.relisten(x, &ls, retry); ok {
+				continue
+			}
+			return
 		}
 		if x.cid != nil {
 			// 2026-07-28: no resumption, and the closed stream cancelled
