@@ -147,11 +147,7 @@ func TestLauncherUpgradeKeepsRunningShims(t *testing.T) {
 	// A wrapped server running from the stable copy: the example server,
 	// answering on its stdio.
 	srv := exec.Command(stable, "example-server")
-	in, _ := srv.StdinPipe()
-	out, _ := srv.StdoutPipe()
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
+	in, out := testenv.StartPiped(t, srv)
 	defer func() { in.Close(); srv.Wait() }()
 	ask := func() string {
 		t.Helper()

@@ -123,17 +123,7 @@ func coveredRun(t *testing.T, bin string, calls int, flags ...string) map[string
 	}
 	cmd := exec.Command(bin, append(append([]string{"shim", "--name", "hot"}, flags...), "--", bin, "example-server")...)
 	cmd.Env = env
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	in, out := testenv.StartPiped(t, cmd)
 	defer cmd.Process.Kill()
 	r := bufio.NewReader(out)
 	answer := func(id int) string {

@@ -84,11 +84,8 @@ func startShimClient(t *testing.T, name string, server, env []string) *shimClien
 	c.cmd = exec.Command(testenv.Binary(t), args...)
 	c.cmd.Env = append(append(os.Environ(), "XDG_STATE_HOME="+c.xdg), env...)
 	c.cmd.Stderr = c.errb // read only once Wait returned
-	c.in, _ = c.cmd.StdinPipe()
-	out, _ := c.cmd.StdoutPipe()
-	if err := c.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	in, out := testenv.StartPiped(t, c.cmd)
+	c.in = in
 	go func() {
 		r := jsonrpc.NewReader(out)
 		for {

@@ -68,11 +68,7 @@ func TestShimKilledLeavesNothing(t *testing.T) {
 	pidfile := filepath.Join(t.TempDir(), "pids")
 	shim := exec.Command(bin, "shim", "--name", "tree", "--", "sh", "-c", `sleep 98765 & echo $! $$ > "$1"; exec "$0" example-server`, bin, pidfile)
 	shim.Env = append(os.Environ(), "XDG_STATE_HOME="+t.TempDir(), "XDG_RUNTIME_DIR="+t.TempDir())
-	stdin, _ := shim.StdinPipe()
-	stdout, _ := shim.StdoutPipe()
-	if err := shim.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout := testenv.StartPiped(t, shim)
 	defer shim.Process.Kill()
 	// The server answers through the shim: the data path works.
 	fmt.Fprintln(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)

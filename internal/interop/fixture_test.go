@@ -239,17 +239,7 @@ func startStdio(t *testing.T, name string, env []string, argv ...string) *stdioP
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = &testWriter{t: t, prefix: name + " stderr: "}
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", name, err)
-	}
+	in, out := testenv.StartPiped(t, cmd)
 	p := &stdioProc{cmd: cmd, in: in, out: out}
 	t.Cleanup(func() { p.stop() })
 	return p

@@ -82,12 +82,8 @@ func (e *env) shimAt(t *testing.T, s session, window string, server ...string) *
 	cmd := exec.Command(e.bin, append(args, server...)...)
 	cmd.Dir = s.dir
 	cmd.Env = append(append(os.Environ(), "XDG_STATE_HOME="+e.state, "XDG_RUNTIME_DIR="+e.runtime, "CLAUDE_CODE_SESSION_ID="+strconv.Itoa(time.Now().Nanosecond())), s.env...)
-	in, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
 	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	in, out := testenv.StartPiped(t, cmd)
 	c := &client{t: t, cmd: cmd, in: in, lines: make(chan string, 100)}
 	go func() {
 		sc := bufio.NewScanner(out)

@@ -35,11 +35,7 @@ func startLines(t *testing.T, argv []string, env ...string) *lineSession {
 	cmd.Env = append(os.Environ(), env...)
 	var stderr lockedBuffer
 	cmd.Stderr = &stderr
-	in, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	in, out := testenv.StartPiped(t, cmd)
 	s := &lineSession{t: t, in: in, out: make(chan []byte, 16)}
 	go func() {
 		defer close(s.out)

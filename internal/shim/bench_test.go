@@ -38,18 +38,8 @@ func startPipe(tb testing.TB, env []string, args ...string) *pipeClient {
 	tb.Helper()
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), env...)
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
 	cmd.Stderr = io.Discard
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
+	in, out := testenv.StartPiped(tb, cmd)
 	c := &pipeClient{cmd: cmd, in: in, bw: bufio.NewWriterSize(in, 256<<10), r: jsonrpc.NewReader(out)}
 	tb.Cleanup(func() { in.Close(); cmd.Wait() })
 	return c

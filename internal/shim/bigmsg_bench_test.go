@@ -111,17 +111,7 @@ func startRaw(b *testing.B, env []string, args ...string) *rawClient {
 func startRawAny(b *testing.B, env []string, args ...string) *rawClient {
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), env...)
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
+	in, out := testenv.StartPiped(b, cmd)
 	b.Cleanup(func() { in.Close(); cmd.Wait() })
 	c := &rawClient{pid: cmd.Process.Pid, in: in, br: bufio.NewReaderSize(out, 1<<20)}
 	c.call(b, "initialize", initParams)

@@ -28,13 +28,9 @@ func TestBinarySignals(t *testing.T) {
 	pidfile := filepath.Join(t.TempDir(), "server.pid")
 	cmd := exec.Command(bin, "shim", "--name", "bin-fake", "--", os.Args[0])
 	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0", "FAKE_MCP=wrapper", "FAKE_PIDFILE="+pidfile, serverEnv(example.Options{Era: example.EraHandshake}), "XDG_STATE_HOME="+stateHome, "CLAUDE_CODE_SESSION_ID=s-42", "MCP_HEAL_DEBUG=1")
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
 	var stderr lockedBuffer
 	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout := testenv.StartPiped(t, cmd)
 	defer cmd.Process.Kill()
 	lines := make(chan string, 100)
 	go func() {
@@ -146,11 +142,7 @@ func TestBinarySIGINTDuringReplay(t *testing.T) {
 	cmd := exec.Command(bin, "shim", "--name", "bin-replay", "--", os.Args[0])
 	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0", "XDG_STATE_HOME="+t.TempDir(),
 		serverEnv(example.Options{Era: example.EraHandshake, FailFile: events + ".n", Faults: example.Faults{MuteInitAfter: 1, EventLog: events}}))
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout := testenv.StartPiped(t, cmd)
 	defer cmd.Process.Kill()
 	stdin.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":` + initParams + "}\n"))
 	if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {

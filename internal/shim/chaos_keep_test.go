@@ -35,11 +35,7 @@ type keptClient struct {
 func startKeptClient(t *testing.T, env []string, bin string) *keptClient {
 	cmd := exec.Command(bin, "shim", "--keep", "1m", "--name", "chaos", "--", os.Args[0])
 	cmd.Env = env
-	in, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	in, out := testenv.StartPiped(t, cmd)
 	c := &keptClient{cmd: cmd, in: in, wait: map[string]chan string{}, gone: make(chan struct{})}
 	go func() {
 		sc := bufio.NewScanner(out)

@@ -144,11 +144,8 @@ func startHostile(t *testing.T, flags ...string) *hostileShim {
 	cmd.Env = append(os.Environ(), "FAKE_MCP=hostile", "XDG_STATE_HOME="+t.TempDir())
 	h := &hostileShim{t: t, cmd: cmd, lines: make(chan []byte, 100), stderr: &lockedBuffer{}}
 	cmd.Stderr = h.stderr
-	h.stdin, _ = cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	in, out := testenv.StartPiped(t, cmd)
+	h.stdin = in
 	go func() {
 		r := jsonrpc.NewReader(out)
 		for {

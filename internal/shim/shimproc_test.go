@@ -167,11 +167,7 @@ func TestShimProcess(t *testing.T) {
 	}
 	defer stderr.Close()
 	cmd.Stderr = stderr
-	in, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	in, out := testenv.StartPiped(t, cmd)
 	defer func() {
 		cmd.Process.Kill()
 		cmd.Wait()

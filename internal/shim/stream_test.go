@@ -127,11 +127,7 @@ func startRawShimEnv(t *testing.T, fake string, env []string, flags ...string) *
 	cmd.Env = append(append(os.Environ(), "FAKE_MCP="+fake, "XDG_STATE_HOME="+stateDir), env...)
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
-	stdin, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, out := testenv.StartPiped(t, cmd)
 	t.Cleanup(func() {
 		testenv.CloseAndWait(cmd, stdin, 10*time.Second)
 		if t.Failed() {

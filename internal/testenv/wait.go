@@ -88,3 +88,20 @@ func CloseAndWait(cmd *exec.Cmd, stdin io.Closer, within time.Duration) bool {
 		return false
 	}
 }
+
+// StartPiped starts cmd with pipes to its stdin and from its stdout, the
+// way a client talks to a stdio server, and fails tb if it cannot.
+func StartPiped(tb testing.TB, cmd *exec.Cmd) (stdin io.WriteCloser, stdout io.ReadCloser) {
+	tb.Helper()
+	stdin, err := cmd.StdinPipe()
+	if err == nil {
+		stdout, err = cmd.StdoutPipe()
+	}
+	if err == nil {
+		err = cmd.Start()
+	}
+	if err != nil {
+		tb.Fatalf("start %s: %v", cmd.Path, err)
+	}
+	return stdin, stdout
+}
