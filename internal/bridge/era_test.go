@@ -32,11 +32,17 @@ const eraMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"
 // server/discover and serves subscriptions/listen) that logs every POST
 // it receives to dir/requests as "pid method name id cut", one line each.
 // Its tools slow_read (readOnlyHint) and slow_write (no annotations)
-// run while the file dir/block exists; add_tool adds a tool, which tells
+// run while the file dir/block exists (a run cancelled meanwhile is logged
+// as "pid cancelled read|write text false"); add_tool adds a tool, which tells
 // the listen streams that asked for it (notifications/tools/list_changed).
 // While the file dir/cut exists, it drops each subscriptions/listen
 // stream 300 ms after it opened, with no response (cutAfter).
 func serveEra(port, dir string) {
+	log, err := os.OpenFile(filepath.Join(dir, "requests"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "era", Version: "1.0.0"}, nil)
 	slow := func(kind string) func(context.Context, *mcp.CallToolRequest, echoIn) (*mcp.CallToolResult, any, error) {
 		return func(ctx context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
@@ -46,6 +52,7 @@ func serveEra(port, dir string) {
 				}
 				select {
 				case <-ctx.Done():
+					fmt.Fprintf(log, "%d cancelled %s %s false\n", os.Getpid(), kind, in.Text)
 					return nil, nil, ctx.Err()
 				case <-time.After(10 * time.Millisecond):
 				}
@@ -59,12 +66,12 @@ func serveEra(port, dir string) {
 		mcp.AddTool(srv, &mcp.Tool{Name: in.Text}, slow("added"))
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "added:" + in.Text}}}, nil, nil
 	})
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true})
-	log, err := os.OpenFile(filepath.Join(dir, "requests"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+		Stateless: true,
+		// The 2026-07-28 rule (a closed stream cancels its request),
+		// which go-sdk v1.8.0 keeps behind this option.
+		PropagateRequestCancellation: true,
+	})
 	pid := os.Getpid()
 	err = http.ListenAndServe("127.0.0.1:"+port, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
@@ -428,6 +435,65 @@ func TestShimStatelessListenReopen(t *testing.T) {
 		t.Errorf("listen %s answered: %s", id, r)
 	case r := <-ch2:
 		t.Errorf("listen %s answered: %s", id2, r)
+	default:
+	}
+}
+
+// The client cancels a call of the stateless era: on Streamable HTTP the
+// cancellation is closing the call's response stream (2026-07-28, no
+// notifications/cancelled is expected), so the server's handler stops; a
+// call and a listen stream in flight on other streams are untouched.
+func TestShimStatelessCancelClosesStream(t *testing.T) {
+	srv := newServer(t, statelessEra)
+	sh := startShim(t, "--name", "era", "--url", srv.URL)
+	if _, err := sh.ok("server/discover", "{"+eraMeta+"}", 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sh.ok("tools/list", "{"+eraMeta+"}", 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	listenID, listenCh := sh.start("subscriptions/listen", `{"notifications":{"toolsListChanged":true},`+eraMeta+`}`)
+	sh.waitNote(t, "notifications/subscriptions/acknowledged", listenID)
+	block := filepath.Join(srv.Dir, "block")
+	if err := os.WriteFile(block, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wid, _ := sh.start("tools/call", `{"name":"slow_write","arguments":{"text":"cancel-me"},`+eraMeta+`}`)
+	_, rch := sh.start("tools/call", `{"name":"slow_read","arguments":{"text":"keep"},`+eraMeta+`}`)
+	srv.waitRequests(t, "both calls", func(rs []eraRequest) bool {
+		n := 0
+		for _, r := range rs {
+			if r.method == "tools/call" && (r.name == "slow_write" || r.name == "slow_read") {
+				n++
+			}
+		}
+		return n == 2
+	})
+	sh.write([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + wid + `,"reason":"user"}}`))
+	srv.waitRequests(t, "the cancellation of slow_write (its handler never saw one)", func(rs []eraRequest) bool {
+		for _, r := range rs {
+			if r.method == "cancelled" && r.name == "write" && r.id == "cancel-me" {
+				return true
+			}
+		}
+		return false
+	})
+	for _, r := range srv.requests(t) {
+		if r.method == "cancelled" && r.id != "cancel-me" {
+			t.Errorf("another call was cancelled: %v", r)
+		}
+	}
+	os.Remove(block)
+	if r := wait(t, "slow_read", rch); gjson.GetBytes(r, "result.content.0.text").Str != "read:keep" {
+		t.Errorf("the other call: got %s, want its result", r)
+	}
+	if _, err := sh.ok("tools/call", `{"name":"add_tool","arguments":{"text":"later"},`+eraMeta+`}`, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	sh.waitNote(t, "notifications/tools/list_changed", listenID)
+	select {
+	case l := <-listenCh:
+		t.Errorf("the listen request was answered: %s", l)
 	default:
 	}
 }

@@ -55,7 +55,7 @@ func (c *httpConn) relisten(x *exchange, ls *listenState, retry time.Duration) (
 	if d <= 0 {
 		d = c.d.o.ReconnectDelay
 	}
-	if !backoff.Sleep(c.ctx, nil, d*time.Duration(max(ls.quick, 1)), nil) || c.isDying() {
+	if !backoff.Sleep(x.ctx, nil, d*time.Duration(max(ls.quick, 1)), nil) || c.isDying() {
 		// Dying (another stream found the server gone): the shim
 		// re-sends it on the next connection (reissue.go).
 		return nil, false
@@ -81,14 +81,14 @@ func (c *httpConn) relisten(x *exchange, ls *listenState, retry time.Duration) (
 	h := c.header(x)
 	h.Set("Content-Type", "application/json")
 	h.Set("Accept", "application/json, text/event-stream")
-	req, err := c.newRequest(c.ctx, http.MethodPost, x.body, h)
+	req, err := c.newRequest(x.ctx, http.MethodPost, x.body, h)
 	if err != nil {
 		c.die("cannot build request: "+describeErr(err), nil)
 		return nil, false
 	}
 	resp, err := c.d.o.Client.Do(req)
 	if err != nil {
-		if c.ctx.Err() == nil {
+		if x.ctx.Err() == nil {
 			if notSent(err) {
 				c.die("server unreachable: "+describeErr(err), nil)
 			} else {

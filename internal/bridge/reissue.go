@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -95,9 +96,11 @@ func statelessBody(body []byte) bool {
 // a new id when a previous connection lost it. Called before its exchange
 // starts.
 func (c *httpConn) track(x *exchange) {
+	x.ctx = c.ctx
 	if x.kind != jsonrpc.KindRequest || len(x.id) == 0 || !statelessBody(x.body) {
 		return
 	}
+	x.ctx, x.cancel = context.WithCancel(c.ctx)
 	x.cid = x.id
 	if c.d.lost.take(string(x.id)) {
 		wire := c.d.lost.newID()
@@ -123,9 +126,15 @@ func (c *httpConn) track(x *exchange) {
 }
 
 // settled forgets a request whose exchange ended while c is alive: it
-// was answered. One that ended with c dying was noted by noteLost.
+// was answered, or cancelled. One that ended with c dying was noted by
+// noteLost.
 func (c *httpConn) settled(x *exchange) {
-	if x.cid == nil || c.isDying() {
+	if x.cid == nil {
+		return
+	}
+	cancelled := x.ctx.Err() != nil && c.ctx.Err() == nil // by the client
+	x.cancel()
+	if c.isDying() && !cancelled {
 		return
 	}
 	c.smu.Lock()
@@ -189,22 +198,32 @@ func (c *httpConn) clientIDs(msg []byte) []byte {
 	return replaceAt(msg, path, cid)
 }
 
-// cancelledWire rewrites the requestId of the client's
-// notifications/cancelled for a re-issued request to the id the server
-// knows it by.
-func (c *httpConn) cancelledWire(msg []byte) []byte {
-	c.smu.Lock()
-	defer c.smu.Unlock()
-	if len(c.wire) == 0 {
-		return msg
-	}
+// cancelStream carries out the client's notifications/cancelled for a
+// request of the stateless era in flight: on Streamable HTTP "closing the
+// SSE response stream is itself the cancellation signal and no
+// notifications/cancelled message is expected" (2026-07-28), so the
+// bridge closes that request's stream and sends nothing. It reports
+// whether it did; any other cancellation is POSTed as before.
+func (c *httpConn) cancelStream(msg []byte) bool {
 	r := gjson.GetBytes(msg, "params.requestId")
-	for wire, cid := range c.wire {
-		if r.Exists() && idEqual([]byte(r.Raw), cid) {
-			return replaceAt(msg, "params.requestId", []byte(wire))
+	if !r.Exists() {
+		return false
+	}
+	c.smu.Lock()
+	var x *exchange
+	for _, p := range c.pending {
+		if idEqual([]byte(r.Raw), p.cid) {
+			x = p
+			break
 		}
 	}
-	return msg
+	c.smu.Unlock()
+	if x == nil {
+		return false
+	}
+	c.log.Debug("closing the stream of a request the client cancelled", "method", x.method, "id", string(x.cid))
+	x.cancel()
+	return true
 }
 
 // replaceAt returns a copy of msg with the JSON value at path replaced by

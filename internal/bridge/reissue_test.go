@@ -62,9 +62,16 @@ func TestReissueMapsIDs(t *testing.T) {
 			t.Errorf("clientIDs(%s) = %s, want %s", tc.in, got, tc.want)
 		}
 	}
-	if got, want := string(c.cancelledWire([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":8}}`))),
-		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`+string(a.id)+`}}`; got != want {
-		t.Errorf("cancelled = %s, want %s", got, want)
+	// The client's cancellation of a stateless-era request closes its
+	// stream (under whichever id it went out); others are sent on.
+	if c.cancelStream([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}}`)) {
+		t.Errorf("a handshake-era request's cancellation was not sent on")
+	}
+	if !c.cancelStream([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":10}}`)) || n.ctx.Err() == nil {
+		t.Errorf("the cancelled request's stream is still open")
+	}
+	if a.ctx.Err() != nil || l.ctx.Err() != nil {
+		t.Errorf("a cancellation closed another request's stream")
 	}
 	// Answered: the mapping is gone.
 	c.settled(a)

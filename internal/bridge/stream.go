@@ -31,7 +31,7 @@ func (c *httpConn) readPostStream(x *exchange, resp *http.Response) {
 		progressFrom := lastID
 		got, err := c.readStream(resp.Body, x.id, &lastID, &retry)
 		resp.Body.Close()
-		if got || c.ctx.Err() != nil || x.kind == jsonrpc.KindBatch {
+		if got || x.ctx.Err() != nil || x.kind == jsonrpc.KindBatch {
 			return // a batch (2025-03-26 only) has no one response to wait for
 		}
 		why := "the stream ended"

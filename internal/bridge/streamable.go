@@ -88,6 +88,11 @@ type exchange struct {
 	// cid is the client's id of a request of the stateless era (id is
 	// the one it is sent under: a new one when it is re-issued).
 	cid []byte
+	// ctx is the exchange's life: the connection's, or for a request of
+	// the stateless era its own, which cancel ends when the client
+	// cancels it (closing its stream is the cancellation, reissue.go).
+	ctx    context.Context
+	cancel context.CancelFunc
 	// sent is closed once the server answered the POST's headers (or it
 	// failed). Send waits for it for initialize (the session id comes
 	// back in its headers) and for notifications and responses (which
@@ -111,8 +116,9 @@ func (c *httpConn) Send(msg []byte) error {
 	}
 	x := &exchange{body: bytes.Clone(msg), kind: m.Kind, method: m.Method, id: bytes.Clone(m.ID)}
 	c.track(x)
-	if x.method == "notifications/cancelled" {
-		x.body = c.cancelledWire(x.body)
+	if x.method == "notifications/cancelled" && c.cancelStream(x.body) {
+		c.ops.Done()
+		return nil
 	}
 	if x.isInit() || x.method == "tools/list" {
 		c.smu.Lock()
@@ -167,7 +173,7 @@ func (c *httpConn) exchange(x *exchange) {
 	h.Set("Content-Type", "application/json")
 	h.Set("Accept", "application/json, text/event-stream")
 	carried := h.Get(hSessionID) != ""
-	ctx := c.ctx
+	ctx := x.ctx
 	if x.kind != jsonrpc.KindRequest && x.kind != jsonrpc.KindBatch {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.d.o.PostTimeout)
@@ -188,8 +194,8 @@ func (c *httpConn) exchange(x *exchange) {
 	}
 	resp, err := c.d.o.Client.Do(req)
 	if err != nil {
-		if c.ctx.Err() != nil {
-			return // closed
+		if x.ctx.Err() != nil {
+			return // closed, or cancelled by the client
 		}
 		var re *redirectError
 		if errors.As(err, &re) {
@@ -307,7 +313,7 @@ func (c *httpConn) answered(x *exchange, resp *http.Response) {
 			return
 		}
 		if err != nil {
-			if c.ctx.Err() == nil {
+			if x.ctx.Err() == nil {
 				c.die("connection lost while reading a response: "+describeErr(err), nil)
 			}
 			return
