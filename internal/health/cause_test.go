@@ -180,6 +180,8 @@ func TestShimSentencesRead(t *testing.T) {
 			`MCP server "mem" is failing (crash loop): the server process was killed by signal 9 (SIGKILL); its last run lasted 2s; mcp-heal keeps restarting it (at most every 30s); this call was not sent.`},
 		{health.DroppedError("fs", health.Cause{Kind: state.CauseOversize, Detail: health.OversizeDetail(17000000, jsonrpc.DefaultMaxMessage)}, health.OversizeAdvice(jsonrpc.DefaultMaxMessage)),
 			`MCP server "fs": the server process sent an answer over mcp-heal's message ceiling (17000000 bytes, over the 16711680-byte ceiling); this call ran, but its answer was dropped; raising the ceiling would not help, since Claude Code takes no longer message.`},
+		{health.TaskGoneError("jobs", health.CauseOf(state.Exit{Signal: "killed", SignalNum: 9, Cause: state.CauseSignal}, false), "786512e2", "unknown task"),
+			`MCP server "jobs" was restarted: the server process was killed by signal 9 (SIGKILL); the task "786512e2" ran in the process that ended, and the new server process does not have it (it said: «unknown task»); there is nothing to wait for: start the call again if its work is still needed.`},
 		{health.RestartNote("browser", health.Cause{Kind: state.CauseExit, Code: 1}, health.Outcome{Kind: health.OutcomeResent}),
 			`mcp-heal: MCP server "browser" was restarted: the server process exited with code 1; this call was re-sent; what the old process held only in memory is gone; what it saved may still be there.`},
 	} {

@@ -286,3 +286,17 @@ func quote(name string) string {
 	}
 	return text.QuotedName(name)
 }
+
+// TaskGoneError is the error for a request of the tasks extension
+// (io.modelcontextprotocol/tasks: tasks/get, tasks/update, tasks/cancel)
+// that names a task created by a server process that has ended, and that
+// the new process answered with an error: the task ran in the process
+// that ended, and no answer about it will ever come. c is why the process
+// ended, task the task's id as the server gave it, answer the new
+// process's own error message (quoted).
+func TaskGoneError(server string, c Cause, task, answer string) string {
+	gone := "the task " + text.QuotedName(task) + " ran in the process that ended, and the new server process does not have it"
+	gone += paren(text.Said("it", answer))
+	return sentence(server, restarting(c.Remote, true), c.Clause(), gone,
+		"there is nothing to wait for: start the call again if its work is still needed")
+}

@@ -19,6 +19,8 @@ func TestMain(m *testing.M) {
 	switch os.Getenv(roleEnv) {
 	case "client-driver":
 		os.Exit(clientDriver(os.Args[1:]))
+	case "tasks-server":
+		os.Exit(tasksServer(os.Stdin, os.Stdout))
 	}
 	os.Exit(m.Run())
 }

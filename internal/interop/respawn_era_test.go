@@ -4,10 +4,15 @@ package interop
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/mcp-heal/mcp-heal/internal/example"
 )
 
 // Issue 34 over stdio: the 2026-07-28 rules a respawn must keep, through
@@ -85,4 +90,89 @@ func TestGoSDKListenReopenedAfterRespawn(t *testing.T) {
 		t.Fatalf("update %s after the restart; want it on the stream %s", u, id)
 	}
 	t.Logf("listen stream %s: server %d killed, acknowledged again by %d %v after the kill, updates go on", id, old, newPID, reopened.Round(time.Millisecond))
+}
+
+// TestTasksGoneAfterRespawn: the tasks extension through the shim, with
+// the tests' own tasks server (tasksServer). A call answered with a task
+// handle is done: its answer reaches the client at once, and a tasks/get
+// of a live task gets the server's own answer. When the server is killed,
+// its in-memory tasks die with it: a tasks/get in flight at the kill, and
+// a tasks/get, tasks/update or tasks/cancel sent after the restart for a
+// task of the dead process, each get one error saying the server was
+// restarted and the task is gone (data.reason "task-gone"), quoting the
+// new process's own refusal. On the code before, the one in flight got
+// "tasks/get is not safe to re-send ... may or may not have taken
+// effect" and the later ones the new server's bare -32602 "unknown
+// task". A task the server keeps outside its process (durable) is still
+// answered by the new process, and a task of the new process is served
+// as before.
+func TestTasksGoneAfterRespawn(t *testing.T) {
+	fullSuiteOnly(t)
+	t.Parallel()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, shim, xdg := shimSession(t, "env", roleEnv+"=tasks-server", self)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	start := func(args map[string]any) string {
+		t.Helper()
+		r, err := c.CallTool(ctx, "work", args)
+		if err != nil || r.Error != nil || gjson.GetBytes(r.Result, "resultType").Str != "task" {
+			t.Fatalf("tools/call work: %v %s; want a task handle", err, r.Raw)
+		}
+		return gjson.GetBytes(r.Result, "taskId").Str
+	}
+	long := start(map[string]any{"ms": 60000})
+	durable := start(map[string]any{"ms": 60000, "durable": true})
+	if r, err := c.Call(ctx, "tasks/get", map[string]any{"taskId": long}); err != nil || gjson.GetBytes(r.Result, "status").Str != "working" {
+		t.Fatalf("tasks/get of a live task: %v %s; want the server's working", err, r.Raw)
+	}
+	held := start(map[string]any{"hold": true})
+	inFlight := make(chan example.Response, 1)
+	go func() {
+		r, _ := c.Call(ctx, "tasks/get", map[string]any{"taskId": held})
+		inFlight <- r
+	}()
+	time.Sleep(300 * time.Millisecond) // the tasks/get reaches the server
+	old := shimChild(t, xdg, shim, 0)
+	kill9(t, old)
+	gone := func(what string, r example.Response, task string) {
+		t.Helper()
+		var data struct {
+			Reason string `json:"reason"`
+			Task   string `json:"task"`
+		}
+		if r.Error != nil {
+			json.Unmarshal(r.Error.Data, &data)
+		}
+		if r.Error == nil || r.Error.Code != -32603 || data.Reason != "task-gone" || data.Task != task ||
+			!strings.Contains(r.Error.Message, "was restarted") || !strings.Contains(r.Error.Message, "nothing to wait for") ||
+			!strings.Contains(r.Error.Message, "«unknown task "+task+"»") {
+			t.Fatalf("%s: %s; want -32603 task-gone saying the server was restarted and the task %s is gone", what, r.Raw, task)
+		}
+	}
+	select {
+	case r := <-inFlight:
+		gone("tasks/get in flight at the kill", r, held)
+		t.Logf("in flight: %s", r.Error.Message)
+	case <-ctx.Done():
+		t.Fatal("the tasks/get in flight at the kill was never answered")
+	}
+	shimChild(t, xdg, shim, old)
+	for _, m := range []string{"tasks/get", "tasks/update", "tasks/cancel"} {
+		r, err := c.Call(ctx, m, map[string]any{"taskId": long})
+		if err != nil {
+			t.Fatal(err)
+		}
+		gone(m+" after the restart", r, long)
+	}
+	if r, err := c.Call(ctx, "tasks/get", map[string]any{"taskId": durable}); err != nil || gjson.GetBytes(r.Result, "status").Str != "completed" {
+		t.Fatalf("tasks/get of a task the server keeps outside its process: %v %s; want the new process's completed", err, r.Raw)
+	}
+	fresh := start(map[string]any{"ms": 0})
+	if r, err := c.Call(ctx, "tasks/get", map[string]any{"taskId": fresh}); err != nil || gjson.GetBytes(r.Result, "status").Str != "completed" {
+		t.Fatalf("tasks/get of the new process's task: %v %s; want its completed", err, r.Raw)
+	}
 }

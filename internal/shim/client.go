@@ -145,6 +145,7 @@ func (s *Shim) clientRequest(line []byte, m jsonrpc.Msg) {
 		e.cursor = gjson.GetBytes(line, "params.cursor").Exists()
 	}
 	s.sess.noteRequest(e)
+	e.task = s.goneTaskOf(m.Method, line)
 	s.inflight[string(e.id)] = e
 	if !s.isUp() {
 		s.queue = append(s.queue, qitem{e: e})

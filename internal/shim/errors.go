@@ -25,6 +25,7 @@ type errData struct {
 	WaitedMS   int64       `json:"waited_ms,omitempty"`
 	LastError  string      `json:"last_error,omitempty"`
 	Bytes      int64       `json:"bytes,omitempty"` // of an answer cut by the server's end
+	Task       string      `json:"task,omitempty"`  // the taskId of a task that ended with its server
 }
 
 func oneLine(s string) string {

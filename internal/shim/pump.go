@@ -97,6 +97,9 @@ func (s *Shim) fromUpstream(line []byte, r *run, more bool) {
 			}
 			return
 		}
+		if e.task != "" && m.IsError {
+			line = s.taskGoneReply(e, line)
+		}
 		line, noted := s.withNote(e, s.worded(line, m.ID))
 		s.mu.Unlock()
 		if changed || noted {
@@ -156,6 +159,7 @@ func (s *Shim) takeAnswer(line []byte, m jsonrpc.Msg, r *run) (e *entry, changed
 		return nil, false
 	}
 	changed = s.sess.noteResponse(e, line, m)
+	s.noteTask(r, line)
 	r.answered++ // supervise.go, provedHealthy
 	s.markIgnored(e, r)
 	return e, changed

@@ -26,6 +26,7 @@ type run struct {
 	answered int               // calls of the client's it answered (provedHealthy)
 	live     liveness.Detector // the liveness rules' state for this server (hang.go)
 	quiet    quiet             // what the record says of it not answering (quietNow)
+	tasks    map[string]bool   // task ids its server handed out (tasks.go)
 	// checked is when the janitor last judged the server (quietNow):
 	// this run or, before its first tick, the one it replaced. A test on
 	// a fake clock waits for the judgement at the time it moved to.

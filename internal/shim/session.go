@@ -5,6 +5,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 )
 
@@ -42,6 +43,9 @@ type session struct {
 	// its catalog.
 	toolsCap, toolsListChanged bool
 	toolsSeen                  []byte
+	// goneTasks are the task ids handed out by runs that ended, with why
+	// they ended (tasks.go); at most maxTasks.
+	goneTasks map[string]health.Cause
 }
 
 type toolPolicy struct{ readOnly, idempotent bool }
@@ -128,7 +132,8 @@ func (ss *session) subList() []string {
 // retryable lists the client->server methods that are safe to send again
 // to a new server: they read, or they set state the new server must have
 // anyway. tools/call is decided by the tool's annotations; anything not
-// listed (tasks/*, custom methods) is not re-sent.
+// listed (custom methods, tasks/*) is not re-sent, but for a tasks/get or
+// tasks/cancel of a task whose process ended (tasks.go).
 var retryable = map[string]bool{
 	"initialize":               true,
 	"server/discover":          true,

@@ -44,6 +44,11 @@ func (s *Shim) connDied(r *run, ex upstream.Exit, failedNow bool, purpose string
 			s.lastErr = "server " + ex.Reason
 		}
 	}
+	if purpose != "" {
+		s.tasksGone(r, health.Cause{Kind: state.CauseRestart, Detail: purpose})
+	} else {
+		s.tasksGone(r, s.causeOf(ex.Exit))
+	}
 	undeliv := make(map[string]bool, len(ex.Undelivered))
 	for _, id := range ex.Undelivered {
 		undeliv[string(id)] = true
@@ -132,6 +137,9 @@ func (s *Shim) settle(e *entry, ex upstream.Exit, undelivered bool, purpose stri
 	if e.cut > 0 {
 		return s.cutReply(e, ex, purpose) // stream.go
 	}
+	if t := s.goneTaskOf(e.method, e.line); t != "" {
+		e.task = t // tasks.go: its task ended with this server
+	}
 	if undelivered {
 		return nil
 	}
@@ -164,7 +172,7 @@ func (s *Shim) settle(e *entry, ex upstream.Exit, undelivered bool, purpose stri
 			return s.diedReply(e, ex, "not-retried", "unsafe-tool", purpose)
 		}
 	}
-	if retryable[e.method] {
+	if retryable[e.method] || (e.task != "" && (e.method == "tasks/get" || e.method == "tasks/cancel")) {
 		return nil
 	}
 	return s.diedReply(e, ex, "not-retried", "unsafe-method", purpose)

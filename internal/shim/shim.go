@@ -197,6 +197,9 @@ type entry struct {
 	waiter   chan []byte // injected: gets the response; closed on death
 
 	cut int64 // bytes of its answer passed on before the server ended (stream.go)
+	// task is the taskId it names when that task belonged to a server
+	// process that ended (tasks.go); its error answer is reworded.
+	task string
 }
 
 // qitem is a queued client message: a request (e) or a notification/other
