@@ -145,6 +145,26 @@ func liveConfig(o Options) liveness.Config {
 // answering and reports whether that changed. Called with mu held.
 func (s *Shim) quietNow(now time.Time) bool {
 	s.run.checked = now
+	return s.judgeQuiet(now)
+}
+
+// requiet brings what the record says of a server not answering up to
+// date at once when it says so: a sign of life, or a restart on purpose,
+// makes it stale, and the janitor's next tick may come after the next
+// PreToolUse hook read it (issue 30: a call right after the server's
+// answer, or right after `mcp-heal heal`, was still told the server had
+// answered nothing since its call was cancelled). Reports whether it
+// changed. Called with mu held.
+func (s *Shim) requiet() bool {
+	if s.run.quiet == (quiet{}) {
+		return false
+	}
+	return s.judgeQuiet(s.clk.Now())
+}
+
+// judgeQuiet is quietNow's judgement, without marking the janitor's
+// check. Called with mu held.
+func (s *Shim) judgeQuiet(now time.Time) bool {
 	var q quiet
 	if s.isUp() {
 		// Silent since a cancel, the server is so still when a new call

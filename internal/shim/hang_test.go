@@ -171,6 +171,51 @@ func TestCancelledThenDeafRestarted(t *testing.T) {
 	}
 }
 
+// What the record says of a server not answering since its call was
+// cancelled goes at once, not at the janitor's next tick, when the server
+// answers (the single-threaded one finishing the cancelled call) or is
+// restarted on purpose (SIGHUP: `mcp-heal heal`): in Claude Code the next
+// call's PreToolUse hook, a fraction of a second later, read the stale
+// record and told the model the server had answered nothing since the
+// cancel (issue 30). On a fake clock the janitor does not tick here: on
+// the code before, quiet stayed set after the answer. (After a restart a
+// new run starts with none; requiet clears it already as the restart
+// begins, while a slow server is still being stopped.)
+func TestCancelledQuietGoesAtOnce(t *testing.T) {
+	for _, how := range []string{"answer", "restart"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, hopt{fakeClock: true, opts: defaults, server: func(o *example.Options, dir string) {
+				o.Faults.Serial, o.Faults.GateFile = true, filepath.Join(dir, "gate")
+			}})
+			h.handshake()
+			h.waitUp(0)
+			id, _ := h.start("tools/call", `{"name":"gate"}`)
+			testenv.WaitFor(t, 5*time.Second, "the call to reach the server", func() bool { return h.countEvents("call gate") == 1 })
+			h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `,"reason":"timeout"}}`)
+			testenv.WaitFor(t, 5*time.Second, "the cancel to be seen", func() bool {
+				h.s.mu.Lock()
+				defer h.s.mu.Unlock()
+				e := h.s.inflight[id]
+				return e != nil && e.cancelled
+			})
+			h.stepFor(30 * time.Second)
+			if q := h.quiet(); !q.cancelled {
+				t.Fatalf("not published as not answering since the cancel: %+v", q)
+			}
+			switch how {
+			case "answer":
+				if err := os.WriteFile(h.path("gate"), nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			case "restart":
+				h.s.Restart("SIGHUP")
+			}
+			testenv.WaitFor(t, 5*time.Second, "the record to stop saying not answering, with no tick", func() bool { return h.quiet() == quiet{} })
+		})
+	}
+}
+
 // A cancelled call of a server that still answers pings is no hang: the
 // server is kept.
 func TestCancelledButAnsweringKept(t *testing.T) {

@@ -90,8 +90,12 @@ func (s *Shim) fromUpstream(line []byte, r *run, more bool) {
 	case jsonrpc.KindResponse:
 		s.mu.Lock()
 		e, changed := s.takeAnswer(line, m, r)
+		changed = s.requiet() || changed
 		if e == nil {
 			s.mu.Unlock()
+			if changed {
+				s.record()
+			}
 			if !more {
 				s.out.flush()
 			}
@@ -114,6 +118,9 @@ func (s *Shim) fromUpstream(line []byte, r *run, more bool) {
 		// server numbers its requests from 0 again.
 		s.mu.Lock()
 		s.heard(r)
+		if s.requiet() {
+			defer s.record()
+		}
 		if len(s.srvReqs) >= maxSrvReqs {
 			s.mu.Unlock()
 			s.refuseSrvReq(r, m)
@@ -130,7 +137,11 @@ func (s *Shim) fromUpstream(line []byte, r *run, more bool) {
 	default:
 		s.mu.Lock()
 		s.heard(r) // a progress notification is a sign of life
+		changed := s.requiet()
 		s.mu.Unlock()
+		if changed {
+			s.record()
+		}
 		s.writeOutMore(line, more)
 	}
 }

@@ -78,6 +78,7 @@ func (s *Shim) supervise(ctx context.Context) {
 			}
 			s.mu.Lock()
 			s.setPhase(state.Restarting)
+			s.requiet() // the process it spoke of is on its way out
 			s.mu.Unlock()
 			s.record()
 			c.Close()
