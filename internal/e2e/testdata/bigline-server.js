@@ -5,11 +5,26 @@
 // `broken`, it writes the first `broken` bytes, ends the line there, then
 // answers the call with an error and runs on (what a relay does with an
 // answer it cut). Tool "echo" returns its text and this process's pid.
-// Plain Node, no SDK: the line is written as given, in one write (a write
-// to a pipe is synchronous in Node on Linux, so it is all out before the
-// kill).
+// Plain Node, no SDK: the line is written as given, in one write; a cut
+// line is written whole to the pipe before the kill (writeAllSync:
+// process.stdout would queue what the pipe does not take at once, and the
+// kill would drop it).
 const readline = require("readline");
 const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
+const fs = require("fs");
+// writeAllSync writes all of s to stdout before it returns, waiting while
+// the pipe is full.
+const writeAllSync = (s) => {
+  const buf = Buffer.from(s);
+  for (let off = 0; off < buf.length; ) {
+    try {
+      off += fs.writeSync(1, buf, off);
+    } catch (e) {
+      if (e.code !== "EAGAIN") throw e;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
+    }
+  }
+};
 const send = (msg) => process.stdout.write(JSON.stringify(msg) + "\n");
 rl.on("line", (line) => {
   let m;
@@ -35,7 +50,7 @@ rl.on("line", (line) => {
       const pad = args.bytes - Buffer.byteLength(frame(""));
       const line = frame("x".repeat(Math.max(0, pad)));
       if (args.cut) {
-        process.stdout.write(line.slice(0, args.cut));
+        writeAllSync(line.slice(0, args.cut));
         process.kill(process.pid, "SIGKILL");
       }
       if (args.broken) {

@@ -1,0 +1,75 @@
+//go:build unix
+
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
+)
+
+// Issue 30, item 5, through the real Claude Code: a server dies by SIGKILL
+// after writing cutAt bytes of a cutSize answer (bigline-server.js, tool
+// big with cut; the sizes in linelimit_test.go). Alone, the call fails with "Connection closed" and the
+// next call starts the server again. With mcp-heal the model gets one
+// account, true and in mcp-heal's words: the server exited after N bytes
+// of its answer, the call may or may not have taken effect, and whether it
+// was restarted; nothing after it contradicts it. (The shim before issue
+// 30 gave three: the cut line, "-32603 ... the server is still running.
+// Retry the call", then "was restarted: killed by signal 9" on the next
+// call.)
+func scenarioCutAnswer(t *testing.T, m mode) outcome {
+	s := newModeSession(t, m,
+		Turn{Tools: []ToolUse{call("bl", "echo", map[string]any{"text": "before"})}},
+		Turn{Tools: []ToolUse{call("bl", "big", map[string]any{"bytes": cutSize, "cut": cutAt})}},
+		Turn{Tools: []ToolUse{call("bl", "echo", map[string]any{"text": "after"})}},
+		Turn{Text: "Done."},
+	)
+	s.addNodeScript("bl", m.wrap(), nil, "bigline-server.js")
+	s.drive(false, "Call echo, big, then echo.", 3)
+	o := logCalls(t, s.model, ToolUseID(1, 0))
+	before, cut, after := mustResult(t, s.model, 1, ToolUseID(0, 0)), mustResult(t, s.model, 2, ToolUseID(1, 0)), mustResult(t, s.model, 3, ToolUseID(2, 0))
+	// The account as the model holds it, for the test log and the docs.
+	t.Logf("%s: the cut call: is_error=%v %q", m, cut.IsError, truncate(cut.Text, 1000))
+	t.Logf("%s: the call after it: is_error=%v %q (pids %s then %s)", m, after.IsError, truncate(after.Text, 1000), serverPID(before), serverPID(after))
+	if !cut.IsError || after.IsError || !strings.HasPrefix(after.Text, "after pid ") || serverPID(after) == serverPID(before) {
+		t.Errorf("%s: the cut call is_error=%v, the next %q; want the cut call failed and the next answered by a new server process", m, cut.IsError, after.Text)
+	}
+	if m == alone {
+		return o
+	}
+	// One account, true: on the cut call, the bytes the server wrote, the
+	// call's effect unknown; no "still running, retry", and no restart
+	// note on the next call.
+	if want := fmt.Sprintf("after %d bytes", cutAt); !strings.Contains(cut.Text, want) || !strings.Contains(cut.Text, "may or may not have taken effect") {
+		t.Errorf("the cut call's account %q: want %q and that the call may or may not have taken effect", truncate(cut.Text, 600), want)
+	}
+	if strings.Contains(after.Text, "mcp-heal") || strings.Contains(after.Text, "restarted") {
+		t.Errorf("the call after the cut carries a second account: %q", truncate(after.Text, 600))
+	}
+	// Nothing the model holds says otherwise. (The PostToolUseFailure
+	// hook repeats it in its own words, "process died during this call
+	// and mcp-heal restarted it; ... may or may not have taken effect":
+	// consistent, but a second telling.)
+	held := heldText(s.model.ForTurn(3))
+	for _, false_ := range []string{"still running", "Retry the call", "killed by signal 9 (SIGKILL); this call waited"} {
+		if strings.Contains(held, false_) {
+			t.Errorf("the model holds %q about the cut call: %q", false_, truncate(held, 2000))
+		}
+	}
+	t.Logf("hook contexts: %v", allHookContexts(s.model))
+	return o
+}
+
+func TestScenario12CutAnswerOneAccount(t *testing.T) {
+	testenv.NeedsFull(t, "Claude Code")
+	t.Parallel()
+	for _, m := range []mode{alone, healed} {
+		t.Run(m.String(), func(t *testing.T) {
+			t.Parallel()
+			scenarioCutAnswer(t, m)
+		})
+	}
+}
