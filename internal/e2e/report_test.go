@@ -8,13 +8,17 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
-var reportFlag = flag.Bool("report", false, "also run the scenarios with Claude Code alone, print the comparison table and write it into docs/end-to-end.md")
+var (
+	reportFlag = flag.Bool("report", false, "also run the scenarios with Claude Code alone, print the comparison table and write it into docs/end-to-end.md")
+	reportOnly = flag.String("report-only", "", "with -report, run only the scenarios whose row name matches this regular expression; the other rows keep what the doc holds")
+)
 
 // The table stands in docs/end-to-end.md between these markers (the doc
 // holds other generated tables, each between its own markers); the one
@@ -51,6 +55,10 @@ var reportRows = []reportRow{
 	{"7. unwrapped stdio server dies, respawn fails (`-p`): hooks only", hooksOnly, func(t *testing.T, m mode) outcome { return scenarioRespawnFailed(t, m, false) }},
 	{"7. the same, interactive session", hooksOnly, func(t *testing.T, m mode) outcome { return scenarioRespawnFailed(t, m, true) }},
 	{"8. shim killed by Claude Code, stateful server (`--keep`)", healed, scenarioKeptShimKilled},
+	{"10. single-threaded stateful server waiting on I/O, its call cancelled at Claude Code's tool time-out (`-p`)", healed, scenarioCancelledWait},
+	{"10. the same, cancelled by the user's Esc (interactive)", healed, scenarioCancelledEsc},
+	{"11. stdio server exits with code 0 after 8 s idle; 60 s idle between two calls (interactive)", healed, scenarioIdleExit},
+	{"12. stdio server SIGKILLed 4 MB into an 8 MiB answer (`-p`)", healed, scenarioCutAnswer},
 }
 
 // TestReport, with -report, runs every scenario with Claude Code alone and
@@ -58,6 +66,9 @@ var reportRows = []reportRow{
 // docs/end-to-end.md:
 //
 //	go test ./internal/e2e -run TestReport -v -args -report
+//
+// -report-only REGEXP runs only the matching rows and keeps the others as
+// the doc has them (say so beside the table: they come from another run).
 //
 // Without -report it checks that the doc's table has one row for every
 // scenario of the report, in order, so the doc cannot drift from it.
@@ -72,13 +83,13 @@ func TestReport(t *testing.T) {
 	if i < 0 || j < i {
 		t.Fatalf("%s has no %q ... %q section", reportDoc, strings.TrimSpace(reportBegin), strings.TrimSpace(reportEnd))
 	}
-	if !*reportFlag {
-		var rows []string
-		for _, l := range strings.Split(string(doc[i+len(reportBegin):j]), "\n") {
-			if strings.HasPrefix(l, "| ") && !strings.HasPrefix(l, "| scenario ") {
-				rows = append(rows, l)
-			}
+	var rows []string
+	for _, l := range strings.Split(string(doc[i+len(reportBegin):j]), "\n") {
+		if strings.HasPrefix(l, "| ") && !strings.HasPrefix(l, "| scenario ") {
+			rows = append(rows, l)
 		}
+	}
+	if !*reportFlag {
 		if len(rows) != len(reportRows) {
 			t.Fatalf("%s: the table has %d rows, the report %d: run go test ./internal/e2e -run TestReport -args -report", reportDoc, len(rows), len(reportRows))
 		}
@@ -89,9 +100,27 @@ func TestReport(t *testing.T) {
 		}
 		return
 	}
+	only := regexp.MustCompile(*reportOnly)
+	kept := map[string]string{} // rows not run this time: as the doc has them
+	for _, row := range reportRows {
+		if only.MatchString(row.name) {
+			continue
+		}
+		for _, l := range rows {
+			if strings.HasPrefix(l, "| "+row.name+" | ") {
+				kept[row.name] = l
+			}
+		}
+		if kept[row.name] == "" {
+			t.Fatalf("%s has no row %q to keep: run it too (-report-only)", reportDoc, row.name)
+		}
+	}
 	got := make([][2]outcome, len(reportRows))
 	t.Run("group", func(t *testing.T) {
 		for i, row := range reportRows {
+			if kept[row.name] != "" {
+				continue
+			}
 			for j, m := range []mode{alone, row.with} {
 				t.Run(fmt.Sprintf("%d/%s", i, m), func(t *testing.T) {
 					t.Parallel()
@@ -103,6 +132,10 @@ func TestReport(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("| scenario | Claude Code alone | with mcp-heal |\n|---|---|---|\n")
 	for i, row := range reportRows {
+		if l := kept[row.name]; l != "" {
+			b.WriteString(l + "\n")
+			continue
+		}
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", row.name, cell(got[i][0]), cell(got[i][1]))
 	}
 	fmt.Fprint(os.Stdout, "\n"+b.String())
