@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -174,5 +175,72 @@ func TestTasksGoneAfterRespawn(t *testing.T) {
 	fresh := start(map[string]any{"ms": 0})
 	if r, err := c.Call(ctx, "tasks/get", map[string]any{"taskId": fresh}); err != nil || gjson.GetBytes(r.Result, "status").Str != "completed" {
 		t.Fatalf("tasks/get of the new process's task: %v %s; want its completed", err, r.Raw)
+	}
+}
+
+// TestGoSDKInputRequiredKilledMidRound: a multi round-trip call (SEP-2322)
+// of the Go SDK fixture whose server dies while a round is in flight.
+// Each round is a new request with a new id, passed through as a call of
+// its own (no duplicate, no hang); the round the server died under is a
+// tools/call of a tool with no annotations, so it is not re-sent, and its
+// one error says to start the call again from the first round. Started
+// again, the call runs to its end on the new process. (Between rounds, a
+// requestState of the dead process is forwarded and the new process
+// continues the call: TestInputRequiredAcrossRestart; the Go SDK hands
+// requestState to the tool untouched, docs/shim.md rule 4.) It passed on
+// the code before: the rules were already these; it shows them with the
+// Go SDK's own multi round-trip tool.
+func TestGoSDKInputRequiredKilledMidRound(t *testing.T) {
+	fullSuiteOnly(t)
+	t.Parallel()
+	fixture := goFixture(t)
+	c, shim, xdg := shimSession(t, fixture)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const tool = "test_input_required_result_multi_round"
+	answers := func(r example.Response) map[string]any {
+		out := map[string]any{}
+		gjson.GetBytes(r.Result, "inputRequests").ForEach(func(k, _ gjson.Result) bool {
+			out[k.Str] = map[string]any{"action": "accept", "content": map[string]any{"name": "mcp-heal", "color": "green"}}
+			return true
+		})
+		return out
+	}
+	round := func(r example.Response) (example.Response, error) {
+		return c.Call(ctx, "tools/call", map[string]any{"name": tool, "arguments": map[string]any{},
+			"inputResponses": answers(r), "requestState": gjson.GetBytes(r.Result, "requestState").Str})
+	}
+	first, err := c.CallTool(ctx, tool, nil)
+	if err != nil || first.Error != nil || gjson.GetBytes(first.Result, "resultType").Str != "input_required" {
+		t.Fatalf("round 1: %v %s; want an input-required result", err, first.Raw)
+	}
+	// Round 2 reaches a stopped server (it reads nothing), which is then
+	// killed: the round was in flight when its server died.
+	old := shimChild(t, xdg, shim, 0)
+	if err := syscall.Kill(old, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	lost := make(chan example.Response, 1)
+	go func() {
+		r, _ := round(first)
+		lost <- r
+	}()
+	time.Sleep(200 * time.Millisecond) // less than the shim's two stop checks (750 ms apart)
+	kill9(t, old)
+	r := <-lost
+	if r.Error == nil || r.Error.Code != -32603 || !strings.Contains(r.Error.Message, "start the call again from the first round") {
+		t.Fatalf("the round in flight at the kill: %s; want -32603 saying to start the call again", r.Raw)
+	}
+	t.Logf("round 2 in flight at the kill: %s", r.Error.Message)
+	shimChild(t, xdg, shim, old)
+	r, err = c.CallTool(ctx, tool, nil)
+	for n := 1; err == nil && r.Error == nil && gjson.GetBytes(r.Result, "resultType").Str == "input_required"; n++ {
+		if n > 4 {
+			t.Fatalf("still input-required after %d rounds: %s", n, r.Raw)
+		}
+		r, err = round(r)
+	}
+	if err != nil || r.Error != nil || gjson.GetBytes(r.Result, "isError").Bool() || !strings.Contains(string(r.Result), "mcp-heal") {
+		t.Fatalf("the call started again on the new process: %v %s; want the tool's result with the name given", err, r.Raw)
 	}
 }

@@ -82,6 +82,16 @@ func (s *Shim) rediscover(ctx context.Context, r *run, ss session, dead <-chan s
 // the call's progress there, so a new server can continue it) when the
 // tool's annotations allow, and otherwise gets the one error that says to
 // start the call again.
+//
+// A round the client sends after a restart, with the dead process's
+// requestState, goes to the new process as is, never refused by the
+// shim: the specification makes each round self-contained (the server
+// processing the retry needs nothing beyond what the retry carries), and
+// the Go SDK v1.8.0 hands requestState to the tool's handler untouched
+// (mcp/mrtr.go keeps no table of states a new process would lack), so a
+// server that encodes its state there carries on with the call; one that
+// cannot use it must reject it, and the client gets that refusal in the
+// server's own words, as it would without the shim.
 
 // continuation reports whether a request continues a multi round-trip call:
 // it carries the inputResponses or requestState of an input-required
