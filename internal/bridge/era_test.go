@@ -62,6 +62,28 @@ func serveEra(port, dir string) {
 	}
 	mcp.AddTool(srv, &mcp.Tool{Name: "slow_read", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, slow("read"))
 	mcp.AddTool(srv, &mcp.Tool{Name: "slow_write"}, slow("write"))
+	// mrtr_read (readOnlyHint) and mrtr_write: multi round-trip calls
+	// (SEP-2322). The first round asks for input, with a requestState
+	// naming this process; the continuation runs like slow_read and
+	// answers with the requestState it got.
+	mrtr := func(kind string) func(context.Context, *mcp.CallToolRequest, echoIn) (*mcp.CallToolResult, any, error) {
+		return func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+			if len(req.Params.InputResponses) == 0 {
+				return &mcp.CallToolResult{
+					InputRequests: mcp.InputRequestMap{"confirm": &mcp.ElicitParams{Message: "go on?"}},
+					RequestState:  fmt.Sprintf("state-of-%d", os.Getpid()),
+				}, nil, nil
+			}
+			r, _, err := slow("mrtr-"+kind)(ctx, req, in)
+			if err != nil {
+				return nil, nil, err
+			}
+			r.Content = append(r.Content, &mcp.TextContent{Text: req.Params.RequestState})
+			return r, nil, nil
+		}
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "mrtr_read", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, mrtr("read"))
+	mcp.AddTool(srv, &mcp.Tool{Name: "mrtr_write"}, mrtr("write"))
 	mcp.AddTool(srv, &mcp.Tool{Name: "add_tool"}, func(ctx context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
 		mcp.AddTool(srv, &mcp.Tool{Name: in.Text}, slow("added"))
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "added:" + in.Text}}}, nil, nil
@@ -495,5 +517,81 @@ func TestShimStatelessCancelClosesStream(t *testing.T) {
 	case l := <-listenCh:
 		t.Errorf("the listen request was answered: %s", l)
 	default:
+	}
+}
+
+// A server killed during the continuation of a multi round-trip call
+// (SEP-2322) over HTTP: the continuation of a read-only tool is re-issued
+// as a new request under a new id, inputResponses and requestState as
+// the client sent them (the new stateless process accepts the old
+// state); the other one gets one error that says to start the call again
+// from the first round. Neither first round is sent again.
+func TestShimStatelessMRTRKilled(t *testing.T) {
+	srv := newServer(t, statelessEra)
+	sh := startShim(t, "--name", "era", "--url", srv.URL)
+	if _, err := sh.ok("server/discover", "{"+eraMeta+"}", 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sh.ok("tools/list", "{"+eraMeta+"}", 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	listenID, _ := sh.start("subscriptions/listen", `{"notifications":{"toolsListChanged":true},`+eraMeta+`}`)
+	sh.waitNote(t, "notifications/subscriptions/acknowledged", listenID)
+	state := map[string]string{}
+	for _, name := range []string{"mrtr_read", "mrtr_write"} {
+		r, err := sh.ok("tools/call", `{"name":"`+name+`","arguments":{"text":"m"},`+eraMeta+`}`, 30*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if gjson.GetBytes(r, "result.resultType").Str != "input_required" {
+			t.Fatalf("%s, first round: %s", name, r)
+		}
+		state[name] = gjson.GetBytes(r, "result.requestState").Str
+	}
+	block := filepath.Join(srv.Dir, "block")
+	if err := os.WriteFile(block, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cont := func(name string) string {
+		return `{"name":"` + name + `","arguments":{"text":"m"},"inputResponses":{"confirm":{"action":"accept","content":{}}},"requestState":"` + state[name] + `",` + eraMeta + `}`
+	}
+	readID, readCh := sh.start("tools/call", cont("mrtr_read"))
+	writeID, writeCh := sh.start("tools/call", cont("mrtr_write"))
+	first := srv.waitRequests(t, "both continuations", func(rs []eraRequest) bool {
+		n := 0
+		for _, r := range rs {
+			if r.id == readID || r.id == writeID {
+				n++
+			}
+		}
+		return n == 2
+	})
+	pid := first[0].pid
+	srv.Stop()
+	os.Remove(block)
+	srv.Start()
+
+	r := wait(t, "mrtr_read", readCh)
+	if got := gjson.GetBytes(r, "result.content.0.text").Str + " " + gjson.GetBytes(r, "result.content.1.text").Str; got != "mrtr-read:m "+state["mrtr_read"] {
+		t.Errorf("the read-only continuation: got %s, want its result with the old process's requestState", r)
+	}
+	w := wait(t, "mrtr_write", writeCh)
+	msg := gjson.GetBytes(w, "error.message").Str
+	if gjson.GetBytes(w, "error.code").Int() != jsonrpc.CodeInternalError || !strings.Contains(msg, "start the call again from the first round") || !strings.Contains(msg, "may or may not have taken effect") {
+		t.Errorf("the other continuation: got %s, want one -32603 error: outcome unknown, start again", w)
+	}
+	t.Logf("the other continuation's error: %s", msg)
+	var again []eraRequest
+	for _, rq := range srv.requests(t) {
+		if rq.pid == pid || rq.method != "tools/call" {
+			continue
+		}
+		again = append(again, rq)
+		if rq.name != "mrtr_read" || rq.id == readID {
+			t.Errorf("sent to the new server: %v (want only the read-only continuation, under a new id)", rq)
+		}
+	}
+	if len(again) != 1 {
+		t.Errorf("calls to the new server: %v, want the one read-only continuation", again)
 	}
 }
