@@ -21,9 +21,7 @@ import (
 //   - Shadowing is decided by ccpolicy.Shadowed: claudecfg.Discover
 //     decided it itself; any other package only copies its answer.
 func TestPolicyOwnsEveryRule(t *testing.T) {
-	if testenv.UnderWine() {
-		t.Skip("reads the module's source, which the Wine run does not carry (the Linux run checks it)")
-	}
+	testenv.NeedsSource(t)
 	reads := map[string]bool{"os.Stat": true, "os.Lstat": true, "os.ReadDir": true, "os.ReadFile": true, "os.Open": true, "os.OpenFile": true, "regfile.ReadConfig": true}
 	sentences := 0
 	optionTypes := 0

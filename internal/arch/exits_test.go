@@ -26,9 +26,7 @@ var commands = []string{"cmd/mcp-heal", "internal/release", "plugin/winlauncher"
 // PreToolUse's healthy path (healthy.go:39): a -cover build of the hook
 // recorded nothing, and the rule in CONTRIBUTING.md was false.
 func TestMainIsTheOnlyExit(t *testing.T) {
-	if testenv.UnderWine() {
-		t.Skip("reads the module's source, which the Wine run does not carry (the Linux run checks it)")
-	}
+	testenv.NeedsSource(t)
 	found := calls(t, exitCalls...)
 	mains := map[string]bool{}
 	for _, src := range sources(t) {
@@ -77,9 +75,7 @@ var ioPackages = []string{"os", "syscall", "unix", "windows", "exec", "net", "ht
 // (entry.go:27), and internal/hook/healthy's read /proc/self/environ and
 // the attention directory and exited (healthy.go:30).
 func TestNoInitWork(t *testing.T) {
-	if testenv.UnderWine() {
-		t.Skip("reads the module's source, which the Wine run does not carry (the Linux run checks it)")
-	}
+	testenv.NeedsSource(t)
 	vars := 0
 	for _, src := range sources(t) {
 		for _, d := range src.file.Decls {

@@ -30,9 +30,7 @@ var fdAllowed = map[[2]string]string{
 // system call comes from SyscallConn().Control. Before, the guardian's
 // ctrl.send called Fd() on the server's pipes to pass them to the shim.
 func TestNoFdOnRawPipes(t *testing.T) {
-	if testenv.UnderWine() {
-		t.Skip("reads the module's source, which the Wine run does not carry (the Linux run checks it)")
-	}
+	testenv.NeedsSource(t)
 	seen := map[[2]string]bool{}
 	for _, src := range sources(t) {
 		ast.Inspect(src.file, func(n ast.Node) bool {

@@ -15,9 +15,7 @@ import (
 // its package (issue 33, item 7: FuzzFollower, FuzzQuote and FuzzSafe were
 // missing).
 func TestFuzzTable(t *testing.T) {
-	if testenv.UnderWine() {
-		t.Skip("reads the module's source, which the Wine run does not carry (the Linux run checks it)")
-	}
+	testenv.NeedsSource(t)
 	root := testenv.ModuleRoot(t)
 	doc, err := os.ReadFile(filepath.Join(root, "CONTRIBUTING.md"))
 	if err != nil {

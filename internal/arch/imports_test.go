@@ -19,9 +19,7 @@ const module = "github.com/mcp-heal/mcp-heal/"
 //     claudecfg parsed flags and made usage errors, so the shim's packages
 //     linked pflag and the CLI helpers.
 func TestImportGraph(t *testing.T) {
-	if testenv.UnderWine() {
-		t.Skip("reads the import graph with the go command, which the Wine prefix lacks (the Linux run checks it)")
-	}
+	testenv.NeedsSource(t)
 	for _, dep := range deps(t, "internal/cfgfile") {
 		if strings.HasPrefix(dep, module+"internal/claudecfg") {
 			t.Errorf("internal/cfgfile depends on %s, which sits above it (it writes what claudecfg/wrap decides)", dep)
@@ -60,9 +58,7 @@ func deps(t *testing.T, pkg string) []string {
 // from internal/paths. Before, xdg was imported by testenv alone and
 // internal/paths wrote its own rule.
 func TestPathsFromXDG(t *testing.T) {
-	if testenv.UnderWine() {
-		t.Skip("reads the import graph with the go command, which the Wine prefix lacks (the Linux run checks it)")
-	}
+	testenv.NeedsSource(t)
 	const xdg = "github.com/adrg/xdg"
 	cmd := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", module+"...")
 	cmd.Dir = testenv.ModuleRoot(t)

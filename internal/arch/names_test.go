@@ -45,9 +45,7 @@ var notPrinted = map[string]string{
 // one rule (a name may hold a newline and "mcp-heal:", and would forge a
 // line; TestHostileServerNames runs every printer on such names).
 func TestNamesPrintedByTheRule(t *testing.T) {
-	if testenv.UnderWine() {
-		t.Skip("reads the module's source, which the Wine run does not carry (the Linux run checks it)")
-	}
+	testenv.NeedsSource(t)
 	checked := 0
 	for _, src := range sources(t) {
 		printer := false

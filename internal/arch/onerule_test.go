@@ -53,9 +53,7 @@ func calls(t *testing.T, want ...string) map[string][]call {
 //   - "find this server's shim" is state.Find: only state reads the shim
 //     records' directory (the hook had its own findShims over it).
 func TestOneRuleEach(t *testing.T) {
-	if testenv.UnderWine() {
-		t.Skip("reads the module's source, which the Wine run does not carry (the Linux run checks it)")
-	}
+	testenv.NeedsSource(t)
 	found := calls(t, "syscall.Kill", "unix.Kill", "state.ShimsDir")
 	for _, c := range append(found["syscall.Kill"], found["unix.Kill"]...) {
 		if len(c.expr.Args) == 2 {

@@ -18,9 +18,7 @@ const maxShimFields = 45
 // maxShimFields fields, and no file of the shim but run.go compares a
 // generation: a stale callback is one whose run is not the current one.
 func TestOneValuePerRun(t *testing.T) {
-	if testenv.UnderWine() {
-		t.Skip("reads the module's source, which the Wine run does not carry (the Linux run checks it)")
-	}
+	testenv.NeedsSource(t)
 	fields := -1
 	for _, src := range sources(t) {
 		if src.dir != "internal/shim" {

@@ -18,9 +18,7 @@ const module = "github.com/mcp-heal/mcp-heal/internal/"
 // the split, claudecfg held wrap and the atomic commit, and every hook
 // linked them.)
 func TestReadersOnlyRead(t *testing.T) {
-	if testenv.UnderWine() {
-		t.Skip("reads the import graph with the go command, which the Wine prefix lacks (the Linux run checks it)")
-	}
+	testenv.NeedsSource(t)
 	imports := goList(t, "-f", `{{join .Imports "\n"}}`, module+"claudecfg")
 	for _, w := range []string{"github.com/tidwall/sjson", module + "cfgfile", module + "claudecfg/wrap"} {
 		if slices.Contains(imports, w) {

@@ -13,9 +13,7 @@ import (
 // internal/ccpolicy, which is light; config discovery (claudecfg) and the
 // CLI helpers stay out of the shim.
 func TestShimLinksNoConfigDiscovery(t *testing.T) {
-	if testenv.UnderWine() {
-		t.Skip("reads the import graph with the go command, which the Wine prefix lacks (the Linux run checks it)")
-	}
+	testenv.NeedsSource(t)
 	out, err := exec.Command("go", "list", "-deps", "github.com/mcp-heal/mcp-heal/internal/shim", "github.com/mcp-heal/mcp-heal/internal/health").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)

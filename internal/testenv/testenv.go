@@ -45,6 +45,16 @@ func NeedsFull(tb testing.TB, what string) {
 	}
 }
 
+// NeedsSource skips tb under Wine: tb reads the module's source, or its
+// import graph with the go command, and the Wine run carries neither. The
+// Linux run checks what tb checks.
+func NeedsSource(tb testing.TB) {
+	tb.Helper()
+	if UnderWine() {
+		tb.Skip("reads the module's source or its import graph, which the Wine run does not carry (the Linux run checks it)")
+	}
+}
+
 // Pinned versions of everything the tests install.
 const (
 	ClaudeCode       = "@anthropic-ai/claude-code@2.1.328"
