@@ -2,10 +2,7 @@ package arch
 
 import (
 	"go/ast"
-	"go/parser"
-	"go/token"
-	"io/fs"
-	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,34 +16,13 @@ import (
 // Writes are not reads: the left side of an assignment.
 func fieldReads(t *testing.T, field string, except ...string) []string {
 	t.Helper()
-	root := testenv.ModuleRoot(t)
 	var out []string
-	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if n := d.Name(); path != root && (strings.HasPrefix(n, ".") || n == "testdata") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		rel, _ := filepath.Rel(root, filepath.Dir(path))
-		for _, e := range except {
-			if filepath.ToSlash(rel) == e {
-				return nil
-			}
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
+	for _, src := range sources(t) {
+		if slices.Contains(except, src.dir) {
+			continue
 		}
 		pkgs := map[string]bool{}
-		for _, im := range f.Imports {
+		for _, im := range src.file.Imports {
 			p, _ := strconv.Unquote(im.Path.Value)
 			n := p[strings.LastIndex(p, "/")+1:]
 			if im.Name != nil {
@@ -55,7 +31,7 @@ func fieldReads(t *testing.T, field string, except ...string) []string {
 			pkgs[n] = true
 		}
 		written := map[ast.Expr]bool{}
-		ast.Inspect(f, func(n ast.Node) bool {
+		ast.Inspect(src.file, func(n ast.Node) bool {
 			if a, ok := n.(*ast.AssignStmt); ok {
 				for _, l := range a.Lhs {
 					written[l] = true
@@ -68,15 +44,9 @@ func fieldReads(t *testing.T, field string, except ...string) []string {
 			if x, ok := sel.X.(*ast.Ident); ok && pkgs[x.Name] {
 				return true // a package's name: state.NotAnswering, the type
 			}
-			p := fset.Position(sel.Pos())
-			r, _ := filepath.Rel(root, p.Filename)
-			out = append(out, filepath.ToSlash(r)+":"+strconv.Itoa(p.Line))
+			out = append(out, src.pos(sel))
 			return true
 		})
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	return out
 }
@@ -87,9 +57,7 @@ func fieldReads(t *testing.T, field string, except ...string) []string {
 // the State == Running check. The shim writes the field; only state reads
 // it.
 func TestQuietReadOnce(t *testing.T) {
-	if testenv.UnderWine() {
-		t.Skip("reads the module's source, which the Wine run does not carry (the Linux run checks it)")
-	}
+	testenv.NeedsSource(t)
 	for _, at := range fieldReads(t, "NotAnswering", "internal/state") {
 		t.Errorf("%s: reads Record.NotAnswering itself: call Record.Quiet(), the one reading (it checks State == Running)", at)
 	}
