@@ -35,6 +35,12 @@ import (
 // gone ones are forgotten at random.
 const maxTasks = 1024
 
+// maxHandle is the longest response read for a task handle: a handle is
+// a task's id, status and times (under 1 KiB in the specification's
+// examples), so a longer answer (a tool's result, up to 16 MiB) is not
+// scanned for one.
+const maxHandle = 64 << 10
+
 // taskMethod reports whether a client request names a task by
 // params.taskId.
 func taskMethod(method string) bool { return strings.HasPrefix(method, "tasks/") }
@@ -43,8 +49,8 @@ func taskMethod(method string) bool { return strings.HasPrefix(method, "tasks/")
 // one: a result with resultType "task" and a taskId (2026-07-28), or a
 // result.task.taskId (2025-11-25). Called with mu held.
 func (s *Shim) noteTask(r *run, line []byte) {
-	if !bytes.Contains(line, []byte(`"taskId"`)) {
-		return // a plain answer: skipped at memchr speed
+	if len(line) > maxHandle || !bytes.Contains(line, []byte(`"taskId"`)) {
+		return // a plain answer: skipped at memchr speed, a long one unread
 	}
 	res := gjson.GetBytes(line, "result")
 	id := res.Get("task.taskId")

@@ -2,6 +2,7 @@ package shim
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/mcp-heal/mcp-heal/internal/health"
@@ -15,6 +16,13 @@ import (
 func TestTaskIDsBounded(t *testing.T) {
 	s := &Shim{}
 	c := health.Cause{Kind: state.CauseSignal, Signal: "killed", SignalNum: 9}
+	r := &run{}
+	s.noteTask(r, []byte(`{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[],"structuredContent":{"taskId":"not-a-handle"}}}`))
+	s.noteTask(r, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":1,"result":{"resultType":"task","taskId":"too-long","statusMessage":"%s"}}`, strings.Repeat("x", maxHandle)))
+	s.noteTask(r, []byte(`{"jsonrpc":"2.0","id":1,"result":{"resultType":"task","taskId":"short","statusMessage":"ok"}}`))
+	if len(r.tasks) != 1 || !r.tasks["short"] {
+		t.Fatalf("task ids noted: %v; want only the short handle (not a taskId inside structuredContent, nor one in an answer over maxHandle)", r.tasks)
+	}
 	for n := 0; n < 3; n++ {
 		r := &run{}
 		for i := 0; i < 2*maxTasks; i++ {
@@ -24,12 +32,8 @@ func TestTaskIDsBounded(t *testing.T) {
 			}
 			s.noteTask(r, line)
 		}
-		s.noteTask(r, []byte(`{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[],"structuredContent":{"taskId":"not-a-handle"}}}`))
 		if len(r.tasks) != maxTasks || !r.tasks[fmt.Sprintf("r%d-0", n)] || !r.tasks[fmt.Sprintf("r%d-1", n)] {
 			t.Fatalf("run %d: %d task ids noted (r%d-0 %v, r%d-1 %v); want the first %d, both shapes", n, len(r.tasks), n, r.tasks[fmt.Sprintf("r%d-0", n)], n, r.tasks[fmt.Sprintf("r%d-1", n)], maxTasks)
-		}
-		if r.tasks["not-a-handle"] {
-			t.Fatal("a taskId inside structuredContent was taken for a task handle")
 		}
 		s.tasksGone(r, c)
 		if r.tasks != nil || len(s.sess.goneTasks) > maxTasks {
