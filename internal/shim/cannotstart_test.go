@@ -49,9 +49,8 @@ func TestCommandCannotStart(t *testing.T) {
 	if m, ok := health.Classify("MCP error -32603: " + msg); !ok || m.Class != health.CannotStart || m.Server != "fake" {
 		t.Errorf("the hooks classify it as %+v", m)
 	}
-	testenv.WaitFor(t, 5*time.Second, "a cannot-start record", func() bool {
-		rec, err := state.Read(os.Getpid())
-		return err == nil && rec.State == state.Failed && rec.Failure == string(health.CannotStart) && strings.Contains(rec.LastError, server)
+	waitOwnRecord(t, "a cannot-start record", func(rec *state.Record) bool {
+		return rec.State == state.Failed && rec.Failure == string(health.CannotStart) && strings.Contains(rec.LastError, server)
 	})
 	// The backoff (20 ms doubling to 200 ms) would have made about ten
 	// more attempts by now; a command that is not there is not tried again.

@@ -23,16 +23,6 @@ func TestRestartNoteStructured(t *testing.T) {
 	testenv.UseStateDir(t, t.TempDir())
 	h := newHarness(t, hopt{opts: func(o *Options) { o.Record = true }})
 	h.handshake()
-	record := func(what string, ok func(*state.Record) bool) *state.Record {
-		t.Helper()
-		var r *state.Record
-		testenv.WaitFor(t, 5*time.Second, what, func() bool {
-			var err error
-			r, err = state.Read(os.Getpid())
-			return err == nil && ok(r)
-		})
-		return r
-	}
 	marker := func() bool {
 		_, err := os.Lstat(state.AttentionDir() + "/" + state.ShimAttention(os.Getpid()))
 		return err == nil
@@ -49,7 +39,7 @@ func TestRestartNoteStructured(t *testing.T) {
 		pid := h.killChild()
 		h.waitUp(pid)
 		structured("first call after the restart")
-		r := record("the note published in the record", func(r *state.Record) bool { return r.Note != "" })
+		r := waitOwnRecord(t, "the note published in the record", func(r *state.Record) bool { return r.Note != "" })
 		if !strings.Contains(r.Note, `MCP server "fake" was restarted`) || !strings.Contains(r.Note, "is gone") || r.NoteKey == "" {
 			t.Errorf("published note %q (key %q)", r.Note, r.NoteKey)
 		}
@@ -71,7 +61,7 @@ func TestRestartNoteStructured(t *testing.T) {
 				t.Error("a hook could claim the note the shim gave")
 			}
 		}
-		record("the note cleared from the record", func(r *state.Record) bool { return r.Note == "" })
+		waitOwnRecord(t, "the note cleared from the record", func(r *state.Record) bool { return r.Note == "" })
 		testenv.WaitFor(t, 5*time.Second, "the attention marker gone after the note was given", func() bool { return !marker() })
 		if r := h.tool("echo", `{"text":"y"}`); r.Get("result.content.#").Int() != 1 {
 			t.Errorf("later call: got %s, want no note", r.Raw)
@@ -89,20 +79,10 @@ func TestRestartNoteKeyForMonitor(t *testing.T) {
 	testenv.UseStateDir(t, t.TempDir())
 	h := newHarness(t, hopt{opts: func(o *Options) { o.Record = true }})
 	h.handshake()
-	record := func(what string, ok func(*state.Record) bool) *state.Record {
-		t.Helper()
-		var r *state.Record
-		testenv.WaitFor(t, 5*time.Second, what, func() bool {
-			var err error
-			r, err = state.Read(os.Getpid())
-			return err == nil && ok(r)
-		})
-		return r
-	}
 	for _, monitor := range []bool{true, false} {
 		pid := h.killChild()
 		h.waitUp(pid)
-		r := record("the note's key in the record", func(r *state.Record) bool { return r.NoteKey != "" && r.State == state.Running })
+		r := waitOwnRecord(t, "the note's key in the record", func(r *state.Record) bool { return r.NoteKey != "" && r.State == state.Running })
 		if r.Note != "" {
 			t.Errorf("a note published before any structured result: %q", r.Note)
 		}
@@ -118,7 +98,7 @@ func TestRestartNoteKeyForMonitor(t *testing.T) {
 		if n := res.Get("result.content.#").Int(); monitor && n != 1 || !monitor && n != 2 {
 			t.Errorf("monitor told it first: %v; first result after the restart: %s", monitor, res.Raw)
 		}
-		record("the key dropped once the news was given", func(r *state.Record) bool { return r.NoteKey == "" })
+		waitOwnRecord(t, "the key dropped once the news was given", func(r *state.Record) bool { return r.NoteKey == "" })
 	}
 }
 
@@ -137,12 +117,7 @@ func TestRestartNoteOnServerError(t *testing.T) {
 	if r := h.tool("no_such_tool", `{}`); !r.Get("error").Exists() {
 		t.Fatalf("got %s, want the server's error", r.Raw)
 	}
-	var rec *state.Record
-	testenv.WaitFor(t, 5*time.Second, "the note published in the record after the server's error", func() bool {
-		var err error
-		rec, err = state.Read(os.Getpid())
-		return err == nil && rec.Note != ""
-	})
+	rec := waitOwnRecord(t, "the note published in the record after the server's error", func(r *state.Record) bool { return r.Note != "" })
 	if !strings.Contains(rec.Note, `MCP server "fake" was restarted`) || rec.NoteKey == "" {
 		t.Errorf("published note %q (key %q)", rec.Note, rec.NoteKey)
 	}

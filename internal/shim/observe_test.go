@@ -7,7 +7,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
@@ -32,16 +31,7 @@ func TestObservability(t *testing.T) {
 	}})
 	h.handshake()
 	pid := h.waitUp(0)
-	rec := func(cond func(r *state.Record) bool) *state.Record {
-		t.Helper()
-		var r *state.Record
-		testenv.WaitFor(t, 5*time.Second, "the state record", func() bool {
-			r, err = state.Read(os.Getpid())
-			return err == nil && cond(r)
-		})
-		return r
-	}
-	r := rec(func(r *state.Record) bool { return r.State == state.Running && r.Era != "" })
+	r := waitOwnRecord(t, "the state record", func(r *state.Record) bool { return r.State == state.Running && r.Era != "" })
 	if r.Server != "fake" || r.Session != "sess-1" || r.ChildPID != pid || r.Mode != state.ModeStdio ||
 		r.Era != EraHandshake || r.ProtocolVersion != "2025-11-25" || !strings.Contains(r.Target, os.Args[0]) || r.ShimPID != os.Getpid() {
 		t.Errorf("record: %+v", r)
@@ -55,7 +45,7 @@ func TestObservability(t *testing.T) {
 	h.tool("echo", `{"text":"{\"client_secret\":\"plainvalue4711x\"}"}`)
 	h.killChild()
 	pid2 := h.waitUp(pid)
-	r = rec(func(r *state.Record) bool { return r.Restarts == 1 && r.State == state.Running && r.ChildPID == pid2 })
+	r = waitOwnRecord(t, "the state record", func(r *state.Record) bool { return r.Restarts == 1 && r.State == state.Running && r.ChildPID == pid2 })
 	if r.LastExit == nil || r.LastExit.Signal != "killed" || r.LastExit.UptimeMS <= 0 {
 		t.Errorf("last exit: %+v", r.LastExit)
 	}
