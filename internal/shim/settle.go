@@ -44,9 +44,12 @@ func (s *Shim) connDied(r *run, ex upstream.Exit, failedNow bool, purpose string
 			s.lastErr = "server " + ex.Reason
 		}
 	}
-	if purpose != "" {
+	switch {
+	case s.mode == state.ModeRemote:
+		r.tasks = nil // a lost connection is no proof its tasks ended (tasks.go)
+	case purpose != "":
 		s.tasksGone(r, health.Cause{Kind: state.CauseRestart, Detail: purpose})
-	} else {
+	default:
 		s.tasksGone(r, s.causeOf(ex.Exit))
 	}
 	undeliv := make(map[string]bool, len(ex.Undelivered))

@@ -28,6 +28,12 @@ import (
 // process ends is re-sent to the new one on the same terms (a read, and a
 // cancel of something that may be gone); a tasks/update follows the
 // other methods' rule (not re-sent).
+//
+// Only a stdio server's tasks are known to end with its process. A
+// remote server's tasks outlive a lost connection or session (the
+// specification has a server create a task durably before it hands out
+// the handle), so with --url the shim notes none as gone: requests about
+// them get the server's own answers.
 
 // maxTasks bounds the task ids remembered, of the current run and of the
 // runs that ended: past it, a task of the current run is not noted (a
