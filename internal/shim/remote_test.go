@@ -49,10 +49,16 @@ func (c *memConn) Send(msg []byte) error {
 	case "tools/list":
 		c.recv <- jsonrpc.ResultReply(id, []byte(`{"tools":[{"name":"write"}]}`))
 	case "tools/call":
+		if gjson.GetBytes(msg, "params.name").Str == "job" {
+			c.recv <- jsonrpc.ResultReply(id, []byte(`{"resultType":"task","taskId":"t1","status":"working"}`))
+			return nil
+		}
 		*c.calls = append(*c.calls, gjson.GetBytes(msg, "params.arguments.key").String())
 		if !c.hold && !c.deaf {
 			c.recv <- jsonrpc.ResultReply(id, []byte(`{"content":[]}`))
 		}
+	case "tasks/get":
+		c.recv <- jsonrpc.ErrorReply(id, jsonrpc.CodeInvalidParams, "task t1 expired", nil)
 	default:
 		c.recv <- jsonrpc.ResultReply(id, []byte(`{}`))
 	}
@@ -225,5 +231,27 @@ func TestRemoteHang(t *testing.T) {
 	d.mu.Unlock()
 	if n != 2 || !hung.closed {
 		t.Errorf("%d sessions, hung one closed %v", n, hung.closed)
+	}
+}
+
+// A remote server's task outlives a lost session (it is created durably
+// before its handle is given), so a lost connection is no proof it ended:
+// the server's own answer about it passes unchanged, where a stdio
+// server's would be reworded as gone (tasks.go,
+// interop.TestTasksGoneAfterRespawn).
+func TestRemoteTaskNotTakenAsGone(t *testing.T) {
+	d := &memDialer{}
+	h := newHarness(t, hopt{dialer: func(upstream.Dialer) upstream.Dialer { return d }})
+	h.call("initialize", initParams)
+	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	if r := h.call("tools/call", `{"name":"job","arguments":{}}`); r.Get("result.taskId").Str != "t1" {
+		t.Fatalf("tools/call: %s; want the task handle", r.Raw)
+	}
+	first := d.last()
+	first.die()
+	testenv.WaitFor(t, 5*time.Second, "a new session", func() bool { return d.last() != first })
+	r := h.call("tasks/get", `{"taskId":"t1"}`)
+	if r.Get("error.code").Int() != jsonrpc.CodeInvalidParams || r.Get("error.message").Str != "task t1 expired" {
+		t.Errorf("tasks/get after the session was lost: %s; want the server's own -32602", r.Raw)
 	}
 }
