@@ -149,28 +149,46 @@ func TestConformance(t *testing.T) {
 // its summary.
 func runSuite(t *testing.T, node, conformance, url, version, outDir string) suiteResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, conformance, "server", "--url", url,
-		"--spec-version", version, "-o", outDir)
-	out, err := cmd.CombinedOutput()
-	// Exit status 1 means some check failed: compared below, not fatal.
-	if ctx.Err() != nil {
-		t.Fatalf("conformance %s timed out:\n%s", version, out)
-	}
+	_, sums := runServerSuite(t, node, conformance, url, version, 3*time.Minute, "--spec-version", version, "-o", outDir)
 	res := suiteResult{}
+	for _, s := range sums {
+		res[s.name] = [2]int{s.passed, s.failed}
+		if s.failed > 0 {
+			t.Logf("conformance %s against %s: %s failed: %s", version, url, s.name, failedChecks(outDir, s.name))
+		}
+	}
+	return res
+}
+
+// scenarioSummary is one scenario's line in the suite's summary.
+type scenarioSummary struct {
+	name           string
+	passed, failed int
+}
+
+// runServerSuite runs the suite's server scenarios against url with args
+// (which scenarios, where their checks go), within timeout, and returns
+// its output and summary. A timeout or an output with no summary fails t
+// (what names the run); exit status 1, a check that failed, is for the
+// caller to compare.
+func runServerSuite(t *testing.T, node, conformance, url, what string, timeout time.Duration, args ...string) (string, []scenarioSummary) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, node, append([]string{conformance, "server", "--url", url}, args...)...).CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("conformance %s against %s timed out:\n%s", what, url, out)
+	}
+	var sums []scenarioSummary
 	for _, m := range summaryLine.FindAllStringSubmatch(string(out), -1) {
 		p, _ := strconv.Atoi(m[2])
 		f, _ := strconv.Atoi(m[3])
-		res[m[1]] = [2]int{p, f}
-		if f > 0 {
-			t.Logf("conformance %s against %s: %s failed: %s", version, url, m[1], failedChecks(outDir, m[1]))
-		}
+		sums = append(sums, scenarioSummary{name: m[1], passed: p, failed: f})
 	}
-	if len(res) == 0 {
-		t.Fatalf("conformance %s: no summary (err %v):\n%s", version, err, out)
+	if len(sums) == 0 {
+		t.Fatalf("conformance %s against %s: no summary (err %v):\n%s", what, url, err, out)
 	}
-	return res
+	return string(out), sums
 }
 
 // failedChecks returns the failed checks of a scenario from its

@@ -141,33 +141,20 @@ var notScoredLine = regexp.MustCompile(`(?m)^  [✓✗] (\S+) \(([a-z-]+)\)$`)
 // summary.
 func runRequirements(t *testing.T, node, conformance, url, set, outDir string) setResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, conformance, "server", "--url", url, "--requirements", set, "-o", outDir)
-	out, err := cmd.CombinedOutput()
-	// Exit status 1 means a scored scenario failed: compared by the
-	// caller, not fatal.
-	if ctx.Err() != nil {
-		t.Fatalf("conformance --requirements %s against %s timed out:\n%s", set, url, out)
-	}
+	out, sums := runServerSuite(t, node, conformance, url, "--requirements "+set, 8*time.Minute, "--requirements", set, "-o", outDir)
 	res := setResult{}
-	for _, m := range summaryLine.FindAllStringSubmatch(string(out), -1) {
-		p, _ := strconv.Atoi(m[2])
-		f, _ := strconv.Atoi(m[3])
-		r := scenarioResult{passed: p, failed: f}
-		if f > 0 {
-			r.failedChecks = failedChecks(outDir, m[1])
+	for _, s := range sums {
+		r := scenarioResult{passed: s.passed, failed: s.failed}
+		if s.failed > 0 {
+			r.failedChecks = failedChecks(outDir, s.name)
 		}
-		res[m[1]] = r
+		res[s.name] = r
 	}
-	for _, m := range notScoredLine.FindAllStringSubmatch(string(out), -1) {
+	for _, m := range notScoredLine.FindAllStringSubmatch(out, -1) {
 		if r, ok := res[m[1]]; ok {
 			r.notScored = m[2]
 			res[m[1]] = r
 		}
-	}
-	if len(res) == 0 {
-		t.Fatalf("conformance --requirements %s against %s: no summary (err %v):\n%s", set, url, err, out)
 	}
 	return res
 }
