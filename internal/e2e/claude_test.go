@@ -63,7 +63,7 @@ func claudeCodePackage(t *testing.T) string {
 	if v == "" {
 		return testenv.ClaudeCode
 	}
-	for _, pkg := range []string{testenv.ClaudeCode, testenv.ClaudeCode332} {
+	for _, pkg := range claudeReleases {
 		if v == pkg || "@anthropic-ai/claude-code@"+v == pkg {
 			return pkg
 		}
@@ -550,5 +550,22 @@ func (s *session) waitShim(server string, timeout time.Duration, ok func(*state.
 			return fmt.Errorf("shim of %q did not reach the wanted state in %v; records: %s", server, timeout, b)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// claudeReleases are the Claude Code releases a scenario runs on when it
+// checks a behaviour in both: the pin and the newest.
+var claudeReleases = []string{testenv.ClaudeCode, testenv.ClaudeCode332}
+
+// onReleases runs f as a subtest on each of claudeReleases, named by its
+// version number, in parallel when parallel.
+func onReleases(t *testing.T, parallel bool, f func(t *testing.T, version string)) {
+	for _, version := range claudeReleases {
+		t.Run(version[strings.LastIndex(version, "@")+1:], func(t *testing.T) {
+			if parallel {
+				t.Parallel()
+			}
+			f(t, version)
+		})
 	}
 }

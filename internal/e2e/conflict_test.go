@@ -21,44 +21,41 @@ import (
 // status shows the server once with the answer.
 func TestConflictingScopesAnswered(t *testing.T) {
 	testenv.NeedsFull(t, "Claude Code")
-	for _, version := range []string{testenv.ClaudeCode, testenv.ClaudeCode332} {
-		t.Run(version[strings.LastIndex(version, "@")+1:], func(t *testing.T) {
-			t.Parallel()
-			s := newSession(t)
-			s.claude = testenv.NPMBin(t, "claude", version)
-			bin := testenv.Binary(t)
-			mcpJSON := filepath.Join(s.work, ".mcp.json")
-			b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"tiny": map[string]any{"command": bin, "args": []string{"example-server"}}}})
-			if err := os.WriteFile(mcpJSON, b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			// Approve it, as Claude Code records an approval.
-			path := filepath.Join(s.home, ".claude.json")
-			var cfg map[string]any
-			raw, _ := os.ReadFile(path)
-			if err := json.Unmarshal(raw, &cfg); err != nil {
-				t.Fatal(err)
-			}
-			cfg["projects"].(map[string]any)[s.work].(map[string]any)["enabledMcpjsonServers"] = []string{"tiny"}
-			writeJSONFile(t, path, cfg)
+	onReleases(t, true, func(t *testing.T, version string) {
+		s := newSession(t)
+		s.claude = testenv.NPMBin(t, "claude", version)
+		bin := testenv.Binary(t)
+		mcpJSON := filepath.Join(s.work, ".mcp.json")
+		b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"tiny": map[string]any{"command": bin, "args": []string{"example-server"}}}})
+		if err := os.WriteFile(mcpJSON, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// Approve it, as Claude Code records an approval.
+		path := filepath.Join(s.home, ".claude.json")
+		var cfg map[string]any
+		raw, _ := os.ReadFile(path)
+		if err := json.Unmarshal(raw, &cfg); err != nil {
+			t.Fatal(err)
+		}
+		cfg["projects"].(map[string]any)[s.work].(map[string]any)["enabledMcpjsonServers"] = []string{"tiny"}
+		writeJSONFile(t, path, cfg)
 
-			wrap, err := s.mcpHeal("wrap", "--all", "--shim", bin)
-			if err != nil || !strings.Contains(string(wrap), `warn "[Conflicting scopes] ... remove the others" for them: expected, keep both entries`) {
-				t.Fatalf("wrap: %v\n%s", err, wrap)
-			}
-			cmd := exec.Command(s.claude, "mcp", "list")
-			cmd.Env, cmd.Dir = s.environ(), s.work
-			list, _ := cmd.CombinedOutput()
-			if !strings.Contains(string(list), "[Conflicting scopes]") || !strings.Contains(string(list), `Server "tiny" is defined in multiple scopes`) ||
-				!strings.Contains(string(list), "tiny: "+bin+" shim --name tiny -- "+bin+" example-server - ✔ Connected") {
-				t.Fatalf("claude mcp list after wrap:\n%s", list)
-			}
-			t.Logf("claude mcp list (%s) after wrap:\n%s", version, list)
-			status, err := s.mcpHeal("status")
-			if err != nil || strings.Count(string(status), "\ntiny ") != 1 || !strings.Contains(string(status), `tiny: protects the entry of the same name in `+mcpJSON) ||
-				!strings.Contains(string(status), `"[Conflicting scopes]" warning about it is expected: keep both entries`) {
-				t.Fatalf("status after wrap: %v\n%s", err, status)
-			}
-		})
-	}
+		wrap, err := s.mcpHeal("wrap", "--all", "--shim", bin)
+		if err != nil || !strings.Contains(string(wrap), `warn "[Conflicting scopes] ... remove the others" for them: expected, keep both entries`) {
+			t.Fatalf("wrap: %v\n%s", err, wrap)
+		}
+		cmd := exec.Command(s.claude, "mcp", "list")
+		cmd.Env, cmd.Dir = s.environ(), s.work
+		list, _ := cmd.CombinedOutput()
+		if !strings.Contains(string(list), "[Conflicting scopes]") || !strings.Contains(string(list), `Server "tiny" is defined in multiple scopes`) ||
+			!strings.Contains(string(list), "tiny: "+bin+" shim --name tiny -- "+bin+" example-server - ✔ Connected") {
+			t.Fatalf("claude mcp list after wrap:\n%s", list)
+		}
+		t.Logf("claude mcp list (%s) after wrap:\n%s", version, list)
+		status, err := s.mcpHeal("status")
+		if err != nil || strings.Count(string(status), "\ntiny ") != 1 || !strings.Contains(string(status), `tiny: protects the entry of the same name in `+mcpJSON) ||
+			!strings.Contains(string(status), `"[Conflicting scopes]" warning about it is expected: keep both entries`) {
+			t.Fatalf("status after wrap: %v\n%s", err, status)
+		}
+	})
 }

@@ -25,12 +25,7 @@ import (
 // Claude Code and on the newest release.
 func TestHeadlessGiveUp(t *testing.T) {
 	testenv.NeedsFull(t, "Claude Code")
-	for _, version := range []string{testenv.ClaudeCode, testenv.ClaudeCode332} {
-		t.Run(version[strings.LastIndex(version, "@")+1:], func(t *testing.T) {
-			t.Parallel()
-			headlessGiveUp(t, version)
-		})
-	}
+	onReleases(t, true, headlessGiveUp)
 }
 
 func headlessGiveUp(t *testing.T, version string) {

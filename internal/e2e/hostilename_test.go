@@ -25,9 +25,7 @@ import (
 // text.Name): no line of it starts with the name's text.
 func TestHostileNameInContext(t *testing.T) {
 	testenv.NeedsFull(t, "Claude Code")
-	for _, version := range []string{testenv.ClaudeCode, testenv.ClaudeCode332} {
-		t.Run(version[strings.LastIndex(version, "@")+1:], func(t *testing.T) { hostileNameInContext(t, version) })
-	}
+	onReleases(t, false, hostileNameInContext)
 }
 
 func hostileNameInContext(t *testing.T, version string) {

@@ -27,65 +27,63 @@ import (
 func TestWrappedRemoteKeyOutOfArgv(t *testing.T) {
 	testenv.NeedsFull(t, "Claude Code")
 	const key, hdr = "sk-E2ePathKey0042", "E2eHeaderValue77"
-	for _, version := range []string{testenv.ClaudeCode, testenv.ClaudeCode332} {
-		t.Run(version[strings.LastIndex(version, "@")+1:], func(t *testing.T) {
-			var mu sync.Mutex
-			var seen int
-			var leaks []string
-			h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
-				return mcp.NewServer(&mcp.Implementation{Name: "keyed", Version: "1.0.0"}, nil)
-			}, nil)
-			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if r.URL.Path != "/mcp/"+key+"/x" || r.Header.Get("X-Key") != hdr {
-					http.Error(w, "forbidden", http.StatusForbidden)
-					return
-				}
-				// The shim waits on this answer: it is running now.
-				cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-				mu.Lock()
-				seen++
-				for _, p := range cmdlines {
-					b, err := os.ReadFile(p)
-					if err == nil && (strings.Contains(string(b), key) || strings.Contains(string(b), hdr)) {
-						leaks = append(leaks, strings.ReplaceAll(string(b), "\x00", " "))
-					}
-				}
-				mu.Unlock()
-				h.ServeHTTP(w, r)
-			}))
-			defer ts.Close()
-
-			s := newSession(t)
-			s.claude = testenv.NPMBin(t, "claude", version)
-			s.servers["zap"] = map[string]any{"type": "http", "url": ts.URL + "/mcp/${ADV_KEY}/x", "headers": map[string]any{"X-Key": "${ADV_HDR}"}}
-			s.writeClaudeJSON()
-			s.env = append(s.env, "ADV_KEY="+key, "ADV_HDR="+hdr)
-			bin := testenv.Binary(t)
-			if out, err := s.mcpHeal("wrap", "--all", "--shim", bin); err != nil || !strings.Contains(string(out), "zap: wrapped") {
-				t.Fatalf("wrap: %v\n%s", err, out)
+	onReleases(t, false, func(t *testing.T, version string) {
+		var mu sync.Mutex
+		var seen int
+		var leaks []string
+		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
+			return mcp.NewServer(&mcp.Implementation{Name: "keyed", Version: "1.0.0"}, nil)
+		}, nil)
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/mcp/"+key+"/x" || r.Header.Get("X-Key") != hdr {
+				http.Error(w, "forbidden", http.StatusForbidden)
+				return
 			}
-			cfg, _ := os.ReadFile(filepath.Join(s.home, ".claude.json"))
-			if strings.Contains(string(cfg), key) || !strings.Contains(string(cfg), "${ADV_KEY}") {
-				t.Fatalf("the wrapped config lost ${ADV_KEY} or holds the key:\n%s", cfg)
-			}
-			cmd := exec.Command(s.claude, "mcp", "list")
-			cmd.Env, cmd.Dir = s.environ(), s.work
-			list, _ := cmd.CombinedOutput()
-			t.Logf("claude mcp list (%s):\n%s", version, list)
+			// The shim waits on this answer: it is running now.
+			cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 			mu.Lock()
-			defer mu.Unlock()
-			for _, l := range leaks {
-				t.Errorf("argv holds a secret: %s", l)
+			seen++
+			for _, p := range cmdlines {
+				b, err := os.ReadFile(p)
+				if err == nil && (strings.Contains(string(b), key) || strings.Contains(string(b), hdr)) {
+					leaks = append(leaks, strings.ReplaceAll(string(b), "\x00", " "))
+				}
 			}
-			if seen == 0 {
-				t.Errorf("the server never got a request with the key: Claude Code did not expand ${ADV_KEY} in the entry's env")
-			}
-			if !strings.Contains(string(list), "zap: "+bin+" shim --name zap --url-env MCP_HEAL_URL") || !strings.Contains(string(list), "✔ Connected") {
-				t.Errorf("claude mcp list does not show zap connected through the shim with --url-env:\n%s", list)
-			}
-			if strings.Contains(string(list), key) || strings.Contains(string(list), hdr) {
-				t.Errorf("claude mcp list shows a secret:\n%s", list)
-			}
-		})
-	}
+			mu.Unlock()
+			h.ServeHTTP(w, r)
+		}))
+		defer ts.Close()
+
+		s := newSession(t)
+		s.claude = testenv.NPMBin(t, "claude", version)
+		s.servers["zap"] = map[string]any{"type": "http", "url": ts.URL + "/mcp/${ADV_KEY}/x", "headers": map[string]any{"X-Key": "${ADV_HDR}"}}
+		s.writeClaudeJSON()
+		s.env = append(s.env, "ADV_KEY="+key, "ADV_HDR="+hdr)
+		bin := testenv.Binary(t)
+		if out, err := s.mcpHeal("wrap", "--all", "--shim", bin); err != nil || !strings.Contains(string(out), "zap: wrapped") {
+			t.Fatalf("wrap: %v\n%s", err, out)
+		}
+		cfg, _ := os.ReadFile(filepath.Join(s.home, ".claude.json"))
+		if strings.Contains(string(cfg), key) || !strings.Contains(string(cfg), "${ADV_KEY}") {
+			t.Fatalf("the wrapped config lost ${ADV_KEY} or holds the key:\n%s", cfg)
+		}
+		cmd := exec.Command(s.claude, "mcp", "list")
+		cmd.Env, cmd.Dir = s.environ(), s.work
+		list, _ := cmd.CombinedOutput()
+		t.Logf("claude mcp list (%s):\n%s", version, list)
+		mu.Lock()
+		defer mu.Unlock()
+		for _, l := range leaks {
+			t.Errorf("argv holds a secret: %s", l)
+		}
+		if seen == 0 {
+			t.Errorf("the server never got a request with the key: Claude Code did not expand ${ADV_KEY} in the entry's env")
+		}
+		if !strings.Contains(string(list), "zap: "+bin+" shim --name zap --url-env MCP_HEAL_URL") || !strings.Contains(string(list), "✔ Connected") {
+			t.Errorf("claude mcp list does not show zap connected through the shim with --url-env:\n%s", list)
+		}
+		if strings.Contains(string(list), key) || strings.Contains(string(list), hdr) {
+			t.Errorf("claude mcp list shows a secret:\n%s", list)
+		}
+	})
 }
