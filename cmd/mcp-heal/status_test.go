@@ -51,22 +51,14 @@ func TestStatusReportsShimsAndFailures(t *testing.T) {
 		}
 	}
 
-	code, out, errs := c.run("status")
-	if code != 0 {
-		t.Fatalf("exit %d\n%s", code, errs)
-	}
-	for _, re := range []string{
+	out := c.status(
 		`(?m)^mem +user +stdio +yes +ok +4242 +1m30s +2 +exited with code 1 `,
 		`(?m)^local-one +local +stdio +yes +failed `,
 		`(?m)^proj-srv +local +stdio +yes +ok `, // the copy that protects the .mcp.json entry
 		`(?m)^api +user +http +yes +unknown `,   // its shim and incident belong to another session
 		`local-one: run /mcp reconnect local-one in Claude Code: not-connected at `,
 		`(?m)^Recent incidents:`,
-	} {
-		if !regexpMatch(re, out) {
-			t.Errorf("status output does not match %s:\n%s", re, out)
-		}
-	}
+	)
 	if n := strings.Count(out, "\nproj-srv "); n != 1 {
 		t.Errorf("the protected project server has %d rows, want 1 (its local copy):\n%s", n, out)
 	}
@@ -74,7 +66,7 @@ func TestStatusReportsShimsAndFailures(t *testing.T) {
 		t.Errorf("another session's incident shown:\n%s", out)
 	}
 
-	code, out, _ = c.run("status", "--json")
+	code, out, _ := c.run("status", "--json")
 	var rep status.Report
 	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil {
 		t.Fatalf("exit %d, %v\n%s", code, err, out)
@@ -179,21 +171,13 @@ func TestStatusShellSessions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	code, out, errs := c.run("status")
-	if code != 0 {
-		t.Fatalf("exit %d\n%s", code, errs)
-	}
-	for _, re := range []string{
+	out := c.status(
 		`(?m)^local-one +local +stdio +yes +unknown `,
 		`(?m)^mem +user +stdio +yes +failed `,
 		`mem: run /mcp reconnect mem in Claude Code: not-connected at \S+ in session live-ses; Claude Code will not use it again in that session`,
 		`(?m)^\S+ +p-sessio \(ended\) +local-one +PostToolUseFailure +not-connected `,
 		`(?m)^\S+ +live-ses +mem `,
-	} {
-		if !regexpMatch(re, out) {
-			t.Errorf("status output does not match %s:\n%s", re, out)
-		}
-	}
+	)
 	if strings.Contains(out, "not-connected at") && strings.Contains(out, "local-one: run /mcp reconnect") {
 		t.Errorf("an ended session's incident is shown as the server's health:\n%s", out)
 	}
@@ -215,16 +199,24 @@ func TestStatusIdleServer(t *testing.T) {
 	if err := state.Write(r); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errs := c.run("status")
-	if code != 0 {
-		t.Fatalf("exit %d\n%s", code, errs)
-	}
-	for _, re := range []string{
+	c.status(
 		`(?m)^mem +user +stdio +yes +ok +- +- +0 +exited with code 0 `,
 		`(?m)^  mem: exited by itself; starts on the next call$`,
-	} {
+	)
+}
+
+// status runs `mcp-heal status`, fails the test unless it exits 0, checks
+// that its output matches each of res, and returns the output.
+func (c *cfgEnv) status(res ...string) string {
+	c.t.Helper()
+	code, out, errs := c.run("status")
+	if code != 0 {
+		c.t.Fatalf("exit %d\n%s", code, errs)
+	}
+	for _, re := range res {
 		if !regexpMatch(re, out) {
-			t.Errorf("status output does not match %s:\n%s", re, out)
+			c.t.Errorf("status output does not match %s:\n%s", re, out)
 		}
 	}
+	return out
 }
