@@ -18,12 +18,8 @@ import (
 // is told, command first, that this call may wait and how to restart it
 // from the Bash tool; the user is told once, with the slash command.
 func TestPreToolUseNotAnsweringSinceCancel(t *testing.T) {
-	payload := marshal(sharedPayload(t, "PreToolUse.mcp.json"))
-	w := newWorld(t)
-	w.useState(t)
-	pid, _ := fakeshim.Start(t)
-	rec := state.Record{Server: "everything", Session: preSession, ClaudePID: os.Getpid(), ShimPID: pid, Mode: state.ModeStdio, State: state.Running,
-		NotAnswering: &state.NotAnswering{Since: time.Now().Add(-30 * time.Second), Method: "tools/call", Tool: "fetch", Cancelled: true}}
+	w, payload, rec := preToolUseShim(t)
+	rec.NotAnswering = &state.NotAnswering{Since: time.Now().Add(-30 * time.Second), Method: "tools/call", Tool: "fetch", Cancelled: true}
 	fakeshim.WriteRecord(t, rec)
 	// How long ago depends on when the hook ran.
 	ago := regexp.MustCompile(`cancelled \d+s ago`)

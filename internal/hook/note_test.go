@@ -17,12 +17,9 @@ import (
 // PreToolUse hook of the next call to that server gives it to the model as
 // context, once, and never when the shim already claimed it.
 func TestPreToolUseRestartNote(t *testing.T) {
-	payload := marshal(sharedPayload(t, "PreToolUse.mcp.json"))
 	const note = `mcp-heal: MCP server "everything" was restarted: ...; whatever the old one held in memory is gone`
-	w := newWorld(t)
-	w.useState(t)
-	pid, _ := fakeshim.Start(t)
-	rec := state.Record{Server: "everything", Session: preSession, ClaudePID: os.Getpid(), ShimPID: pid, Mode: state.ModeStdio, State: state.Running, Restarts: 1, Note: note, NoteKey: "restart-note-1"}
+	w, payload, rec := preToolUseShim(t)
+	rec.Restarts, rec.Note, rec.NoteKey = 1, note, "restart-note-1"
 	fakeshim.WriteRecord(t, rec)
 	if r := decode(t, w.hook(t, "PreToolUse", payload)); r.HookSpecificOutput.AdditionalContext != note || r.HookSpecificOutput.PermissionDecision != "" {
 		t.Fatalf("first call after the note was published: got %+v, want the note as context", r)
@@ -46,12 +43,8 @@ func TestPreToolUseRestartNote(t *testing.T) {
 // is not answering (it owes a call and gives no sign of life), the model
 // is told, attributed to mcp-heal, with the tool's name quoted.
 func TestPreToolUseNotAnswering(t *testing.T) {
-	payload := marshal(sharedPayload(t, "PreToolUse.mcp.json"))
-	w := newWorld(t)
-	w.useState(t)
-	pid, _ := fakeshim.Start(t)
-	rec := state.Record{Server: "everything", Session: preSession, ClaudePID: os.Getpid(), ShimPID: pid, Mode: state.ModeStdio, State: state.Running,
-		NotAnswering: &state.NotAnswering{Since: time.Now().Add(-90 * time.Second), Method: "tools/call", Tool: "long\nrun"}}
+	w, payload, rec := preToolUseShim(t)
+	rec.NotAnswering = &state.NotAnswering{Since: time.Now().Add(-90 * time.Second), Method: "tools/call", Tool: "long\nrun"}
 	fakeshim.WriteRecord(t, rec)
 	r := decode(t, w.hook(t, "PreToolUse", payload))
 	ctx := r.HookSpecificOutput.AdditionalContext
@@ -90,4 +83,17 @@ func TestPostToolUseFailureRestartNote(t *testing.T) {
 	if out := w.hook(t, "PostToolUseFailure", payload); len(out) != 0 {
 		t.Fatalf("the next failed call: got %s, want nothing (the note was given)", out)
 	}
+}
+
+// preToolUseShim sets up a PreToolUse call to the recorded payload's
+// server ("everything", in its session) with a live fake shim for it: the
+// world with its state dir, the payload, and the shim's record, Running,
+// for the test to add to and write.
+func preToolUseShim(t *testing.T) (*world, []byte, state.Record) {
+	t.Helper()
+	payload := marshal(sharedPayload(t, "PreToolUse.mcp.json"))
+	w := newWorld(t)
+	w.useState(t)
+	pid, _ := fakeshim.Start(t)
+	return w, payload, state.Record{Server: "everything", Session: preSession, ClaudePID: os.Getpid(), ShimPID: pid, Mode: state.ModeStdio, State: state.Running}
 }
