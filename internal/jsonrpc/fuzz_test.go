@@ -67,19 +67,7 @@ func cutReader(in []byte, chunk int) (io.Reader, [][]byte) {
 // FuzzPeek checks Peek never panics and agrees with encoding/json about
 // what it accepts.
 func FuzzPeek(f *testing.F) {
-	for _, s := range []string{
-		`{"jsonrpc":"2.0","id":1,"method":"a"}`,
-		`{"jsonrpc":"2.0","id":"x","result":{}}`,
-		`{"jsonrpc":"2.0","id":null,"error":{"code":-32700}}`,
-		`{"jsonrpc":"2.0","method":"n","params":[1,2]}`,
-		`[{"jsonrpc":"2.0","id":1,"method":"a"}]`,
-		`{"id":1.5,"method":"a"}`,
-		`{"id":{},"method":"a"}`,
-		`{"method":""}`,
-		`not json`,
-		"{\"id\":\"\xff\"}",
-		` {"id" : -0 , "method":"m"} `,
-	} {
+	for _, s := range peekSeeds {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
@@ -123,4 +111,25 @@ func FuzzPeek(f *testing.F) {
 			}
 		}
 	})
+}
+
+// peekSeeds are the seed lines of the fuzz tests of Peek: each kind of
+// message, a batch, ids of every type, escapes, invalid UTF-8, and lines
+// that are not JSON-RPC or not JSON.
+var peekSeeds = []string{
+	`{"jsonrpc":"2.0","id":1,"method":"a"}`,
+	`{"jsonrpc":"2.0","id":"x","result":{}}`,
+	`{"jsonrpc":"2.0","id":null,"error":{"code":-32700}}`,
+	`{"jsonrpc":"2.0","method":"n","params":[1,2]}`,
+	`[{"jsonrpc":"2.0","id":1,"method":"a"}]`,
+	`{"id":1.5,"method":"a"}`,
+	`{"id":{},"method":"a"}`,
+	`{"method":"\u0061","id":"\u00e9"}`,
+	`{"params":{"id":2},"method":"m"}`,
+	`{"method":""}`,
+	`not json`,
+	`{}`,
+	`7`,
+	"{\"id\":\"\xff\"}",
+	` {"id" : -0 , "method":"m"} `,
 }

@@ -70,17 +70,7 @@ func peekGJSON(line []byte) (Msg, error) {
 // FuzzPeekAgainstGJSON checks the one-pass Peek agrees with peekGJSON, the
 // straightforward reference below.
 func FuzzPeekAgainstGJSON(f *testing.F) {
-	for _, s := range []string{
-		`{"jsonrpc":"2.0","id":1,"method":"a"}`,
-		`{"jsonrpc":"2.0","id":"x","result":{}}`,
-		`{"jsonrpc":"2.0","id":null,"error":{"code":-32700}}`,
-		`{"jsonrpc":"2.0","method":"n","params":[1,2]}`,
-		`[{"jsonrpc":"2.0","id":1,"method":"a"}]`,
-		`{"id":1.5,"method":"a"}`,
-		`{"method":"\u0061","id":"\u00e9"}`,
-		`{"params":{"id":2},"method":"m"}`,
-		`{"method":""}`, `not json`, `{}`, `7`, ` {"id" : -0 , "method":"m"} `,
-	} {
+	for _, s := range peekSeeds {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
