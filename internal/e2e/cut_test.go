@@ -49,14 +49,19 @@ func scenarioCutAnswer(t *testing.T, m mode) outcome {
 	if strings.Contains(after.Text, "mcp-heal") || strings.Contains(after.Text, "restarted") {
 		t.Errorf("the call after the cut carries a second account: %q", truncate(after.Text, 600))
 	}
-	// Nothing the model holds says otherwise. (The PostToolUseFailure
-	// hook repeats it in its own words, "process died during this call
-	// and mcp-heal restarted it; ... may or may not have taken effect":
-	// consistent, but a second telling.)
+	// Nothing the model holds says otherwise, and no hook tells it again
+	// in other words: the shim's error is the one account.
 	held := heldText(s.model.ForTurn(3))
 	for _, false_ := range []string{"still running", "Retry the call", "killed by signal 9 (SIGKILL); this call waited"} {
 		if strings.Contains(held, false_) {
 			t.Errorf("the model holds %q about the cut call: %q", false_, truncate(held, 2000))
+		}
+	}
+	for turn, c := range allHookContexts(s.model) {
+		for event, text := range c {
+			if strings.Contains(text, "may or may not have taken effect") {
+				t.Errorf("turn %d: the %s hook tells the cut call's account again: %q", turn, event, truncate(text, 600))
+			}
 		}
 	}
 	t.Logf("hook contexts: %v", allHookContexts(s.model))

@@ -131,7 +131,13 @@ func (h *Handler) healWrapped(in *Input, server string, m health.Match, r *state
 		}
 		return advise(health.ActNone, sit), true
 	case m.Class == health.ShimRestarted:
-		return advise(health.ActNone, sit), true
+		// The error the model holds is the shim's own account, in
+		// mcp-heal's words (what ended the server, that the call may or
+		// may not have taken effect, that it was restarted): a second
+		// telling in other words would be a second account (issue 30).
+		o := advise(health.ActNone, sit)
+		o.advice = ""
+		return o, true
 	case m.Class == health.IdleTimeout || m.Class == health.RequestTimeout:
 		if err := state.SignalShim(r, syscall.SIGHUP, h.Signal); err != nil {
 			h.Log.Warn("signalling shim", "pid", r.ShimPID, "err", err)
