@@ -28,22 +28,32 @@ import (
 // server restarted (health.DiedError) tells the model instead, and no note
 // follows it.
 
+// restartNote is the restart the model has not been told of yet: the
+// next tools/call result carries it, or an error that tells it.
+type restartNote struct {
+	cause health.Cause
+	due   bool
+	// key names this restart's note for state.ClaimTold; pending is the
+	// note published in the record for the hook.
+	key, pending string
+}
+
 // noteRestart records that the model is owed the news of a restart for
 // cause c. Called with mu held.
 func (s *Shim) noteRestart(c health.Cause) {
 	s.forgetNoteClaim() // the previous restart's note is no longer owed
-	s.note, s.noteDue, s.notePending = c, true, ""
-	s.noteKey = fmt.Sprintf("restart-note-%d-%d-%d", s.pid, s.start.UnixNano(), s.restarts)
+	s.note.cause, s.note.due, s.note.pending = c, true, ""
+	s.note.key = fmt.Sprintf("restart-note-%d-%d-%d", s.pid, s.start.UnixNano(), s.restarts)
 }
 
 // forgetNoteClaim removes the claim of the last restart note, if any
 // (state.ForgetClaim): a shim leaves one claim at most behind, not one per
 // restart.
 func (s *Shim) forgetNoteClaim() {
-	if s.noteKey == "" || !s.o.Record {
+	if s.note.key == "" || !s.o.Record {
 		return
 	}
-	if err := state.ForgetClaim(s.noteKey); err != nil {
+	if err := state.ForgetClaim(s.note.key); err != nil {
 		s.log.Warn("forgetting a restart note's claim", "err", err)
 	}
 }
@@ -57,11 +67,11 @@ func (s *Shim) forgetNoteClaim() {
 // key first (state.ClaimTold) tells the model, so it is told once. Called
 // with mu held.
 func (s *Shim) withNote(e *entry, line []byte) (out []byte, changed bool) {
-	if !s.noteDue || e.method != "tools/call" {
+	if !s.note.due || e.method != "tools/call" {
 		return line, false
 	}
-	if s.notePending != "" && state.Claimed(s.noteKey) {
-		s.noteDue, s.notePending = false, "" // the hook told the model
+	if s.note.pending != "" && state.Claimed(s.note.key) {
+		s.note.due, s.note.pending = false, "" // the hook told the model
 		return line, true
 	}
 	o := health.Outcome{Kind: health.OutcomeFresh}
@@ -71,7 +81,7 @@ func (s *Shim) withNote(e *entry, line []byte) (out []byte, changed bool) {
 	case e.at.Before(s.run.upSince):
 		o.Kind = health.OutcomeQueued
 	}
-	out, ok := addText(line, health.RestartNote(s.o.Name, s.note, o))
+	out, ok := addText(line, health.RestartNote(s.o.Name, s.note.cause, o))
 	if !ok {
 		// An error reply, or no content array: a later result. Of a
 		// structured one, or of the server's own error (a database
@@ -80,16 +90,16 @@ func (s *Shim) withNote(e *entry, line []byte) (out []byte, changed bool) {
 		// calls late, issue 32), the hooks tell the model: the
 		// PostToolUseFailure hook of this very call, or the PreToolUse
 		// hook of the next.
-		if s.o.Record && s.notePending == "" && (gjson.GetBytes(line, "result.structuredContent").Exists() || gjson.GetBytes(line, "error").Exists()) {
-			s.notePending = health.RestartNote(s.o.Name, s.note, health.Outcome{Kind: health.OutcomeFresh})
+		if s.o.Record && s.note.pending == "" && (gjson.GetBytes(line, "result.structuredContent").Exists() || gjson.GetBytes(line, "error").Exists()) {
+			s.note.pending = health.RestartNote(s.o.Name, s.note.cause, health.Outcome{Kind: health.OutcomeFresh})
 			return line, true
 		}
 		return line, false
 	}
 	changed = true // the record drops note_key (and note)
-	s.noteDue, s.notePending = false, ""
+	s.note.due, s.note.pending = false, ""
 	if s.o.Record {
-		if won, err := state.ClaimTold(s.noteKey); err == nil && !won {
+		if won, err := state.ClaimTold(s.note.key); err == nil && !won {
 			return line, changed // a hook told it meanwhile
 		}
 	}

@@ -38,15 +38,15 @@ func (s *Shim) record() {
 		FailedCalls:     s.failedN,
 		Started:         s.start.UTC(),
 	}
-	if s.noteDue {
+	if s.note.due {
 		// The model is owed the news of this restart: whoever claims
 		// the key's told/ marker first tells it (the plugin's monitor,
 		// the PreToolUse hook for a Note, or withNote).
-		r.NoteKey = s.noteKey
+		r.NoteKey = s.note.key
 	}
 	r.NotAnswering = s.quietRecord(s.run.quiet)
-	if s.notePending != "" {
-		r.Note = s.notePending
+	if s.note.pending != "" {
+		r.Note = s.note.pending
 	}
 	if s.run.childPID != 0 {
 		r.ChildStarted = s.run.childAt.UTC()

@@ -190,9 +190,9 @@ func (s *Shim) ignoredReply(e *entry, ex upstream.Exit) []byte {
 	if e.method == "server/discover" {
 		return jsonrpc.ErrorReply(e.id, jsonrpc.CodeMethodNotFound, health.DiscoverIgnored, map[string]any{"reason": "ignored", "retried": false})
 	}
-	due := s.noteDue
+	due := s.note.due
 	r := s.diedReply(e, ex, "ignored", "ignored", "")
-	s.noteDue = due
+	s.note.due = due
 	return r
 }
 
@@ -208,7 +208,7 @@ func (s *Shim) diedReply(e *entry, ex upstream.Exit, reason, rule, purpose strin
 	o := health.Outcome{Kind: health.OutcomeNotResent, Why: health.NotResentWhy(rule, e.retries+1, e.method), Effect: !e.cursor}
 	msg := health.DiedError(s.o.Name, c, o, e.cursor, continuationAdvice(e))
 	// This error tells the model of the restart: no note on a later answer.
-	s.noteDue = false
+	s.note.due = false
 	data := errData{Reason: reason, Retried: false, Server: s.o.Name, Method: e.method, Tool: e.tool, Exit: &ex.Exit, StderrTail: ex.StderrTail, Attempts: e.retries + 1}
 	return jsonrpc.ErrorReply(e.id, jsonrpc.CodeInternalError, msg, data)
 }

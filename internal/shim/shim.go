@@ -34,7 +34,6 @@ import (
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/clock"
-	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 	"github.com/mcp-heal/mcp-heal/internal/liveness"
 	"github.com/mcp-heal/mcp-heal/internal/state"
@@ -157,13 +156,7 @@ type Shim struct {
 
 	closers sync.WaitGroup // upstreams being closed by kill; Run waits
 
-	// note is the restart the model has not been told of yet (note.go):
-	// the next tools/call result carries it, or an error that tells it.
-	note    health.Cause
-	noteDue bool
-	// noteKey names this restart's note for state.ClaimTold, notePending
-	// is the note published in the record for the hook (note.go).
-	noteKey, notePending string
+	note restartNote // the restart the model has not been told of yet (note.go)
 
 	lim pumpLimits // see pump.go
 

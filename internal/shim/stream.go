@@ -91,7 +91,7 @@ func (s *Shim) mayStream(head []byte, r *run) bool {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if r != s.run || s.noteDue {
+	if r != s.run || s.note.due {
 		return false
 	}
 	if id != nil {
@@ -200,7 +200,7 @@ func (s *Shim) cutReply(e *entry, ex upstream.Exit, purpose string) []byte {
 	if purpose != "" {
 		c = health.Cause{Kind: state.CauseRestart, Detail: purpose}
 	}
-	s.noteDue = false
+	s.note.due = false
 	data := errData{Reason: "answer-cut", Server: s.o.Name, Method: e.method, Tool: e.tool, Exit: &ex.Exit, StderrTail: ex.StderrTail, Attempts: e.retries + 1, Bytes: e.cut}
 	return jsonrpc.ErrorReply(e.id, jsonrpc.CodeInternalError, health.CutError(s.o.Name, c, e.cut, !s.isFailed()), data)
 }

@@ -117,7 +117,7 @@ func (s *Shim) taskGoneReply(e *entry, line []byte) []byte {
 	if !ok {
 		return line // forgotten (maxTasks): the server's own answer
 	}
-	s.noteDue = false // it says the server was restarted
+	s.note.due = false // it says the server was restarted
 	said := gjson.GetBytes(line, "error.message").String()
 	data := errData{Reason: "task-gone", Server: s.o.Name, Method: e.method, Task: e.task, Attempts: e.retries + 1}
 	return jsonrpc.ErrorReply(e.id, jsonrpc.CodeInternalError, health.TaskGoneError(s.o.Name, c, e.task, said), data)
