@@ -19,23 +19,35 @@ func FuzzReader(f *testing.F) {
 	f.Add([]byte("\n\n\r\n"), 1)
 	f.Fuzz(func(t *testing.T, in []byte, chunk int) {
 		r, want := cutReader(in, chunk)
-		jr := NewReader(r)
-		for i := 0; ; i++ {
-			got, err := jr.Next()
-			if errors.Is(err, io.EOF) {
-				if i != len(want) {
-					t.Fatalf("got %d lines, want %d", i, len(want))
-				}
-				return
-			}
+		readAll(t, NewReader(r), want, func(i int, got []byte, err error) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if i >= len(want) || !bytes.Equal(got, want[i]) {
+			if !bytes.Equal(got, want[i]) {
 				t.Fatalf("line %d: got %q", i, got)
 			}
-		}
+		})
 	})
+}
+
+// readAll reads jr to its end and calls check on each line it returns (or
+// its error), the i-th of want being what it should be. It fails t when jr
+// returns more lines than want or fewer.
+func readAll(t *testing.T, jr *Reader, want [][]byte, check func(i int, got []byte, err error)) {
+	t.Helper()
+	for i := 0; ; i++ {
+		got, err := jr.Next()
+		if errors.Is(err, io.EOF) {
+			if i != len(want) {
+				t.Fatalf("got %d lines, want %d", i, len(want))
+			}
+			return
+		}
+		if i >= len(want) {
+			t.Fatalf("extra line %q, %v", got, err)
+		}
+		check(i, got, err)
+	}
 }
 
 // cutReader reads in cut into reads as chunk picks (half reads, one byte

@@ -108,24 +108,13 @@ func FuzzReaderMax(f *testing.F) {
 			return
 		}
 		r, want := cutReader(in, chunk)
-		jr := NewReaderMax(r, max)
-		for i := 0; ; i++ {
-			got, err := jr.Next()
-			if errors.Is(err, io.EOF) {
-				if i != len(want) {
-					t.Fatalf("got %d lines, want %d", i, len(want))
-				}
-				return
-			}
-			if i >= len(want) {
-				t.Fatalf("extra line %q, %v", got, err)
-			}
+		readAll(t, NewReaderMax(r, max), want, func(i int, got []byte, err error) {
 			var tl *TooLongError
 			if errors.As(err, &tl) {
 				if len(want[i]) <= max || tl.Len != int64(len(want[i])) || !bytes.HasPrefix(want[i], tl.Head) {
 					t.Fatalf("line %d (%d bytes, max %d): TooLongError %d bytes", i, len(want[i]), max, tl.Len)
 				}
-				continue
+				return
 			}
 			if err != nil {
 				t.Fatal(err)
@@ -133,7 +122,7 @@ func FuzzReaderMax(f *testing.F) {
 			if !bytes.Equal(got, want[i]) {
 				t.Fatalf("line %d: got %q, want %q", i, got, want[i])
 			}
-		}
+		})
 	})
 }
 
