@@ -19,6 +19,10 @@ type Options struct {
 	ManagedDir string
 	// Files reads every file ccpolicy reads for these options; nil is OS.
 	Files Reader
+	// Getenv is the session's environment, for the ${VAR} Claude Code
+	// expands in a command and its rules before comparing them; nil is
+	// the process's.
+	Getenv func(string) string
 }
 
 // FromEnv is the one place Options are made from a process's environment:
@@ -26,7 +30,7 @@ type Options struct {
 // else cwd (a hook payload's), else the working directory; the home is
 // $HOME, else the user's; the config folder $CLAUDE_CONFIG_DIR.
 func FromEnv(getenv func(string) string, project, cwd string) (Options, error) {
-	o := Options{Home: getenv("HOME"), ConfigDir: getenv("CLAUDE_CONFIG_DIR")}
+	o := Options{Home: getenv("HOME"), ConfigDir: getenv("CLAUDE_CONFIG_DIR"), Getenv: getenv}
 	if o.Home == "" {
 		o.Home, _ = os.UserHomeDir()
 	}

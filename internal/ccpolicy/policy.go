@@ -189,7 +189,7 @@ func Load(o Options) *Policy {
 	}
 	var from []string
 	for _, s := range append(managedObjs, userObjs...) {
-		p.deny = append(p.deny, rules(last(s.obj, "deniedMcpServers"), s.file)...)
+		p.deny = append(p.deny, rules(last(s.obj, "deniedMcpServers"), s.file, o.getenv())...)
 	}
 	allowSrc := append(managedObjs, userObjs...)
 	if managedOnly {
@@ -199,7 +199,7 @@ func Load(o Options) *Policy {
 		if v := last(s.obj, "allowedMcpServers"); v.IsArray() {
 			p.allowSet = true
 			from = append(from, s.file)
-			p.allow = append(p.allow, rules(v, s.file)...)
+			p.allow = append(p.allow, rules(v, s.file, o.getenv())...)
 		}
 	}
 	p.allowFrom = strings.Join(from, ", ")
@@ -213,8 +213,8 @@ func Load(o Options) *Policy {
 
 // rules reads a deniedMcpServers or allowedMcpServers list. An entry must
 // hold exactly one of serverName, serverCommand, serverUrl; others are
-// skipped.
-func rules(v gjson.Result, file string) []rule {
+// skipped. A command's ${VAR} are expanded, as Claude Code does.
+func rules(v gjson.Result, file string, getenv func(string) string) []rule {
 	var out []rule
 	v.ForEach(func(_, e gjson.Result) bool {
 		r := rule{file: file}
@@ -227,7 +227,7 @@ func rules(v gjson.Result, file string) []rule {
 			ok := true
 			x.ForEach(func(_, a gjson.Result) bool {
 				ok = a.Type == gjson.String
-				cmd = append(cmd, a.Str)
+				cmd = append(cmd, expandVars(a.Str, getenv))
 				return ok
 			})
 			if ok && len(cmd) > 0 {
