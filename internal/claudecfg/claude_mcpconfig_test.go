@@ -54,7 +54,7 @@ func TestMCPConfigMatchesClaude(t *testing.T) {
 			} {
 				t.Run(tt.name, func(t *testing.T) {
 					t.Parallel()
-					p := newPolicyWorld(t, claude, heal, false, false, false)
+					p := newPolicyWorld(t, claude, heal, false, false, false, "")
 					tool := "mcp__" + tt.server + "__echo"
 					m, err := e2e.NewModel(e2e.Turn{Tools: []e2e.ToolUse{{Name: tool, Input: map[string]any{"text": "hi"}}}}, e2e.Turn{Text: "done"})
 					if err != nil {
@@ -66,7 +66,7 @@ func TestMCPConfigMatchesClaude(t *testing.T) {
 					cfg := filepath.Join(p.base, "mcp.json")
 					dyn, _ := json.Marshal(map[string]any{"command": "/bin/sh", "args": []string{"-c", `echo ran >> "$MARKS/dyn"; exec ` + heal + ` example-server --name dyn`}})
 					p.write(cfg, `{"mcpServers":{"`+tt.server+`":`+string(dyn)+`}}`)
-					p.env = []string{"ANTHROPIC_BASE_URL=" + m.URL, "ANTHROPIC_API_KEY=sk-fake", "ENABLE_TOOL_SEARCH=false", "HOOKLOG=" + hooklog}
+					p.env = append(p.env, "ANTHROPIC_BASE_URL="+m.URL, "ANTHROPIC_API_KEY=sk-fake", "ENABLE_TOOL_SEARCH=false", "HOOKLOG="+hooklog)
 					args := []string{"-p", "call the tool", "--output-format", "json", "--mcp-config", cfg}
 					if tt.strict {
 						args = append(args, "--strict-mcp-config")

@@ -36,7 +36,7 @@ import (
 // does: its own command, or the user's x's), allowManagedMcpServersOnly,
 // serverCommand rules whose argv differs from the entry's (an extra
 // argument, fewer, another order, a relative command in the rule or the
-// entry) and serverUrl patterns (no path, a star in the host or port,
+// entry, ${VAR} in the entry or the rule) and serverUrl patterns (no path, a star in the host or port,
 // capitals, another scheme, host, port or path, a lone star, no scheme).
 // Each state logs what `claude mcp list` ran. --mcp-config, with and
 // without --strict-mcp-config, is TestMCPConfigMatchesClaude, in live
@@ -67,6 +67,7 @@ func TestPolicyMatchesClaude(t *testing.T) {
 		remote                                            bool   // x is a remote (http) entry
 		relative                                          bool   // x's command is "sh", found on PATH, not /bin/sh
 		named                                             bool   // x's URL names the host localhost, not 127.0.0.1
+		extra                                             string // one more argument of x's command, as written (POLICY_ARG=val in the environment)
 		plugin                                            string // a plugin provides an x too: "own" (its own command), "same" (the user's x's command and arguments)
 		repo                                              string // the clone's record in ~/.claude.json under its parent ("" none): x also in its .mcp.json
 		afterWrap                                         bool   // the rules are written after wrap --all
@@ -113,14 +114,19 @@ func TestPolicyMatchesClaude(t *testing.T) {
 		"managed only - plugin server - list names user": {plugin: "own", managed: `{"allowManagedMcpServersOnly":true,"allowedMcpServers":[{"serverName":"x"}]}`},
 
 		// Command rules whose argv differs from the entry's.
-		"deny command - extra argument":          {user: denyCmd("@CMDEXTRA@")},
-		"deny command - fewer arguments":         {user: denyCmd("@CMDSHORT@")},
-		"deny command - another order":           {user: denyCmd("@CMDSWAP@")},
-		"deny command - rule relative":           {user: denyCmd("@RELCMD@")},
-		"deny command - entry relative":          {user: denyCmd("@ABSCMD@"), relative: true},
-		"deny command - both relative":           {user: denyCmd("@RELCMD@"), relative: true},
-		"managed allow command - extra argument": {managed: `{"allowedMcpServers":[{"serverCommand":@CMDEXTRA@}]}`},
-		"managed allow command - entry relative": {managed: `{"allowedMcpServers":[{"serverCommand":@ABSCMD@}]}`, relative: true},
+		"deny command - extra argument":              {user: denyCmd("@CMDEXTRA@")},
+		"deny command - fewer arguments":             {user: denyCmd("@CMDSHORT@")},
+		"deny command - another order":               {user: denyCmd("@CMDSWAP@")},
+		"deny command - rule relative":               {user: denyCmd("@RELCMD@")},
+		"deny command - entry relative":              {user: denyCmd("@ABSCMD@"), relative: true},
+		"deny command - both relative":               {user: denyCmd("@RELCMD@"), relative: true},
+		"managed allow command - extra argument":     {managed: `{"allowedMcpServers":[{"serverCommand":@CMDEXTRA@}]}`},
+		"managed allow command - entry relative":     {managed: `{"allowedMcpServers":[{"serverCommand":@ABSCMD@}]}`, relative: true},
+		"deny command - entry var - rule its value":  {user: denyCmd("@CMDVAL@"), extra: "${POLICY_ARG}"},
+		"deny command - entry value - rule var":      {user: denyCmd("@CMDREF@"), extra: "val"},
+		"deny command - entry default - rule it":     {user: denyCmd("@CMDDFLT@"), extra: "${POLICY_UNSET:-dflt}"},
+		"deny command - entry var - rule as written": {user: denyCmd("@CMD@"), extra: "${POLICY_ARG}"},
+		"managed allow command - entry var":          {managed: `{"allowedMcpServers":[{"serverCommand":@CMDVAL@}]}`, extra: "${POLICY_ARG}"},
 
 		// URL patterns.
 		"deny url - any port and path":      {user: denyURL("http://127.0.0.1:*/*"), remote: true},
@@ -146,7 +152,7 @@ func TestPolicyMatchesClaude(t *testing.T) {
 			for name, st := range states {
 				t.Run(name, func(t *testing.T) {
 					t.Parallel()
-					p := newPolicyWorld(t, claude, heal, st.remote, st.relative, st.named)
+					p := newPolicyWorld(t, claude, heal, st.remote, st.relative, st.named, st.extra)
 					if st.plugin != "" {
 						p.installPlugin(st.plugin == "same")
 					}
@@ -155,7 +161,9 @@ func TestPolicyMatchesClaude(t *testing.T) {
 							"@CMDEXTRA@", p.argvJSON(append(p.cmd[:len(p.cmd):len(p.cmd)], "extra")), "@CMDSHORT@", p.argvJSON(p.cmd[:2]),
 							"@CMDSWAP@", p.argvJSON([]string{p.cmd[0], p.cmd[2], p.cmd[1]}),
 							"@RELCMD@", p.argvJSON(append([]string{"sh"}, p.cmd[1:]...)), "@ABSCMD@", p.argvJSON(append([]string{"/bin/sh"}, p.cmd[1:]...)),
-							"@PLUGINCMD@", p.argvJSON(p.pluginCmd)).Replace(s)
+							"@PLUGINCMD@", p.argvJSON(p.pluginCmd),
+							"@CMDVAL@", p.argvJSON(append(p.cmd[:3:3], "val")), "@CMDREF@", p.argvJSON(append(p.cmd[:3:3], "${POLICY_ARG}")),
+							"@CMDDFLT@", p.argvJSON(append(p.cmd[:3:3], "dflt"))).Replace(s)
 					}
 					rules := func() {
 						p.write(filepath.Join(p.home, ".claude", "settings.json"), fill(st.user))
@@ -206,6 +214,7 @@ func TestPolicyMatchesClaude(t *testing.T) {
 					if st.plugin != "" {
 						p.heal(`{"hook_event_name":"PostToolUseFailure","session_id":"s","tool_name":"mcp__plugin_pl_x__echo","error":"MCP server \"plugin:pl:x\" is not connected","mcp_server":{"name":"plugin:pl:x","source":"plugin"}}`, "hook", "PostToolUseFailure")
 						p.nothingRan("the failure hook (plugin:pl:x, source plugin)")
+						p.pluginHooks(strings.Contains(session, "plugin"))
 					}
 					p.heal(`{"hook_event_name":"SessionStart","session_id":"s","source":"startup"}`, "hook", "SessionStart")
 					p.nothingRan("the SessionStart hook")
@@ -249,9 +258,10 @@ type policyWorld struct {
 	lastList        string
 	remote, hasRepo bool
 	env             []string // more environment for every command
+	pluginPayload   json.RawMessage
 }
 
-func newPolicyWorld(t *testing.T, claude, bin string, remote, relative, named bool) *policyWorld {
+func newPolicyWorld(t *testing.T, claude, bin string, remote, relative, named bool, extra string) *policyWorld {
 	base, _ := filepath.EvalSymlinks(testenv.TempDir(t))
 	if strings.ContainsAny(base, ",:") {
 		t.Fatalf("%s: overlayfs options cannot name a folder with a comma or colon", base)
@@ -269,6 +279,10 @@ func newPolicyWorld(t *testing.T, claude, bin string, remote, relative, named bo
 		sh = "sh"
 	}
 	p.cmd = []string{sh, "-c", `echo ran >> "$MARKS/x"; exec ` + bin + ` example-server --name x`}
+	if extra != "" {
+		p.cmd = append(p.cmd, extra) // sh's $0
+	}
+	p.env = []string{"POLICY_ARG=val"}
 	entry, _ := json.Marshal(map[string]any{"command": p.cmd[0], "args": p.cmd[1:]})
 	if remote {
 		p.url, p.requests = countingServer(t)
@@ -447,23 +461,38 @@ func (p *policyWorld) claudeRuns() string {
 	return strings.Join(runs, "+")
 }
 
-// sessionRuns is what a `claude -p` session, against a stand-in model
-// that answers with text, starts of x and plugin:pl:x: as ran names them.
+// sessionRuns is what a `claude -p` session, against a stand-in model,
+// starts of x and plugin:pl:x: as ran names them. With a plugin
+// installed, the model calls the plugin's x, and a PreToolUse hook of the
+// user's settings records the payload Claude Code sends for it
+// (p.pluginPayload; nil when Claude Code did not offer the tool).
 func (p *policyWorld) sessionRuns() string {
 	p.t.Helper()
-	m, err := e2e.NewModel(e2e.Turn{Text: "done"})
+	script := []e2e.Turn{{Text: "done"}}
+	hooklog := filepath.Join(p.base, "hooks.jsonl")
+	if p.pluginCmd != nil {
+		script = append([]e2e.Turn{{Tools: []e2e.ToolUse{{Name: pluginTool, Input: map[string]any{"text": "hi"}}}}}, script...)
+		p.write(filepath.Join(p.home, ".claude", "settings.json"), `{"permissions":{"allow":["mcp__plugin_pl_x"]},"hooks":{"PreToolUse":[{"matcher":"mcp__.*","hooks":[{"type":"command","command":"cat >> \"$HOOKLOG\"; echo >> \"$HOOKLOG\""}]}]}}`)
+	}
+	m, err := e2e.NewModel(script...)
 	if err != nil {
 		p.t.Fatal(err)
 	}
 	defer m.Close()
 	env := p.env
-	p.env = append(env[:len(env):len(env)], "ANTHROPIC_BASE_URL="+m.URL, "ANTHROPIC_API_KEY=sk-fake", "ENABLE_TOOL_SEARCH=false")
+	p.env = append(env[:len(env):len(env)], "ANTHROPIC_BASE_URL="+m.URL, "ANTHROPIC_API_KEY=sk-fake", "ENABLE_TOOL_SEARCH=false", "HOOKLOG="+hooklog)
 	defer func() { p.env = env }()
 	if out := p.command("", p.claude, "-p", "hi", "--output-format", "json"); !strings.Contains(out, "done") {
 		p.t.Fatalf("claude -p did not finish:\n%s", out)
 	}
+	if ps := hookPayloads(p.t, hooklog); len(ps) > 0 {
+		p.pluginPayload = ps[0]
+	}
 	return p.ran()
 }
+
+// pluginTool is the plugin's x's echo tool, as Claude Code names it.
+const pluginTool = "mcp__plugin_pl_x__echo"
 
 // healRuns is what `mcp-heal status --json` says Claude Code runs of x
 // and plugin:pl:x: not shadowed, approved when it must be, not blocked by
@@ -518,4 +547,36 @@ func countingServer(t *testing.T) (string, *atomic.Int64) {
 	}))
 	t.Cleanup(ts.Close)
 	return ts.URL + "/mcp", &n
+}
+
+// pluginHooks feeds the PreToolUse payload the session sent for the
+// plugin's x (when it ran) to mcp-heal's hooks, as it came and as a
+// failure of the call: its source must be "plugin", and they start
+// nothing.
+func (p *policyWorld) pluginHooks(ran bool) {
+	p.t.Helper()
+	if !ran {
+		if p.pluginPayload != nil {
+			p.t.Errorf("the session called the plugin's x, which it did not start: %s", p.pluginPayload)
+		}
+		return
+	}
+	if p.pluginPayload == nil {
+		p.t.Fatal("the session started the plugin's x, but its call reached no PreToolUse hook")
+	}
+	var obj map[string]any
+	json.Unmarshal(p.pluginPayload, &obj)
+	p.t.Logf("the session's PreToolUse payload for %s: mcp_server %v", pluginTool, obj["mcp_server"])
+	if srv, _ := obj["mcp_server"].(map[string]any); srv["source"] != "plugin" || srv["name"] != "plugin:pl:x" {
+		p.t.Errorf("the plugin's x came with mcp_server %v, not plugin:pl:x from source plugin", obj["mcp_server"])
+	}
+	p.heal(string(p.pluginPayload), "hook", "PreToolUse")
+	p.nothingRan("mcp-heal's PreToolUse hook, given the session's payload for the plugin's x")
+	obj["hook_event_name"], obj["error"] = "PostToolUseFailure", `MCP server "plugin:pl:x" is not connected`
+	b, _ := json.Marshal(obj)
+	p.heal(string(b), "hook", "PostToolUseFailure")
+	p.nothingRan("mcp-heal's PostToolUseFailure hook, given the session's payload for the plugin's x")
+	if dir := os.Getenv("MCP_HEAL_RECORD_PAYLOADS"); dir != "" {
+		os.WriteFile(filepath.Join(dir, "PreToolUse.mcp-plugin.json"), p.pluginPayload, 0o600)
+	}
 }
