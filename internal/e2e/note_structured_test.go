@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -26,16 +25,7 @@ func TestRestartNoteStructuredOnce(t *testing.T) {
 	}
 	var s *session
 	kill := weather("Chicago")
-	kill.Before = func() error {
-		p, err := s.killServer(every)
-		if err != nil {
-			return err
-		}
-		if _, err := waitProc(s.claudePID(), every, 30*time.Second, p.PID); err != nil {
-			return fmt.Errorf("the shim did not restart the server: %w", err)
-		}
-		return nil
-	}
+	kill.Before = func() error { return s.killRestarted(every, 30*time.Second) }
 	s = newSession(t, weather("New York"), kill, weather("Los Angeles"), weather("Chicago"), Turn{Text: "Done."})
 	s.withPlugin()
 	s.addStdio("every", true, nil, testenv.NPMBin(t, "mcp-server-everything", testenv.ServerEverything), "stdio")

@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -30,17 +29,8 @@ func TestRestartNoteReachesModelOnce(t *testing.T) {
 	s = newSession(t,
 		Turn{Tools: []ToolUse{call("every", "echo", map[string]any{"message": "warm"})}},
 		Turn{
-			Before: func() error {
-				p, err := s.killServer(every)
-				if err != nil {
-					return err
-				}
-				if _, err := waitProc(s.claudePID(), every, 30*time.Second, p.PID); err != nil {
-					return fmt.Errorf("the shim did not restart the server: %w", err)
-				}
-				return nil
-			},
-			Tools: []ToolUse{call("every", "get-structured-content", map[string]any{"location": "Chicago"})},
+			Before: func() error { return s.killRestarted(every, 30*time.Second) },
+			Tools:  []ToolUse{call("every", "get-structured-content", map[string]any{"location": "Chicago"})},
 		},
 		Turn{Tools: []ToolUse{call("every", "echo", map[string]any{"message": "again"})}},
 		Turn{Tools: []ToolUse{call("every", "echo", map[string]any{"message": "last"})}},

@@ -119,6 +119,19 @@ func (s *session) killServer(match func([]string) bool) (proc, error) {
 	return p, err
 }
 
+// killRestarted kills the server that matches (killServer) and waits up
+// to within for the shim to start a new one in its place.
+func (s *session) killRestarted(match func([]string) bool, within time.Duration) error {
+	p, err := s.killServer(match)
+	if err != nil {
+		return err
+	}
+	if _, err := waitProc(s.claudePID(), match, within, p.PID); err != nil {
+		return fmt.Errorf("the shim did not restart the server: %w", err)
+	}
+	return nil
+}
+
 // readBytes is how many bytes pid has read so far (rchar in /proc/pid/io).
 func readBytes(pid int) int64 {
 	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "io"))
