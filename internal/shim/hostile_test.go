@@ -46,16 +46,7 @@ func fakeHostile() {
 	text := func(s string) string { return `{"content":[{"type":"text","text":"` + s + `"}]}` }
 	var refused sync.WaitGroup
 	var nRefused int
-	r := jsonrpc.NewReader(os.Stdin)
-	for {
-		line, err := r.Next()
-		if err != nil {
-			return
-		}
-		m, err := jsonrpc.Peek(line)
-		if err != nil {
-			os.Exit(9)
-		}
+	for line, m := range stdinMessages() {
 		id := bytes.Clone(m.ID)
 		switch {
 		case m.Kind == jsonrpc.KindResponse:

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -165,4 +166,26 @@ func fakeSink() {
 	}
 	os.Stdout.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/done"}` + "\n"))
 	io.Copy(io.Discard, os.Stdin)
+}
+
+// stdinMessages are the messages a fake server reads on its stdin, each
+// line with what jsonrpc.Peek makes of it, until EOF. A line that is not
+// JSON-RPC ends the fake with exit status 9.
+func stdinMessages() iter.Seq2[[]byte, jsonrpc.Msg] {
+	return func(yield func([]byte, jsonrpc.Msg) bool) {
+		r := jsonrpc.NewReader(os.Stdin)
+		for {
+			line, err := r.Next()
+			if err != nil {
+				return
+			}
+			m, err := jsonrpc.Peek(line)
+			if err != nil {
+				os.Exit(9)
+			}
+			if !yield(line, m) {
+				return
+			}
+		}
+	}
 }

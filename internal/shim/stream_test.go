@@ -38,16 +38,7 @@ import (
 func fakeHalfway() {
 	w := bufio.NewWriterSize(os.Stdout, 64<<10)
 	var tail []byte
-	r := jsonrpc.NewReader(os.Stdin)
-	for {
-		line, err := r.Next()
-		if err != nil {
-			return
-		}
-		m, err := jsonrpc.Peek(line)
-		if err != nil {
-			os.Exit(9)
-		}
+	for line, m := range stdinMessages() {
 		if f := os.Getenv("FAKE_METHODS"); f != "" {
 			if fd, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
 				fmt.Fprintln(fd, m.Method)
