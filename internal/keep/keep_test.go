@@ -55,6 +55,16 @@ func newEnv(t *testing.T) *env {
 	return e
 }
 
+// newKept is a test's environment with its first shim, kept for a
+// minute (--keep 1m), through the handshake.
+func newKept(t *testing.T) (*env, *client) {
+	t.Helper()
+	e := newEnv(t)
+	a := e.shim(t, "1m")
+	a.handshake()
+	return e, a
+}
+
 func (e *env) shim(t *testing.T, window string, extra ...string) *client {
 	t.Helper()
 	return e.shimOf(t, window, append([]string{e.bin, "example-server"}, extra...)...)
@@ -257,9 +267,7 @@ func TestWindowExpires(t *testing.T) {
 // answers.
 func TestSecondClientGetsItsOwn(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	a := e.shim(t, "1m")
-	a.handshake()
+	e, a := newKept(t)
 	b := e.shim(t, "1m")
 	b.handshake()
 	pa, pb := a.info().Get("pid").Int(), b.info().Get("pid").Int()
@@ -299,9 +307,7 @@ func (e *env) run(t *testing.T, args ...string) string {
 // is a new identity: the new shim does not re-attach to the old server,
 // and the old kept server is stopped rather than kept; doctor says why.
 func TestConfigChangeNotKept(t *testing.T) {
-	e := newEnv(t)
-	a := e.shim(t, "1m")
-	a.handshake()
+	e, a := newKept(t)
 	old := int(a.info().Get("pid").Int())
 	oldG := testenv.ParentPID(old)
 	a.kill()
@@ -352,9 +358,7 @@ func (e *env) stop(t *testing.T) {
 // answer, never the dead one's.
 func TestDeadShimsResponsesDropped(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	a := e.shim(t, "1m")
-	a.handshake()
+	e, a := newKept(t)
 	pid := a.info().Get("pid").Int()
 	a.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","arguments":{"ms":800}}}`)
 	time.Sleep(100 * time.Millisecond)
@@ -381,9 +385,7 @@ func TestDeadShimsResponsesDropped(t *testing.T) {
 // than the kept server negotiated gets a fresh server (the log says why).
 func TestVersionChangeRestarts(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	a := e.shim(t, "1m")
-	a.handshake()
+	e, a := newKept(t)
 	pid := a.info().Get("pid").Int()
 	a.kill()
 	e.keptRecord(t)
@@ -406,9 +408,7 @@ func TestVersionChangeRestarts(t *testing.T) {
 // exits at once instead of running the stop ladder.
 func TestSIGTERMAndEOFKeep(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	a := e.shim(t, "1m")
-	a.handshake()
+	e, a := newKept(t)
 	a.tool("counter_increment", `{}`)
 	pid := a.info().Get("pid").Int()
 	start := time.Now()
@@ -444,9 +444,7 @@ func TestSIGTERMAndEOFKeep(t *testing.T) {
 // next session re-attaches to the new one.
 func TestKeptServerCrashRespawns(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	a := e.shim(t, "1m")
-	a.handshake()
+	e, a := newKept(t)
 	pid := a.info().Get("pid").Int()
 	g := testenv.ParentPID(int(pid))
 	r, _ := a.call("tools/call", `{"name":"crash","arguments":{}}`)

@@ -16,9 +16,7 @@ import (
 // notifications/message at that level, and one that sends it gets its own.
 func TestLogLevelOutlivesItsClient(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	a := e.shim(t, "1m")
-	a.handshake()
+	e, a := newKept(t)
 	if r, _ := a.call("logging/setLevel", `{"level":"debug"}`); !r.Get("result").Exists() {
 		t.Fatalf("setLevel: %s", r.Raw)
 	}

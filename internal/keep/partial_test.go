@@ -16,9 +16,7 @@ import (
 // same warm process.
 func TestShimKilledMidWrite(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	a := e.shim(t, "1m")
-	a.handshake()
+	e, a := newKept(t)
 	a.tool("counter_increment", `{}`)
 	pid := int(a.info().Get("pid").Int())
 	// The server stops reading: the shim's write of a message far larger
