@@ -2,7 +2,6 @@ package plugin_test
 
 import (
 	"encoding/json"
-	"errors"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -56,25 +55,11 @@ func setVersion(t *testing.T, root, jsonText string) {
 func runCode(t *testing.T, root, home, stdin string, env []string, args ...string) (int, string, string) {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(root, "plugin", "mcp-heal"), args...)
-	base := claudeEnv(home)
-	for i, kv := range base {
-		if strings.HasPrefix(kv, "PATH=") {
-			base[i] = "PATH=/usr/bin:/bin" // no Go
-		}
-	}
+	base := noGoEnv(home)
 	cmd.Env = append(append(base, "CLAUDE_PLUGIN_ROOT="+root, "CLAUDE_PLUGIN_DATA="+filepath.Join(home, "plugin-data")), env...)
 	cmd.Dir = home
 	cmd.Stdin = strings.NewReader(stdin)
-	var o, e strings.Builder
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return ee.ExitCode(), o.String(), e.String()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return 0, o.String(), e.String()
+	return testenv.RunCode(t, cmd)
 }
 
 // TestLauncherHostileVersions is issue 16 item 4's other half: a plugin

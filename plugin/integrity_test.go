@@ -55,12 +55,7 @@ func releasedPlugin(t *testing.T) (root, bundled string) {
 func runPlugin(t *testing.T, root, home string, stdin string, args ...string) (string, string) {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(root, "plugin", "mcp-heal"), args...)
-	env := claudeEnv(home)
-	for i, kv := range env {
-		if strings.HasPrefix(kv, "PATH=") {
-			env[i] = "PATH=/usr/bin:/bin" // no Go
-		}
-	}
+	env := noGoEnv(home)
 	cmd.Env = append(env, "CLAUDE_PLUGIN_ROOT="+root, "CLAUDE_PLUGIN_DATA="+filepath.Join(home, "plugin-data"))
 	cmd.Stdin = strings.NewReader(stdin)
 	var o, e strings.Builder

@@ -15,12 +15,7 @@ import (
 func runNoData(t *testing.T, root, home string, args ...string) (string, string) {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(root, "plugin", "mcp-heal"), args...)
-	env := claudeEnv(home)
-	for i, kv := range env {
-		if strings.HasPrefix(kv, "PATH=") {
-			env[i] = "PATH=/usr/bin:/bin" // no Go
-		}
-	}
+	env := noGoEnv(home)
 	cmd.Env = append(env, "CLAUDE_PLUGIN_ROOT="+root)
 	var o, e strings.Builder
 	cmd.Stdout, cmd.Stderr = &o, &e

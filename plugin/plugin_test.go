@@ -34,6 +34,18 @@ func claudeEnv(home string) []string {
 	return append(env, testenv.GoEnv("GOCACHE", "GOMODCACHE", "GOPATH", "GOROOT", "GOPROXY", "GOFLAGS")...)
 }
 
+// noGoEnv is claudeEnv with a PATH that has no Go on it: a released
+// plugin's launcher must not need it.
+func noGoEnv(home string) []string {
+	env := claudeEnv(home)
+	for i, kv := range env {
+		if strings.HasPrefix(kv, "PATH=") {
+			env[i] = "PATH=/usr/bin:/bin" // no Go
+		}
+	}
+	return env
+}
+
 func runClaude(t *testing.T, claude, home, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(claude, args...)

@@ -2,10 +2,12 @@ package testenv
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -104,4 +106,21 @@ func StartPiped(tb testing.TB, cmd *exec.Cmd) (stdin io.WriteCloser, stdout io.R
 		tb.Fatalf("start %s: %v", cmd.Path, err)
 	}
 	return stdin, stdout
+}
+
+// RunCode runs cmd to its end with its stdout and stderr captured, and
+// returns its exit status with them. It fails tb only when cmd could not
+// run; a non-zero exit is the caller's to judge.
+func RunCode(tb testing.TB, cmd *exec.Cmd) (code int, stdout, stderr string) {
+	tb.Helper()
+	var o, e strings.Builder
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode(), o.String(), e.String()
+	} else if err != nil {
+		tb.Fatal(err)
+	}
+	return 0, o.String(), e.String()
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -103,16 +102,7 @@ func (p *plugin) run(t *testing.T, extraEnv []string, args ...string) (code int,
 	cmd := exec.Command(filepath.Join(p.root, "plugin", "mcp-heal"+exeSuffix(runtime.GOOS)), args...)
 	cmd.Env = append(append([]string{}, p.env...), extraEnv...)
 	cmd.Stdin = strings.NewReader(`{"hook_event_name":"x"}`)
-	var o, e strings.Builder
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return ee.ExitCode(), o.String(), e.String()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return 0, o.String(), e.String()
+	return testenv.RunCode(t, cmd)
 }
 
 func (p *plugin) ran(t *testing.T) string {
