@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -33,10 +32,7 @@ func TestStatuslineSetup(t *testing.T) {
 		cmd := exec.Command(bin, args...)
 		cmd.Env = append(env, "MCP_HEAL_CONTEXT=claude-code")
 		cmd.Stdin = strings.NewReader("")
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		cmd.Run()
-		return cmd.ProcessState.ExitCode(), out.String(), errb.String()
+		return testenv.RunCode(t, cmd)
 	}
 	settings := filepath.Join(home, ".claude", "settings.json")
 	// What /mcp-heal statusline runs: the plugin's launcher, whose

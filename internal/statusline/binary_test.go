@@ -76,17 +76,9 @@ func line(t *testing.T, bin string, payload string, env ...string) result {
 	cmd := exec.Command(bin, "statusline")
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdin = strings.NewReader(payload)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
 	start := time.Now()
-	err := cmd.Run()
-	r := result{stdout: out.String(), stderr: errb.String(), took: time.Since(start)}
-	if ee, ok := err.(*exec.ExitError); ok {
-		r.code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("run %s statusline: %v", bin, err)
-	}
-	return r
+	code, stdout, stderr := testenv.RunCode(t, cmd)
+	return result{stdout: stdout, stderr: stderr, code: code, took: time.Since(start)}
 }
 
 func (w *world) line(session string, env ...string) string {
