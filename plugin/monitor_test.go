@@ -44,11 +44,7 @@ func TestMonitorEndsWithPlugin(t *testing.T) {
 	cmd.Dir = home
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	done := testenv.StartWait(t, cmd)
 	select {
 	case err := <-done:
 		t.Fatalf("the monitor ended with its plugin installed: %v\nstdout: %s\nstderr: %s", err, out.String(), errb.String())

@@ -82,11 +82,7 @@ func runCapped(t *testing.T, dir string, env []string, stdin []byte, args ...str
 	// A process group of its own, so that the deadline stops the runner
 	// and the hook it started (which a FIFO would hold forever).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	done := testenv.StartWait(t, cmd)
 	select {
 	case <-done:
 	case <-time.After(60 * time.Second):

@@ -226,11 +226,7 @@ func TestLineNeverFails(t *testing.T) {
 	defer stdin.Close()
 	var out bytes.Buffer
 	cmd.Stdout = &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	done := testenv.StartWait(t, cmd)
 	select {
 	case err := <-done:
 		if err != nil || out.Len() != 0 {

@@ -124,3 +124,16 @@ func RunCode(tb testing.TB, cmd *exec.Cmd) (code int, stdout, stderr string) {
 	}
 	return 0, o.String(), e.String()
 }
+
+// StartWait starts cmd and returns the channel its Wait's error arrives
+// on once it ends, for a test that waits for it with a deadline. It fails
+// tb when cmd cannot start.
+func StartWait(tb testing.TB, cmd *exec.Cmd) <-chan error {
+	tb.Helper()
+	if err := cmd.Start(); err != nil {
+		tb.Fatalf("start %s: %v", cmd.Path, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	return done
+}

@@ -135,11 +135,7 @@ func TestCommitConcurrentWriter(t *testing.T) {
 	cmd.Env = append(os.Environ(), "MCP_HEAL_TEST_WRITER="+path, "MCP_HEAL_TEST_WRITER_FOR="+d.String())
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	done := testenv.StartWait(t, cmd)
 
 	var torn atomic.Int64
 	stop := make(chan struct{})
