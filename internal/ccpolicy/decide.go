@@ -26,7 +26,7 @@ func (p *Policy) Exclusive() string { return p.exclusive }
 func (p *Policy) Denies(e Entry, names ...string) (bool, string) {
 	ex := p.expand(e)
 	for _, r := range p.deny {
-		if r.matches(e, names...) || r.command != nil && r.matches(ex) {
+		if r.matches(e, names...) || r.command != nil && r.matches(ex) || r.url != nil && e.remote() && r.url.deniesLoosely(e.URL) {
 			return true, fmt.Sprintf("deniedMcpServers in %s blocks it by %s", r.file, r.kind())
 		}
 	}

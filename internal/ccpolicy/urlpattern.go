@@ -144,3 +144,35 @@ func numericLast(host string) bool {
 	}
 	return true
 }
+
+// deniesLoosely says whether a deny rule of pattern p matches raw in one
+// of the looser forms Claude Code 2.1.332 also tries for a deny rule
+// (2.1.328 does not; an allow rule never does): the URL without its
+// query and fragment, without its trailing slashes, and with the
+// pattern's trailing slashes instead. Measured: `http://127.0.0.1:*/mcp`
+// blocks .../mcp?k=1 and .../mcp/, and `http://127.0.0.1:*/mcp/` blocks
+// .../mcp, in 2.1.332 alone. mcp-heal never runs what either release
+// blocks.
+func (p urlPattern) deniesLoosely(raw string) bool {
+	t, err := url.Parse(raw)
+	if err != nil || t.Scheme == "" || t.Host == "" {
+		return false
+	}
+	t.RawQuery, t.ForceQuery, t.Fragment, t.RawFragment = "", false, "", ""
+	bare := t.String()
+	trimmed := strings.TrimRight(bare, "/")
+	slashes := ""
+	if i := strings.Index(string(p), "://"); i >= 0 {
+		rest := string(p)[i+3:]
+		if j := strings.Index(rest, "/"); j >= 0 && !strings.ContainsAny(rest[j:], "?#*") {
+			path := rest[j:]
+			slashes = path[len(strings.TrimRight(path, "/")):]
+		}
+	}
+	for _, v := range []string{bare, trimmed, trimmed + slashes} {
+		if p.matches(v) {
+			return true
+		}
+	}
+	return false
+}

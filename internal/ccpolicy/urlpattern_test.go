@@ -43,3 +43,26 @@ func TestURLPattern(t *testing.T) {
 		}
 	}
 }
+
+// TestURLPatternDeniesLoosely: the looser forms 2.1.332 tries for a deny
+// rule (TestPolicyMatchesClaude's "deny url - entry query", "entry
+// slash" and "rule slash" states).
+func TestURLPatternDeniesLoosely(t *testing.T) {
+	for _, tt := range []struct {
+		pattern, url string
+		want         bool
+	}{
+		{"http://127.0.0.1:*/mcp", "http://127.0.0.1:4242/mcp?k=1", true},
+		{"http://127.0.0.1:*/mcp", "http://127.0.0.1:4242/mcp/", true},
+		{"http://127.0.0.1:*/mcp/", "http://127.0.0.1:4242/mcp", true},
+		{"http://127.0.0.1:*/mcp", "http://127.0.0.1:4242/other?k=1", false},
+		{"http://127.0.0.1:*/mcp", "http://localhost:4242/mcp/", false},
+	} {
+		if got := urlPattern(tt.pattern).deniesLoosely(tt.url); got != tt.want {
+			t.Errorf("%q denies %q loosely: %v, want %v", tt.pattern, tt.url, got, tt.want)
+		}
+		if urlPattern(tt.pattern).matches(tt.url) {
+			t.Errorf("%q matches %q strictly: an allow rule would admit it, which neither release does", tt.pattern, tt.url)
+		}
+	}
+}
