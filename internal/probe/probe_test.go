@@ -140,12 +140,7 @@ func streamable(t *testing.T, status int) *httptest.Server {
 		if r.Method == http.MethodDelete {
 			return
 		}
-		var msg struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		b, _ := io.ReadAll(r.Body)
-		_ = json.Unmarshal(b, &msg)
+		msg := readMsg(r)
 		switch msg.Method {
 		case "initialize":
 			w.Header().Set("Mcp-Session-Id", "s1")
@@ -228,12 +223,7 @@ func TestSSE(t *testing.T) {
 		}
 	})
 	mux.HandleFunc("POST /message", func(w http.ResponseWriter, r *http.Request) {
-		var msg struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		b, _ := io.ReadAll(r.Body)
-		_ = json.Unmarshal(b, &msg)
+		msg := readMsg(r)
 		switch msg.Method {
 		case "initialize":
 			msgs <- fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2024-11-05","capabilities":{"tools":{}},"serverInfo":{"name":"legacy"}}}`, msg.ID)
@@ -297,4 +287,18 @@ func TestUnapprovedNeverRun(t *testing.T) {
 	if _, err := os.Stat(mark); err == nil {
 		t.Fatal("the probe ran a project server the user had not approved")
 	}
+}
+
+// rpcMsg is what the fake servers read of a request's JSON-RPC message.
+type rpcMsg struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+}
+
+// readMsg reads r's body as a JSON-RPC message (zero if it is not one).
+func readMsg(r *http.Request) rpcMsg {
+	var msg rpcMsg
+	b, _ := io.ReadAll(r.Body)
+	_ = json.Unmarshal(b, &msg)
+	return msg
 }
