@@ -79,9 +79,7 @@ func TestHeal(t *testing.T) {
 	bad.Command, bad.Args = "mcp-heal-no-such-server", nil
 	code := 1
 	t.Run("failed shim, command works", func(t *testing.T) {
-		useState(t)
-		pid, hups := fakeshim.Start(t)
-		fakeshim.WriteRecord(t, state.Record{Server: "tiny", Session: "s1", ShimPID: pid, Mode: state.ModeStdio, State: state.Failed, LastExit: &state.Exit{Code: &code}})
+		hups := tinyShim(t, state.Record{State: state.Failed, LastExit: &state.Exit{Code: &code}})
 		d := doctor.New(t.TempDir(), 5*time.Second)
 		reports := d.Check(context.Background(), []claudecfg.Server{good})
 		d.Heal(context.Background(), reports)
@@ -94,10 +92,8 @@ func TestHeal(t *testing.T) {
 	// A running server not answering is restarted on request (heal) and
 	// reported by doctor: the shim only tells of silence, never acts on it.
 	t.Run("server not answering", func(t *testing.T) {
-		useState(t)
-		pid, hups := fakeshim.Start(t)
 		now := time.Now()
-		fakeshim.WriteRecord(t, state.Record{Server: "tiny", Session: "s1", ShimPID: pid, Mode: state.ModeStdio, State: state.Running,
+		hups := tinyShim(t, state.Record{State: state.Running,
 			NotAnswering: &state.NotAnswering{Since: now.Add(-42 * time.Second), Method: "tools/call", Tool: "crunch"}})
 		d := doctor.New(t.TempDir(), 5*time.Second)
 		d.Now = func() time.Time { return now } // the words say "for 42s" however slow the check
@@ -117,9 +113,7 @@ func TestHeal(t *testing.T) {
 		hups.WaitHUPs(t, 1)
 	})
 	t.Run("failed shim, command still fails", func(t *testing.T) {
-		useState(t)
-		pid, hups := fakeshim.Start(t)
-		fakeshim.WriteRecord(t, state.Record{Server: "tiny", Session: "s1", ShimPID: pid, Mode: state.ModeStdio, State: state.Failed, LastExit: &state.Exit{Code: &code}})
+		hups := tinyShim(t, state.Record{State: state.Failed, LastExit: &state.Exit{Code: &code}})
 		d := doctor.New(t.TempDir(), 5*time.Second)
 		reports := d.Check(context.Background(), []claudecfg.Server{bad})
 		d.Heal(context.Background(), reports)
@@ -223,4 +217,16 @@ func TestHealLeavesStrangersAlone(t *testing.T) {
 	if _, err := state.Read(stranger.Process.Pid); !os.IsNotExist(err) {
 		t.Fatalf("stale record: got %v, want it deleted", err)
 	}
+}
+
+// tinyShim gives the test a state dir of its own with a live fake shim of
+// "tiny" (session s1, stdio) in it, whose record is rec with those filled
+// in, and returns the SIGHUPs the fake shim gets.
+func tinyShim(t *testing.T, rec state.Record) *testenv.SignalCounter {
+	t.Helper()
+	useState(t)
+	pid, hups := fakeshim.Start(t)
+	rec.Server, rec.Session, rec.ShimPID, rec.Mode = "tiny", "s1", pid, state.ModeStdio
+	fakeshim.WriteRecord(t, rec)
+	return hups
 }
