@@ -6,11 +6,8 @@ import (
 	"bufio"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -26,33 +23,11 @@ import (
 // and alone. The server logs every message it reads, so the test records
 // the era Claude Code negotiates with each process.
 
-var (
-	goSDKServerOnce sync.Once
-	goSDKServerPath string
-	goSDKServerErr  string
-)
-
 // goSDKServer builds testdata/gosdk-server once per test process.
 func goSDKServer(t *testing.T) string {
 	t.Helper()
 	testenv.NeedsFull(t, "Claude Code and the go-sdk v1.8.0 server")
-	goSDKServerOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "mcp-heal-gosdk-")
-		if err != nil {
-			goSDKServerErr = err.Error()
-			return
-		}
-		goSDKServerPath = filepath.Join(dir, "gosdk-server")
-		cmd := exec.Command("go", "build", "-o", goSDKServerPath, "./internal/e2e/testdata/gosdk-server")
-		cmd.Dir = testenv.ModuleRoot(t)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			goSDKServerErr = err.Error() + "\n" + string(out)
-		}
-	})
-	if goSDKServerErr != "" {
-		t.Fatalf("build testdata/gosdk-server: %s", goSDKServerErr)
-	}
-	return goSDKServerPath
+	return testenv.Program(t, "./internal/e2e/testdata/gosdk-server")
 }
 
 var goSDKMatch = serverMatch("gosdk-server")

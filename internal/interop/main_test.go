@@ -4,9 +4,6 @@ package interop
 
 import (
 	"os"
-	"os/exec"
-	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
@@ -30,26 +27,5 @@ func TestMain(m *testing.M) {
 // its doc comment for why it is a program of its own).
 func killAfter(t *testing.T) string {
 	t.Helper()
-	killAfterOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "mcp-heal-killafter-")
-		if err != nil {
-			killAfterErr = err.Error()
-			return
-		}
-		killAfterPath = filepath.Join(dir, "killafter")
-		cmd := exec.Command("go", "build", "-o", killAfterPath, "./internal/interop/testdata/killafter")
-		cmd.Dir = testenv.ModuleRoot(t)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			killAfterErr = err.Error() + "\n" + string(out)
-		}
-	})
-	if killAfterErr != "" {
-		t.Fatalf("build testdata/killafter: %s", killAfterErr)
-	}
-	return killAfterPath
+	return testenv.Program(t, "./internal/interop/testdata/killafter")
 }
-
-var (
-	killAfterOnce               sync.Once
-	killAfterPath, killAfterErr string
-)

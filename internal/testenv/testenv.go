@@ -227,25 +227,7 @@ func Binary(tb testing.TB) string {
 			}
 			return
 		}
-		root, err := moduleRoot()
-		if err != nil {
-			buildErr = err.Error()
-			return
-		}
-		dir, err := os.MkdirTemp("", "mcp-heal-bin-")
-		if err != nil {
-			buildErr = err.Error()
-			return
-		}
-		buildPath = filepath.Join(dir, "mcp-heal")
-		if runtime.GOOS == "windows" {
-			buildPath += ".exe"
-		}
-		cmd := exec.Command("go", "build", "-o", buildPath, "./cmd/mcp-heal")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = err.Error() + "\n" + string(out)
-		}
+		buildPath, buildErr = build("./cmd/mcp-heal")
 	})
 	if buildErr != "" {
 		tb.Fatalf("testenv: build mcp-heal: %s", buildErr)
