@@ -47,7 +47,7 @@ func TestStdio(t *testing.T) {
 		{"not a program", probe.Target{Command: notProgram(t)}, 0, false, probe.NotExecutable, "not a program", "#! line"},
 		// Issue 32: doctor said "install /abs/path or use its absolute
 		// path" of a command that was absolute already.
-		{"absolute path not found", probe.Target{Command: filepath.Join(testenv.TempDir(t), "gone-server")}, 0, false, probe.NotFound, "command not found: ", "no file at "},
+		{"absolute path not found", probe.Target{Command: filepath.Join(testenv.TempDir(t), "gone-server")}, 0, false, probe.NotFound, "command not found: ", "install the server there: no file at "},
 		{"interpreter not found", probe.Target{Command: noInterpreter(t)}, 0, false, probe.NotFound, "its interpreter (the #! line) was not found", "install the interpreter"},
 	}
 	for _, tt := range tests {
@@ -73,7 +73,7 @@ func TestStdio(t *testing.T) {
 				return
 			}
 			p := r.Problem
-			if strings.ContainsRune(tt.target.Command, os.PathSeparator) && strings.Contains(p.Hint, "use its absolute path") {
+			if strings.ContainsRune(tt.target.Command, os.PathSeparator) && strings.Contains(p.Hint, "give its full path") {
 				t.Fatalf("hint %q for a command given by its path", p.Hint)
 			}
 			if p.Kind != tt.kind || !strings.Contains(p.Summary, tt.summary) || !strings.Contains(p.Hint, tt.hint) {

@@ -86,9 +86,9 @@ func startFailure(t Target, err error) Result {
 		if filepath.IsAbs(t.Command) {
 			// Already a path: advice to use one would send the reader
 			// in a circle (issue 32).
-			return fail(NotFound, fmt.Sprintf("command not found: %s", t.Command), fmt.Sprintf("no file at %s: install the server there, or fix the path in the MCP config", t.Command))
+			return fail(NotFound, fmt.Sprintf("command not found: %s", t.Command), fmt.Sprintf("fix the path in the MCP config, or install the server there: no file at %s", t.Command))
 		}
-		hint := fmt.Sprintf("install %s or use its absolute path in the MCP config (Claude Code starts it with the PATH it was started with)", t.Command)
+		hint := fmt.Sprintf("install %s or give its full path in the MCP config: Claude Code starts it with the PATH it was started with", t.Command)
 		return fail(NotFound, fmt.Sprintf("command not found: %s", t.Command), hint)
 	case errors.Is(err, syscall.ENOEXEC):
 		return fail(NotExecutable, fmt.Sprintf("%s is not a program (exec format error)", t.Command), "give it a #! line, or run it through its interpreter (e.g. \"command\": \"node\", \"args\": [\"server.js\"])")
