@@ -21,7 +21,7 @@ func TestCLIConventions(t *testing.T) {
 
 	// A server that is not configured is an error naming those that are.
 	code, out, errOut := c.run("", "status", "nosuch")
-	if code != 2 || out != "" || !strings.Contains(errOut, `mcp-heal: error: no MCP server named "nosuch"`) || !strings.Contains(errOut, "mcp-heal: hint: known servers: alpha, beta") {
+	if code != 2 || out != "" || !strings.Contains(errOut, `mcp-heal: error: no MCP server named "nosuch"`) || !strings.Contains(errOut, "mcp-heal: hint: name one of: alpha, beta") {
 		t.Errorf("status nosuch: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	if code, out, _ := c.run("", "status", "alpha", "--json"); code != 0 || !json.Valid([]byte(out)) || !strings.Contains(out, `"name": "alpha"`) || strings.Contains(out, `"name": "beta"`) {

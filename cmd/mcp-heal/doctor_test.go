@@ -56,7 +56,7 @@ func TestDoctorHealCommands(t *testing.T) {
 		t.Fatalf("doctor good --json: exit %d, output:\n%s", code, out)
 	}
 	code, _, errOut := c.run("", "doctor", "nosuch")
-	if code != 2 || !strings.Contains(errOut, `no MCP server named "nosuch"`) || !strings.Contains(errOut, "known servers: gone, good") {
+	if code != 2 || !strings.Contains(errOut, `no MCP server named "nosuch"`) || !strings.Contains(errOut, "name one of: gone, good") {
 		t.Fatalf("doctor nosuch: exit %d, stderr %q", code, errOut)
 	}
 	code, out, _ = c.run("", "heal", "good")

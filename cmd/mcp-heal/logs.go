@@ -39,7 +39,7 @@ func runLogs(ctx context.Context, env *Env, args []string) error {
 	}
 	lines, err := logview.Last(path, *n)
 	if errors.Is(err, fs.ErrNotExist) {
-		what, hint := "lifecycle log", "only wrapped servers have one: 'mcp-heal wrap "+text.Name(server)+"'"
+		what, hint := "lifecycle log", "run 'mcp-heal wrap "+text.Name(server)+"': only wrapped servers have one"
 		if *traffic {
 			what, hint = "traffic log", "traffic logging is opt-in: see 'mcp-heal shim --help'"
 		}

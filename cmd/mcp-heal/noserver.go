@@ -19,7 +19,7 @@ func noServerError(project string, names []string, servers []claudecfg.Server) e
 	}
 	hint := "this project has no MCP servers: add one with 'claude mcp add', or pass --project DIR"
 	if len(known) > 0 {
-		hint = "known servers: " + strings.Join(known, ", ")
+		hint = "name one of: " + strings.Join(known, ", ")
 	}
 	return &cli.UsageError{Msg: fmt.Sprintf("no MCP server named %s for %s", cli.QuoteList(names), project), Hint: hint}
 }

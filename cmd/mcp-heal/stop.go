@@ -35,7 +35,7 @@ func runStop(_ context.Context, env *Env, args []string) error {
 	name := fs.Arg(0)
 	n, err := keep.StopNamed(name, func(pid int) { fmt.Fprintf(env.Stdout, "stopped the kept server %s (pid %d)\n", text.Name(name), pid) })
 	if err == nil && n == 0 {
-		return &usageError{msg: fmt.Sprintf("no kept server named %s is running", text.QuotedName(name)), hint: "mcp-heal status lists the kept servers"}
+		return &usageError{msg: fmt.Sprintf("no kept server named %s is running", text.QuotedName(name)), hint: "run 'mcp-heal status': it lists the kept servers"}
 	}
 	return err
 }
