@@ -72,7 +72,7 @@ func runRewrite(env *Env, args []string, unwrap bool) error {
 	case *all && len(req.Names) > 0:
 		return &usageError{msg: "give server names or --all, not both"}
 	case !*all && len(req.Names) == 0 && !*dry:
-		return &usageError{msg: "no servers named", hint: fmt.Sprintf("run 'mcp-heal %s --all', or name servers (see 'mcp-heal status')", name)}
+		return &usageError{msg: "no servers named", hint: fmt.Sprintf("run 'mcp-heal %s --all', or name servers: 'mcp-heal status' lists them", name)}
 	}
 	// (A preview of everything is harmless: `/mcp-heal wrap --dry-run`.)
 	if err := req.Complete(keepFor); err != nil {
@@ -174,7 +174,7 @@ func printPlan(env *Env, plan *wrap.Plan, req wrap.Request, dry bool, project st
 		fmt.Fprintln(env.Stdout, "dry run: nothing was written")
 	case len(reconnect) > 0:
 		sort.Strings(reconnect)
-		fmt.Fprintf(env.Stdout, "Restart Claude Code, or run %s in it, to apply.\n", health.ReconnectEach(slices.Compact(reconnect)))
+		fmt.Fprintf(env.Stdout, "Restart Claude Code to apply, or run in it: %s.\n", health.ReconnectEach(slices.Compact(reconnect)))
 	}
 }
 

@@ -82,7 +82,7 @@ func TestWrapKeepAfterWrap(t *testing.T) {
 	if s := shimArgs(); !strings.HasPrefix(s, want) {
 		t.Errorf("wrap --keep after wrap: args %s, want them to start %q", s, want)
 	}
-	for _, w := range []string{"mem: --keep set (user, ", "proj-srv: --keep set (project, ", "(--keep 10m0s); set in the local entry that protects it", "kept: its server keeps running 10m0s after Claude Code lets go of it", "was not kept", "api: already wrapped (user, ", "not kept: --keep applies to stdio servers only", "run '/mcp reconnect mem', "} {
+	for _, w := range []string{"mem: --keep set (user, ", "proj-srv: --keep set (project, ", "(--keep 10m0s); set in the local entry that protects it", "kept: its server keeps running 10m0s after Claude Code lets go of it", "was not kept", "api: already wrapped (user, ", "not kept: --keep applies to stdio servers only", "run in it: '/mcp reconnect mem', "} {
 		if !strings.Contains(out, w) {
 			t.Errorf("wrap --keep after wrap says:\n%s\nwant %q in it", out, w)
 		}

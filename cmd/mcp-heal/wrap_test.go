@@ -138,7 +138,7 @@ func TestWrapUnwrapCommands(t *testing.T) {
 	}
 
 	code, out, errs = c.run("wrap", "--all", "--shim", "/opt/mh/mcp-heal")
-	for _, want := range []string{"local-one: wrapped (local, ~/.claude.json)", "proj-srv: wrapped (project, " + filepath.Join(c.proj, ".mcp.json") + "): by a local entry of the same name", "mem: wrapped (user", "api: wrapped (user", "Restart Claude Code", "Note: project servers are protected by local entries"} {
+	for _, want := range []string{"local-one: wrapped (local, ~/.claude.json)", "proj-srv: wrapped (project, " + filepath.Join(c.proj, ".mcp.json") + "): by a local entry of the same name", "mem: wrapped (user", "api: wrapped (user", "Restart Claude Code", "Note: keep both entries when /mcp warns"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("wrap: exit %d, output lacks %q:\n%s\n%s", code, want, out, errs)
 		}
@@ -272,7 +272,7 @@ func TestWrapProjectServers(t *testing.T) {
 	for _, want := range []string{
 		"proj-srv: wrapped (project, " + mcpJSON + "): by a local entry of the same name, which Claude Code prefers; .mcp.json is not changed",
 		"unapproved: skipped (project, " + mcpJSON + "): not approved in Claude Code (pending)",
-		"Note: project servers are protected by local entries",
+		"Note: keep both entries when /mcp warns",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("wrap output lacks %q:\n%s", want, out)
@@ -335,14 +335,14 @@ func TestWrapProjectServers(t *testing.T) {
 	shared = c.snapshot()[mcpJSON]
 	dry, dryOut, _ = c.run("wrap", "--all", "--project-servers", "rewrite", "--dry-run", "--shim", "/opt/mh/mcp-heal")
 	code, out, _ = c.run("wrap", "--all", "--project-servers", "rewrite", "--shim", "/opt/mh/mcp-heal")
-	if dry != 0 || code != 0 || !strings.Contains(out, "Note: .mcp.json is usually shared") || notes(dryOut) != notes(out) {
+	if dry != 0 || code != 0 || !strings.Contains(out, "Note: keep .mcp.json out of commits") || notes(dryOut) != notes(out) {
 		t.Errorf("--project-servers rewrite: exit %d\n%s\n---dry run:\n%s", code, out, dryOut)
 	}
 	if got := c.snapshot()[mcpJSON]; !strings.Contains(got, "/opt/mh/mcp-heal") {
 		t.Errorf(".mcp.json not rewritten with --project-servers rewrite:\n%s", got)
 	}
 	c.run("unwrap", "--all")
-	if code, out, _ = c.run("wrap", "--all", "--project-servers", "skip", "--shim", "/opt/mh/mcp-heal"); code != 0 || !strings.Contains(out, "protect them with --project-servers local") || c.snapshot()[mcpJSON] != shared {
+	if code, out, _ = c.run("wrap", "--all", "--project-servers", "skip", "--shim", "/opt/mh/mcp-heal"); code != 0 || !strings.Contains(out, "Note: protect project (.mcp.json) servers with --project-servers local") || c.snapshot()[mcpJSON] != shared {
 		t.Errorf("--project-servers skip: exit %d\n%s", code, out)
 	}
 	if code, _, errs := c.run("wrap", "--all", "--project-servers", "sometimes"); code != 2 || !strings.Contains(errs, `unknown --project-servers "sometimes"`) {

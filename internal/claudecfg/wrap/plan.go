@@ -356,13 +356,13 @@ func (p *Plan) Notes(r Request, shim, status string) []string {
 	}
 	var out []string
 	if rewritten {
-		out = append(out, ".mcp.json is usually shared through version control; its wrapped entries run "+shim+", which teammates may not have. Keep it out of commits, or use --project-servers local.")
+		out = append(out, "keep .mcp.json out of commits, or use --project-servers local: it is usually shared through version control, and its wrapped entries run "+shim+", which teammates may not have.")
 	}
 	if copied {
-		out = append(out, "project servers are protected by local entries of the same name in ~/.claude.json; .mcp.json is not changed ('claude mcp list' and /mcp then warn \"[Conflicting scopes] ... remove the others\" for them: expected, keep both entries; removing the project one edits the team's file, removing the local one drops the protection). When .mcp.json changes, '"+status+"' says so: wrap them again.")
+		out = append(out, "keep both entries when /mcp warns \"[Conflicting scopes]\": project servers are protected by local entries of the same name in ~/.claude.json, and .mcp.json is not changed ('claude mcp list' and /mcp then warn \"[Conflicting scopes] ... remove the others\" for them, as expected; removing the project one edits the team's file, removing the local one drops the protection). When .mcp.json changes, '"+status+"' says so: wrap them again.")
 	}
 	if skipped {
-		out = append(out, "project (.mcp.json) servers were left alone; protect them with --project-servers local (a local entry; .mcp.json unchanged).")
+		out = append(out, "protect project (.mcp.json) servers with --project-servers local: they were left alone (it adds a local entry; .mcp.json stays unchanged).")
 	}
 	return out
 }
