@@ -1,0 +1,227 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mcp-heal/mcp-heal/internal/health"
+	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
+)
+
+var updateLines = flag.Bool("update", false, "rewrite testdata/command-lines.golden")
+
+// lineKind says how a printed line is judged: an action line must start
+// with what to do, and the action must end by column 80; an info line
+// asks nothing, for the reason given.
+type lineKind struct {
+	prefix string // what precedes the action
+	info   string // why the line asks nothing
+	action bool   // the line is an action (after prefix)
+}
+
+// kindOf sorts one line of the commands' output (internal/health's
+// TestUserLinesGolden covers the monitor, the hooks and status's notes).
+func kindOf(line string) lineKind {
+	for _, p := range []string{"mcp-heal: hint: ", "          hint: ", "  next  ", "Note: "} {
+		if strings.HasPrefix(line, p) {
+			return lineKind{prefix: p, action: true}
+		}
+	}
+	switch {
+	case strings.HasPrefix(line, "mcp-heal: error: "):
+		return lineKind{info: "what failed; the hint line below it carries the action"}
+	case strings.HasPrefix(line, "mcp-heal: backup of "):
+		return lineKind{info: "where the file as it was is kept"}
+	case regexp.MustCompile(`^  (ok   |warn |ERROR) `).MatchString(line):
+		return lineKind{info: "a finding; its hint line carries the action"}
+	case strings.HasPrefix(line, "          | "):
+		return lineKind{info: "a finding's detail"}
+	case strings.HasPrefix(line, "  done  "):
+		return lineKind{info: "what heal did"}
+	case regexp.MustCompile(`^\S+  \(\w+ scope, `).MatchString(line):
+		return lineKind{info: "doctor's heading of a server"}
+	case line == "Still to do:", line == "Nothing left to do.":
+		return lineKind{info: "heal's summary heading"}
+	case strings.HasPrefix(line, "Restart Claude Code "), strings.HasPrefix(line, "Run "), strings.HasPrefix(line, "Set "), strings.HasPrefix(line, "To show "):
+		return lineKind{action: true}
+	case strings.HasSuffix(line, "; nothing was changed."):
+		return lineKind{info: "says nothing needs doing"}
+	case strings.HasPrefix(line, "Added the statusLine to "):
+		return lineKind{info: "what --install did"}
+	case regexp.MustCompile(`^  [\w-]+: `).MatchString(line) && !strings.Contains(line, " hint: "):
+		return lineKind{prefix: line[:strings.Index(line, ": ")+2], action: true} // heal's "Still to do" row
+	case regexp.MustCompile(`^[\w-]+: (wrapped|unwrapped|already wrapped|not wrapped|skipped) \(`).MatchString(line) && !strings.Contains(line, "fix it"):
+		return lineKind{info: "a row of what wrap/unwrap did"}
+	}
+	return lineKind{}
+}
+
+// cmdLeads are how an action line may start.
+var cmdLeads = []string{
+	"run ", "Run ", "install ", "start ", "fix ", "mcp-heal ", "/mcp-heal ", "name one of", "did you mean ",
+	"Restart Claude Code", "set ", "keep ", "protect ", "To show ", "Set ", "wait, or run ", "ask ", "approve ", "put ", "remove ", "use ",
+}
+
+// commandLines runs the real commands in process against throwaway homes
+// and returns what each printed, by case.
+func commandLines(t *testing.T) (cases, outs, conts []string) {
+	bin := testenv.Binary(t)
+	c := newHealCLI(t, fmt.Sprintf(`{"good":{"command":%q,"args":["example-server"]},"notes":{"command":"notes-server"},"abs":{"command":"/opt/notes/bin/notes-server"},"web":{"type":"http","url":"http://127.0.0.1:1/mcp"}}`, bin))
+	base := filepath.Dir(c.vars["HOME"])
+	t.Setenv("XDG_DATA_HOME", filepath.Join(base, "data"))
+	norm := func(s string) string {
+		s = regexp.MustCompile(`/tmp/Test\w+/\d+`).ReplaceAllString(s, "$$TMP")
+		s = strings.ReplaceAll(s, bin, "$BIN")
+		s = regexp.MustCompile(`\(\d+ms\)`).ReplaceAllString(s, "(Nms)")
+		return regexp.MustCompile(`\.[0-9a-f]{8}\.\d{8}T\d+\.\d+Z-\d+\.bak`).ReplaceAllString(s, ".HASH.TIME.bak")
+	}
+	cont := "" // why the lines no rule sorts ask nothing, in the case at hand
+	add := func(name string, code int, out, errs string) {
+		conts = append(conts, cont)
+		cases = append(cases, fmt.Sprintf("%s (exit %d)", name, code))
+		outs = append(outs, norm(out+errs))
+	}
+	runc := func(args ...string) {
+		code, out, errs := c.run("", args...)
+		add("mcp-heal "+strings.Join(args, " "), code, out, errs)
+	}
+	for _, n := range []string{"good", "notes", "abs", "web"} { // one by one: doctor's order of several is not fixed
+		runc("doctor", n, "--timeout", "10s")
+	}
+	runc("heal", "good")
+	state.AppendIncident(state.Incident{Server: "notes", Class: "not-connected", Time: time.Date(2026, 12, 7, 13, 4, 40, 0, time.Local)})
+	runc("heal", "notes")
+	runc("heal", "abs")
+	runc("doctor", "nosuch")
+	runc("logs", "notes")
+	runc("stop", "notes")
+	runc("wrp")
+	cont = "the advice's continuation, or the settings lines it names"
+	// statusline's setup needs a stable copy to name, which an in-process
+	// run (a test binary) is not: run the built binary.
+	runb := func(args ...string) {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + c.vars["HOME"], "XDG_STATE_HOME=" + filepath.Join(base, "state"), "XDG_DATA_HOME=" + filepath.Join(base, "data"), health.EnvContext + "=" + health.ContextClaude}
+		cmd.Stdin = strings.NewReader("")
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		cmd.Run()
+		add("mcp-heal "+strings.Join(args, " "), cmd.ProcessState.ExitCode(), out.String(), errb.String())
+	}
+	runb("statusline")
+	runb("statusline", "--install")
+	runb("statusline")
+	runb("statusline", "--install")
+	settings := filepath.Join(c.vars["HOME"], ".claude", "settings.json")
+	os.MkdirAll(filepath.Dir(settings), 0o700)
+	if err := os.WriteFile(settings, []byte(`{"statusLine":{"type":"command","command":"my-line"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runb("statusline")
+	runb("statusline", "--install")
+	if err := os.WriteFile(settings, []byte(`{"statusLine":{"type":"static"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runb("statusline")
+	cont = ""
+
+	w := newCfgEnv(t)
+	runw := func(args ...string) {
+		code, out, errs := w.run(args...)
+		add("mcp-heal "+strings.Join(args, " "), code, out, errs)
+	}
+	runw("wrap")
+	runw("wrap", "--all", "--shim", "/opt/mh/mcp-heal")
+	runw("wrap", "mem", "--shim", "/opt/mh/mcp-heal")
+	runw("unwrap", "--all")
+	runw("unwrap", "mem")
+	runw("wrap", "--all", "--project-servers", "skip", "--shim", "/opt/mh/mcp-heal")
+	runw("unwrap", "--all")
+	runw("wrap", "--all", "--project-servers", "rewrite", "--shim", "/opt/mh/mcp-heal")
+	return cases, outs, conts
+}
+
+// TestCommandLinesGolden (issue 32, item 3): every line doctor, heal,
+// wrap, unwrap, logs, stop, statusline's setup and the CLI's errors print,
+// run for real, kept in testdata/command-lines.golden (go test -update
+// rewrites it), each marked with the column its action ends at (at most
+// 80, action first) or "info" and why it asks nothing.
+func TestCommandLinesGolden(t *testing.T) {
+	cases, outs, conts := commandLines(t)
+	var b strings.Builder
+	b.WriteString("# Every line of mcp-heal's commands (TestCommandLinesGolden), run for real.\n# [action N]: the action ends at column N (at most 80); [info: why]: asks nothing.\n")
+	for i, name := range cases {
+		fmt.Fprintf(&b, "\n== %s\n", name)
+		prevHeading := false
+		for _, line := range strings.Split(strings.TrimRight(outs[i], "\n"), "\n") {
+			if strings.TrimSpace(line) == "" {
+				continue
+			}
+			k := kindOf(line)
+			if k.info == "" && !k.action && prevHeading {
+				k.info = "the server's command or URL, under its heading"
+			} else if k.info == "" && !k.action && conts[i] != "" {
+				k.info = conts[i]
+			}
+			prevHeading = strings.HasPrefix(k.info, "doctor's heading")
+			mark := ""
+			switch {
+			case k.info != "":
+				mark = "info: " + k.info
+			case !k.action:
+				mark = "UNSORTED"
+				t.Errorf("%s: a line neither action nor info: %q", name, line)
+			default:
+				rest := line[len(k.prefix):]
+				lead := false
+				for _, l := range cmdLeads {
+					lead = lead || strings.HasPrefix(rest, l)
+				}
+				n := utf8.RuneCountInString(k.prefix) + utf8.RuneCountInString(rest[:actionEnd(rest)])
+				mark = fmt.Sprint("action ", n)
+				if !lead {
+					t.Errorf("%s: the action does not come first: %q", name, line)
+					mark += ", NOT FIRST"
+				}
+				if n > 80 {
+					t.Errorf("%s: the action ends at column %d, past 80: %q", name, n, line)
+				}
+			}
+			fmt.Fprintf(&b, "[%s]\n%s\n", mark, line)
+		}
+	}
+	golden := filepath.Join("testdata", "command-lines.golden")
+	if *updateLines {
+		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (go test -update writes it)", err)
+	}
+	if string(want) != b.String() {
+		t.Errorf("the commands' lines changed; if on purpose, go test -update, and read the diff of %s\n%s", golden, b.String())
+	}
+}
+
+// actionEnd is where the action of rest ends: at the first ": " (what
+// follows is what happened), or the line's end.
+func actionEnd(rest string) int {
+	if i := strings.Index(rest, ": "); i >= 0 {
+		return i
+	}
+	return len(rest)
+}
