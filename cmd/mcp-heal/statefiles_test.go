@@ -49,13 +49,9 @@ func TestShimRefusesSymlinkedLog(t *testing.T) {
 // to close (testenv.CloseAndWait).
 func startInitialized(t *testing.T, cmd *exec.Cmd) (stdin io.WriteCloser, stderr *testenv.LockedBuffer) {
 	t.Helper()
-	stdin, _ = cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
 	stderr = &testenv.LockedBuffer{}
 	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout := testenv.StartPiped(t, cmd)
 	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n")
 	line := make(chan string, 1)
 	go func() {

@@ -59,17 +59,8 @@ func startShimEnv(t testing.TB, env []string, args ...string) *shimProc {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	s := &shimProc{t: t, cmd: cmd, waiters: map[string]chan []byte{}, eof: make(chan struct{}), notes: make(chan []byte, 256), stderr: &lockedBuffer{}, StateDir: stateDir}
 	cmd.Stderr = s.stderr
-	var err error
-	if s.stdin, err = cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	in, out := testenv.StartPiped(t, cmd)
+	s.stdin = in
 	go s.read(out)
 	t.Cleanup(func() {
 		s.stdin.Close()
