@@ -3,7 +3,6 @@
 package interop
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"strings"
@@ -46,8 +45,7 @@ func TestGoSDKListenReopenedAfterRespawn(t *testing.T) {
 	t.Parallel()
 	fixture := goFixture(t)
 	c, shim, xdg := shimSession(t, fixture)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	ctx := testCtx(t, 60*time.Second)
 	const uri = "test://watched-resource"
 	listen := make(chan []byte, 1)
 	go func() {
@@ -115,8 +113,7 @@ func TestTasksGoneAfterRespawn(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, shim, xdg := shimSession(t, "env", roleEnv+"=tasks-server", self)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	ctx := testCtx(t, 60*time.Second)
 	start := func(args map[string]any) string {
 		t.Helper()
 		r, err := c.CallTool(ctx, "work", args)
@@ -195,8 +192,7 @@ func TestGoSDKInputRequiredKilledMidRound(t *testing.T) {
 	t.Parallel()
 	fixture := goFixture(t)
 	c, shim, xdg := shimSession(t, fixture)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	ctx := testCtx(t, 30*time.Second)
 	const tool = "test_input_required_result_multi_round"
 	answers := func(r example.Response) map[string]any {
 		out := map[string]any{}

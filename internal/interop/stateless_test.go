@@ -29,6 +29,14 @@ func shimSession(t *testing.T, cmdline ...string) (*example.Client, int, string)
 	return c, shim.pid(), xdg
 }
 
+// testCtx is a context for a test's calls that ends after d, or with the
+// test.
+func testCtx(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 // TestStatelessPingIsTheServers: the stateless era has no ping (a server
 // answers -32601). While the server restarts, a handshake-era ping is
 // answered by the shim so the client does not think the connection dead;
@@ -44,8 +52,7 @@ func TestStatelessPingIsTheServers(t *testing.T) {
 	// arrives while the shim waits for the restarted server.
 	slow := `if mkdir "$0/started" 2>/dev/null; then exec "$1"; fi; sleep 1; exec "$1"`
 	c, shim, xdg := shimSession(t, "sh", "-c", slow, t.TempDir(), fixture)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	ctx := testCtx(t, 30*time.Second)
 	r, err := c.Call(ctx, "ping", nil)
 	if err != nil || r.Error == nil || r.Error.Code != -32601 {
 		t.Fatalf("stateless ping to the fixture: %v %s; want its -32601", err, r.Raw)
@@ -78,8 +85,7 @@ func TestStatelessRespawnRediscovers(t *testing.T) {
 if [ $n -eq 2 ]; then head -c 1 >/dev/null; exit 1; fi
 exec "$1" example-server --era stateless --state-file "$2"`
 	c, shim, xdg := shimSession(t, "sh", "-c", starts, dir, bin, counter)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	ctx := testCtx(t, 60*time.Second)
 	if r, err := c.Call(ctx, "tools/list", nil); err != nil || r.Error != nil {
 		t.Fatalf("tools/list: %v %s", err, r.Raw)
 	}
@@ -110,8 +116,7 @@ func TestInputRequiredAcrossRestart(t *testing.T) {
 	t.Parallel()
 	fixture := goFixture(t)
 	c, shim, xdg := shimSession(t, fixture)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	ctx := testCtx(t, 30*time.Second)
 	const tool = "test_input_required_result_multi_round"
 	r, err := c.CallTool(ctx, tool, nil)
 	if err != nil || r.Error != nil || gjson.GetBytes(r.Result, "resultType").Str != "input_required" {
@@ -155,8 +160,7 @@ func TestLostContinuationSaysStartAgain(t *testing.T) {
 	t.Parallel()
 	bin := testenv.Binary(t)
 	c, shim, xdg := shimSession(t, bin, "example-server", "--era", "stateless")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	ctx := testCtx(t, 30*time.Second)
 	if r, err := c.Call(ctx, "tools/list", nil); err != nil || r.Error != nil {
 		t.Fatalf("tools/list: %v %s", err, r.Raw)
 	}
@@ -189,8 +193,7 @@ func TestStatelessListenSurvivesRestart(t *testing.T) {
 	t.Parallel()
 	bin := testenv.Binary(t)
 	c, shim, xdg := shimSession(t, bin, "example-server", "--era", "stateless")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	ctx := testCtx(t, 30*time.Second)
 	go c.Call(ctx, "subscriptions/listen", map[string]any{"notifications": map[string]any{"resourceSubscriptions": []string{"example://counter"}, "toolsListChanged": true}})
 	ack := func(what string) string {
 		t.Helper()
