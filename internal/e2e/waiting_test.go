@@ -36,8 +36,13 @@ type waitingServer struct {
 // addWaiting configures testdata/waiting-server.js as server name, with
 // flags, wrapped when wrap.
 func (s *session) addWaiting(name string, wrap bool, flags ...string) *waitingServer {
+	return s.addWaitingShim(name, wrap, nil, flags...)
+}
+
+// addWaitingShim is addWaiting with the shim's flags shimFlags.
+func (s *session) addWaitingShim(name string, wrap bool, shimFlags []string, flags ...string) *waitingServer {
 	w := &waitingServer{t: s.t, log: dataFile(s, name+"-server.log")}
-	s.addNodeScript(name, wrap, nil, "waiting-server.js", append([]string{"--log", w.log}, flags...)...)
+	s.addNodeScript(name, wrap, shimFlags, "waiting-server.js", append([]string{"--log", w.log}, flags...)...)
 	return w
 }
 

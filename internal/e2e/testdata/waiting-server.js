@@ -9,8 +9,12 @@
 // Flags: --log FILE appends "start PID" to FILE at start and "call NAME PID"
 // as a call begins (a test counts the processes and sees a call arrive);
 // --idle-exit S exits with code 0 once S seconds passed with
-// no message and no call running, as on-demand servers do.
+// no message and no call running, as on-demand servers do;
+// --stopped-child starts a background child of its own (a sleep, its
+// output elsewhere: a job it paused, a build), SIGSTOPs it and logs
+// "child PID" once it is stopped; the child is killed when the server exits.
 const fs = require("fs");
+const { spawn } = require("child_process");
 const readline = require("readline");
 
 const args = process.argv.slice(2);
@@ -22,6 +26,14 @@ const logFile = flag("--log");
 const log = (line) => { if (logFile) fs.appendFileSync(logFile, line + " " + process.pid + "\n"); };
 const idleExit = Number(flag("--idle-exit") || 0);
 log("start");
+if (args.includes("--stopped-child")) {
+  const child = spawn("sleep", ["600"], { stdio: "ignore" });
+  process.on("exit", () => { try { child.kill("SIGKILL"); } catch {} });
+  child.on("spawn", () => {
+    process.kill(child.pid, "SIGSTOP");
+    if (logFile) fs.appendFileSync(logFile, "child " + child.pid + "\n");
+  });
+}
 
 let state = 0;
 const send = (msg) => process.stdout.write(JSON.stringify(msg) + "\n");
