@@ -59,6 +59,8 @@ var reportRows = []reportRow{
 	{"10. the same, cancelled by the user's Esc (interactive)", healed, scenarioCancelledEsc},
 	{"11. stdio server exits with code 0 after 8 s idle; 60 s idle between two calls (interactive)", healed, scenarioIdleExit},
 	{"12. stdio server SIGKILLed 4 MB into an 8 MiB answer (`-p`)", healed, scenarioCutAnswer},
+	{"13. stdio server with a stopped child of its own; a 4 s call (`-p`)", healed, scenarioStoppedChild},
+	{"14. shim and server stopped together for 15 s after a cancelled call, `--hang-after 5s` (`-p`)", healed, scenarioStoppedTogether},
 }
 
 // TestReport, with -report, runs every scenario with Claude Code alone and
