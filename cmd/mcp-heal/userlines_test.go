@@ -202,19 +202,7 @@ func TestCommandLinesGolden(t *testing.T) {
 			fmt.Fprintf(&b, "[%s]\n%s\n", mark, line)
 		}
 	}
-	golden := filepath.Join("testdata", "command-lines.golden")
-	if *updateLines {
-		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (go test -update writes it)", err)
-	}
-	if string(want) != b.String() {
-		t.Errorf("the commands' lines changed; if on purpose, go test -update, and read the diff of %s\n%s", golden, b.String())
-	}
+	testenv.Golden(t, filepath.Join("testdata", "command-lines.golden"), b.String(), *updateLines, "the commands' lines")
 }
 
 // actionEnd is where the action of rest ends: at the first ": " (what

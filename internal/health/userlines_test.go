@@ -3,7 +3,6 @@ package health_test
 import (
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/ccpolicy"
 	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/user-lines.golden")
@@ -201,20 +201,5 @@ func TestUserLinesGolden(t *testing.T) {
 		}
 		fmt.Fprintf(&b, "\n[%s] %s (action: %s)\n%s\n", u.where, u.name, end, u.line)
 	}
-	golden := filepath.Join("testdata", "user-lines.golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (go test -update writes it)", err)
-	}
-	if string(want) != b.String() {
-		t.Errorf("the user's lines changed; if on purpose, go test -update, and read the diff of %s\n%s", golden, b.String())
-	}
+	testenv.Golden(t, filepath.Join("testdata", "user-lines.golden"), b.String(), *update, "the user's lines")
 }
