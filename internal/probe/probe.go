@@ -127,7 +127,7 @@ func Run(ctx context.Context, t Target, timeout time.Duration) Result {
 	var r Result
 	switch {
 	case t.Blocked != "":
-		r = fail(Blocked, "not run: "+t.Blocked, "Claude Code does not run it either; nothing to probe")
+		r = fail(Blocked, "not run: "+t.Blocked, "nothing to run: Claude Code does not run it either, so doctor does not probe it")
 	case t.Unapproved != "":
 		// The last line of defence: whoever picked the server, a
 		// command the user did not approve is not run (nor its URL

@@ -47,7 +47,7 @@ func probeHTTP(ctx context.Context, t Target, timeout time.Duration) Result {
 	if len(missing) > 0 && (p.Problem.Kind == Unauthorized || p.Problem.Kind == Forbidden || p.Problem.Kind == BadConfig) {
 		for n := range missing {
 			p.Problem.Kind = MissingEnv
-			p.Problem.Hint = fmt.Sprintf("the config uses ${%s}, which is not set: export it before starting Claude Code", n)
+			p.Problem.Hint = fmt.Sprintf("export %s before starting Claude Code: the config uses ${%[1]s}, which is not set", n)
 			break
 		}
 	}
@@ -86,13 +86,13 @@ func httpFailure(u *url.URL, err error, timeout time.Duration) Result {
 	case errors.As(err, &sc) && sc.StatusCode() > 0:
 		switch sc.StatusCode() {
 		case http.StatusUnauthorized:
-			return fail(Unauthorized, "the server answered 401 Unauthorized", "it needs credentials: set an Authorization header under \"headers\" in the MCP config, or authenticate in Claude Code with /mcp")
+			return fail(Unauthorized, "the server answered 401 Unauthorized", "authenticate with /mcp, or add an Authorization header: it needs credentials (the header goes under \"headers\" in the MCP config)")
 		case http.StatusForbidden:
-			return fail(Forbidden, "the server answered 403 Forbidden", "the credentials in the config are refused or lack access: check the token and its scopes")
+			return fail(Forbidden, "the server answered 403 Forbidden", "check the token and its scopes: the credentials in the config are refused or lack access")
 		case http.StatusNotFound:
-			return fail(HTTPStatus, "no MCP endpoint at the URL's path (HTTP 404)", "check the URL's path (often /mcp; legacy SSE servers use /sse with \"type\": \"sse\")")
+			return fail(HTTPStatus, "no MCP endpoint at the URL's path (HTTP 404)", "check the URL's path: often /mcp; legacy SSE servers use /sse with \"type\": \"sse\"")
 		case http.StatusMethodNotAllowed:
-			return fail(HTTPStatus, "the URL does not accept POST (HTTP 405)", "if this is a legacy SSE server, set \"type\": \"sse\" in the MCP config")
+			return fail(HTTPStatus, "the URL does not accept POST (HTTP 405)", "set \"type\": \"sse\" in the MCP config if this is a legacy SSE server")
 		}
 		return fail(HTTPStatus, "the server answered "+err.Error(), "check the server's logs")
 	case errors.As(err, &re):
@@ -104,7 +104,7 @@ func httpFailure(u *url.URL, err error, timeout time.Duration) Result {
 	case errors.As(err, &certErr):
 		return fail(Network, "TLS certificate rejected: "+certErr.Err.Error(), "check the URL's host and the server's certificate")
 	case errors.Is(err, context.DeadlineExceeded), isTimeout(err):
-		return fail(Timeout, fmt.Sprintf("no answer from the server within %s", timeout), "the server may be hung or overloaded")
+		return fail(Timeout, fmt.Sprintf("no answer from the server within %s", timeout), "check that the server runs and answers: it may be hung or overloaded")
 	}
 	return fail(Network, strings.TrimPrefix(err.Error(), "mcp-heal: "), "check that the server is running and reachable")
 }

@@ -64,9 +64,9 @@ func probeStdio(ctx context.Context, t Target, timeout time.Duration) Result {
 		return exitFailure(t, p.Exit(), nonJSON, missing)
 	case nonJSON != "":
 		return fail(NonJSON, fmt.Sprintf("the server wrote non-JSON to stdout: %s", text.Quote(nonJSON)),
-			"an MCP stdio server must write only JSON-RPC on stdout: send logs and banners to stderr")
+			"send logs and banners to stderr: an MCP stdio server must write only JSON-RPC on stdout")
 	case errors.Is(err, context.DeadlineExceeded):
-		r := fail(Timeout, fmt.Sprintf("no answer to initialize within %s", timeout), "the server may be hung or slow to start: run it by hand to see what it waits for")
+		r := fail(Timeout, fmt.Sprintf("no answer to initialize within %s", timeout), "run it by hand to see what it waits for: the server may be hung or slow to start")
 		r.Problem.Stderr = p.StderrTail()
 		if name := envComplaint(r.Problem.Stderr, t.Env); name != "" {
 			r.Problem.Kind, r.Problem.Summary, r.Problem.Hint = MissingEnv, fmt.Sprintf("no answer within %s; its stderr mentions %s, which is not set", timeout, name), fmt.Sprintf("set %s in the server's \"env\" in the MCP config", name)
@@ -91,7 +91,7 @@ func startFailure(t Target, err error) Result {
 		hint := fmt.Sprintf("install %s or give its full path in the MCP config: Claude Code starts it with the PATH it was started with", t.Command)
 		return fail(NotFound, fmt.Sprintf("command not found: %s", t.Command), hint)
 	case errors.Is(err, syscall.ENOEXEC):
-		return fail(NotExecutable, fmt.Sprintf("%s is not a program (exec format error)", t.Command), "give it a #! line, or run it through its interpreter (e.g. \"command\": \"node\", \"args\": [\"server.js\"])")
+		return fail(NotExecutable, fmt.Sprintf("%s is not a program (exec format error)", t.Command), "give it a #! line, or run it through its interpreter: e.g. \"command\": \"node\", \"args\": [\"server.js\"]")
 	case errors.Is(err, os.ErrPermission):
 		return fail(NotExecutable, fmt.Sprintf("%s is not executable", t.Command), fmt.Sprintf("chmod +x %s, or run it through its interpreter", t.Command))
 	}
@@ -125,11 +125,11 @@ func exitFailure(t Target, ex upstream.Exit, nonJSON string, missing map[string]
 	}
 	sort.Strings(names)
 	if name := envComplaint(stderr, t.Env); name != "" {
-		p.Kind, p.Hint = MissingEnv, fmt.Sprintf("%s is not set: add it to the server's \"env\" in the MCP config (or export it before starting Claude Code)", name)
+		p.Kind, p.Hint = MissingEnv, fmt.Sprintf("add %s to the server's \"env\" in the MCP config: %[1]s is not set (or export it before starting Claude Code)", name)
 	} else if len(names) > 0 {
-		p.Kind, p.Hint = MissingEnv, fmt.Sprintf("the config uses ${%s}, which is not set: export it before starting Claude Code or put the value in \"env\"", names[0])
+		p.Kind, p.Hint = MissingEnv, fmt.Sprintf("export %s before starting Claude Code, or put its value in \"env\": the config uses ${%[1]s}, which is not set", names[0])
 	} else if nonJSON != "" {
-		p.Kind, p.Hint = NonJSON, fmt.Sprintf("it also wrote non-JSON to stdout (%s): an MCP stdio server must write only JSON-RPC there", text.Quote(nonJSON))
+		p.Kind, p.Hint = NonJSON, fmt.Sprintf("send its logs and banners to stderr: it also wrote non-JSON to stdout (%s), where an MCP stdio server must write only JSON-RPC", text.Quote(nonJSON))
 	}
 	return Result{Problem: p}
 }
