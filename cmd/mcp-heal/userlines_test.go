@@ -6,6 +6,8 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,7 +73,7 @@ func kindOf(line string) lineKind {
 // cmdLeads are how an action line may start.
 var cmdLeads = []string{
 	"run ", "Run ", "install ", "start ", "fix ", "mcp-heal ", "/mcp-heal ", "name one of", "did you mean ",
-	"Restart Claude Code", "set ", "keep ", "protect ", "To show ", "Set ", "wait, or run ", "ask ", "approve ", "put ", "remove ", "use ",
+	"Restart Claude Code", "set ", "keep ", "protect ", "To show ", "chmod ", "check ", "give ", "add ", "send ", "authenticate ", "export ", "nothing to run", "Set ", "wait, or run ", "ask ", "approve ", "put ", "remove ", "use ",
 }
 
 // commandLines runs the real commands in process against throwaway homes
@@ -101,6 +103,7 @@ func commandLines(t *testing.T) (cases, outs, conts []string) {
 		runc("doctor", n, "--timeout", "10s")
 	}
 	runc("heal", "good")
+	doctorFindings(t, add)
 	state.AppendIncident(state.Incident{Server: "notes", Class: "not-connected", Time: time.Date(2026, 12, 7, 13, 4, 40, 0, time.Local)})
 	runc("heal", "notes")
 	runc("heal", "abs")
@@ -212,4 +215,47 @@ func actionEnd(rest string) int {
 		return i
 	}
 	return len(rest)
+}
+
+// doctorFindings runs doctor on servers that fail each way a probe
+// tells apart: scripts that cannot run, exit, hang or write junk, and
+// HTTP servers that refuse the request.
+func doctorFindings(t *testing.T, add func(name string, code int, out, errs string)) {
+	dir := testenv.TempDir(t)
+	script := func(name, body string, mode os.FileMode) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), mode); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	status := func(code int) string {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, http.StatusText(code), code) }))
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
+	servers := map[string]string{
+		"noexec":   fmt.Sprintf(`{"command":%q}`, script("noexec.sh", "#!/bin/sh\nexit 0\n", 0o644)),
+		"noprog":   fmt.Sprintf(`{"command":%q}`, script("server.txt", "not a program\n", 0o755)),
+		"nointerp": fmt.Sprintf(`{"command":%q}`, script("nointerp.sh", "#!/nonexistent/interp\n", 0o755)),
+		"exits":    `{"command":"sh","args":["-c","echo 'Error: TOKEN is not set' >&2; exit 1"]}`,
+		"junk":     `{"command":"sh","args":["-c","echo Server listening on stdio; sleep 5"]}`,
+		"hangs":    `{"command":"sh","args":["-c","sleep 5"]}`,
+		"h401":     fmt.Sprintf(`{"type":"http","url":%q}`, status(401)),
+		"h403":     fmt.Sprintf(`{"type":"http","url":%q}`, status(403)),
+		"h404":     fmt.Sprintf(`{"type":"http","url":%q}`, status(404)),
+		"h405":     fmt.Sprintf(`{"type":"http","url":%q}`, status(405)),
+		"h500":     fmt.Sprintf(`{"type":"http","url":%q}`, status(500)),
+		"badurl":   `{"type":"http","url":"ftp://x"}`,
+		"empty":    `{}`,
+	}
+	var parts []string
+	for n, v := range servers {
+		parts = append(parts, fmt.Sprintf("%q:%s", n, v))
+	}
+	c := newHealCLI(t, "{"+strings.Join(parts, ",")+"}")
+	for _, n := range []string{"noexec", "noprog", "nointerp", "exits", "junk", "hangs", "h401", "h403", "h404", "h405", "h500", "badurl", "empty"} {
+		code, out, errs := c.run("", "doctor", n, "--timeout", "1s")
+		add("mcp-heal doctor "+n+" --timeout 1s", code, out, errs)
+	}
 }
