@@ -250,7 +250,7 @@ func TestRestartOnPurpose(t *testing.T) {
 	h.handshake()
 	old := h.waitUp(0)
 	_, slow := h.start("tools/call", `{"name":"slow","arguments":{"ms":300}}`)
-	testenv.WaitFor(t, 5*time.Second, "the call to reach the server", func() bool { return h.countEvents("call slow") == 1 })
+	h.waitCalls("slow", 1)
 	h.s.Restart("SIGHUP")
 	if r := h.wait(slow, "slow"); r.Get("result.content.0.text").String() != "waited 300 ms" {
 		t.Errorf("in-flight read across the restart: got %s", r.Raw)

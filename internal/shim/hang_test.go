@@ -89,14 +89,12 @@ func TestSilenceNeverKillsByDefault(t *testing.T) {
 	for _, kind := range []string{"deaf", "single-threaded"} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
-			h := newHarness(t, hopt{fakeClock: true, opts: defaults, server: func(o *example.Options, dir string) {
-				o.Faults.Serial, o.Faults.GateFile = true, filepath.Join(dir, "gate")
-			}})
+			h := newGateHarness(t)
 			h.handshake()
 			pid := h.waitUp(0)
 			tool := map[string]string{"deaf": "hang", "single-threaded": "gate"}[kind]
 			_, call := h.start("tools/call", `{"name":"`+tool+`"}`)
-			testenv.WaitFor(t, 5*time.Second, "the call to reach the server", func() bool { return h.countEvents("call "+tool) == 1 })
+			h.waitCalls(tool, 1)
 			if at := h.stepFor(90 * time.Second); at > 0 {
 				t.Fatalf("a %s server was killed %v into a silent call", kind, at)
 			}
@@ -185,13 +183,11 @@ func TestCancelledQuietGoesAtOnce(t *testing.T) {
 	for _, how := range []string{"answer", "restart"} {
 		t.Run(how, func(t *testing.T) {
 			t.Parallel()
-			h := newHarness(t, hopt{fakeClock: true, opts: defaults, server: func(o *example.Options, dir string) {
-				o.Faults.Serial, o.Faults.GateFile = true, filepath.Join(dir, "gate")
-			}})
+			h := newGateHarness(t)
 			h.handshake()
 			h.waitUp(0)
 			id, _ := h.start("tools/call", `{"name":"gate"}`)
-			testenv.WaitFor(t, 5*time.Second, "the call to reach the server", func() bool { return h.countEvents("call gate") == 1 })
+			h.waitCalls("gate", 1)
 			h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `,"reason":"timeout"}}`)
 			testenv.WaitFor(t, 5*time.Second, "the cancel to be seen", func() bool {
 				h.s.mu.Lock()
@@ -223,7 +219,7 @@ func TestCancelledButAnsweringKept(t *testing.T) {
 	h.handshake()
 	pid := h.waitUp(0)
 	id, _ := h.start("tools/call", `{"name":"hang2"}`)
-	testenv.WaitFor(t, 5*time.Second, "the call to reach the server", func() bool { return h.countEvents("call hang2") == 1 })
+	h.waitCalls("hang2", 1)
 	pings := h.countEvents("ping")
 	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `}}`)
 	for elapsed := time.Duration(0); elapsed < time.Minute; {
@@ -326,7 +322,7 @@ func TestBusyServerNeverKilled(t *testing.T) {
 	h.handshake()
 	pid := h.waitUp(0)
 	_, call := h.start("tools/call", `{"name":"hang2"}`)
-	testenv.WaitFor(t, 5*time.Second, "the call to reach the server", func() bool { return h.countEvents("call hang2") == 1 })
+	h.waitCalls("hang2", 1)
 	pings := h.countEvents("ping")
 	for elapsed := time.Duration(0); elapsed < 3*time.Minute; {
 		elapsed += h.step()
@@ -601,4 +597,14 @@ func TestListenStreamStartsNoProbes(t *testing.T) {
 	if n := h.countEvents("discover") - discovers; n > 0 {
 		t.Errorf("%d probes in 2 minutes of an open listen stream, want none", n)
 	}
+}
+
+// newGateHarness is a harness on a fake clock, with the options wrap
+// writes, in front of a single-threaded server whose gate tool answers
+// only once the gate file is gone.
+func newGateHarness(t *testing.T) *harness {
+	t.Helper()
+	return newHarness(t, hopt{fakeClock: true, opts: defaults, server: func(o *example.Options, dir string) {
+		o.Faults.Serial, o.Faults.GateFile = true, filepath.Join(dir, "gate")
+	}})
 }

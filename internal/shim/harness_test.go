@@ -332,6 +332,13 @@ func (h *harness) countEvents(prefix string) int {
 	return n
 }
 
+// waitCalls waits, 5 s at most, until the server has logged n calls of
+// tool (events starting "call "+tool).
+func (h *harness) waitCalls(tool string, n int) {
+	h.t.Helper()
+	testenv.WaitFor(h.t, 5*time.Second, "the call to reach the server", func() bool { return h.countEvents("call "+tool) == n })
+}
+
 // withVersionMeta adds the stateless era's protocol version to params'
 // _meta.
 func withVersionMeta(params string) string {

@@ -79,7 +79,7 @@ func TestNoRetryFlag(t *testing.T) {
 	h.handshake()
 	_, read := h.start("tools/call", `{"name":"slow","arguments":{"ms":400}}`)
 	_, list := h.start("tools/list", "")
-	testenv.WaitFor(t, 5*time.Second, "the call to reach the server", func() bool { return h.countEvents("call slow") == 1 })
+	h.waitCalls("slow", 1)
 	h.killChild()
 	if r := h.wait(read, "read-only call"); r.Get("error.data.reason").String() != "not-retried" {
 		t.Errorf("with --no-retry a read-only tool call: got %s, want not-retried", r.Raw)
@@ -230,7 +230,7 @@ func TestLongLivedRequestSurvivesRestarts(t *testing.T) {
 	h.handshake()
 	_, ch := h.start("tools/call", `{"name":"hang2"}`)
 	for i := 0; i < 4; i++ {
-		testenv.WaitFor(t, 5*time.Second, "the call to reach the server", func() bool { return h.countEvents("call hang2") == i+1 })
+		h.waitCalls("hang2", i+1)
 		h.clk.Advance(150 * time.Millisecond) // it runs a while
 		old := h.killChild()
 		h.advanceUntil("a new server", func() bool { pid := h.childPID(); return pid != 0 && pid != old })

@@ -27,7 +27,7 @@ func TestRestartNoteOnce(t *testing.T) {
 
 	// A read-only call running when the server is killed: re-sent.
 	_, slow := h.start("tools/call", `{"name":"slow","arguments":{"ms":400}}`)
-	testenv.WaitFor(t, 5*time.Second, "the call to reach the server", func() bool { return h.countEvents("call slow") == 1 })
+	h.waitCalls("slow", 1)
 	pid := h.killChild()
 	r := h.wait(slow, "re-sent call")
 	items := r.Get("result.content").Array()
@@ -76,7 +76,7 @@ func TestNoNoteAfterRestartError(t *testing.T) {
 	h := newHarness(t, hopt{})
 	h.handshake()
 	_, w := h.start("tools/call", `{"name":"slowwrite","arguments":{"ms":400,"key":"k"},"requestState":"round2"}`)
-	testenv.WaitFor(t, 5*time.Second, "the call to reach the server", func() bool { return h.countEvents("call slowwrite") == 1 })
+	h.waitCalls("slowwrite", 1)
 	pid := h.killChild()
 	r := h.wait(w, "non-idempotent call")
 	if msg := r.Get("error.message").String(); !strings.HasSuffix(msg, "may still be there; it continued an input-required tools/call, so start the call again from the first round.") {
