@@ -62,7 +62,7 @@ func TestCLIConventions(t *testing.T) {
 	if _, _, errOut := c.run("", "stauts"); !strings.Contains(errOut, "did you mean '/mcp-heal status'?") {
 		t.Errorf("stauts from /mcp-heal: %q", errOut)
 	}
-	if _, _, errOut := c.run("", "logs"); !strings.Contains(errOut, "see '/mcp-heal status' for the names") {
+	if _, _, errOut := c.run("", "logs"); !strings.Contains(errOut, "run '/mcp-heal status' for the names") {
 		t.Errorf("logs from /mcp-heal: %q", errOut)
 	}
 	delete(c.vars, "MCP_HEAL_CONTEXT")

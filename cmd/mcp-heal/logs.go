@@ -27,7 +27,7 @@ func runLogs(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	if fl.NArg() != 1 {
-		return &usageError{msg: "logs needs one server name", hint: "see 'mcp-heal status' for the names"}
+		return &usageError{msg: "logs needs one server name", hint: "run 'mcp-heal status' for the names"}
 	}
 	if *n < 0 {
 		return &usageError{msg: fmt.Sprintf("--lines must be 0 (all) or more, not %d", *n)}
@@ -41,7 +41,7 @@ func runLogs(ctx context.Context, env *Env, args []string) error {
 	if errors.Is(err, fs.ErrNotExist) {
 		what, hint := "lifecycle log", "run 'mcp-heal wrap "+text.Name(server)+"': only wrapped servers have one"
 		if *traffic {
-			what, hint = "traffic log", "traffic logging is opt-in: see 'mcp-heal shim --help'"
+			what, hint = "traffic log", "read 'mcp-heal shim --help' to turn it on: traffic logging is opt-in"
 		}
 		return &usageError{msg: fmt.Sprintf("no %s for %s yet (%s)", what, text.QuotedName(server), path), hint: hint}
 	}

@@ -17,7 +17,7 @@ func noServerError(project string, names []string, servers []claudecfg.Server) e
 	for _, s := range servers {
 		known = append(known, s.Name)
 	}
-	hint := "this project has no MCP servers: add one with 'claude mcp add', or pass --project DIR"
+	hint := "add one with 'claude mcp add', or pass --project DIR: this project has no MCP servers"
 	if len(known) > 0 {
 		hint = "name one of: " + strings.Join(known, ", ")
 	}

@@ -30,7 +30,7 @@ func runStop(_ context.Context, env *Env, args []string) error {
 		return err
 	}
 	if *all || fs.NArg() != 1 {
-		return &usageError{msg: "stop takes the name of one kept server, or --all", hint: "mcp-heal stop NAME"}
+		return &usageError{msg: "stop takes the name of one kept server, or --all", hint: "run 'mcp-heal stop NAME', or 'mcp-heal stop --all'"}
 	}
 	name := fs.Arg(0)
 	n, err := keep.StopNamed(name, func(pid int) { fmt.Fprintf(env.Stdout, "stopped the kept server %s (pid %d)\n", text.Name(name), pid) })

@@ -60,6 +60,8 @@ func kindOf(line string) lineKind {
 		return lineKind{action: true}
 	case strings.HasSuffix(line, "; nothing was changed."):
 		return lineKind{info: "says nothing needs doing"}
+	case line == "no kept server is running":
+		return lineKind{info: "says nothing needs doing"}
 	case strings.HasPrefix(line, "Added the statusLine to "):
 		return lineKind{info: "what --install did"}
 	case regexp.MustCompile(`^  [\w-]+: `).MatchString(line) && !strings.Contains(line, " hint: "):
@@ -73,7 +75,7 @@ func kindOf(line string) lineKind {
 // cmdLeads are how an action line may start.
 var cmdLeads = []string{
 	"run ", "Run ", "install ", "start ", "fix ", "mcp-heal ", "/mcp-heal ", "name one of", "did you mean ",
-	"Restart Claude Code", "set ", "keep ", "protect ", "To show ", "chmod ", "check ", "give ", "add ", "send ", "authenticate ", "export ", "nothing to run", "Set ", "wait, or run ", "ask ", "approve ", "put ", "remove ", "use ",
+	"Restart Claude Code", "set ", "keep ", "protect ", "To show ", "chmod ", "check ", "give ", "add ", "send ", "authenticate ", "export ", "nothing to run", "read ", "Set ", "wait, or run ", "ask ", "approve ", "put ", "remove ", "use ",
 }
 
 // commandLines runs the real commands in process against throwaway homes
@@ -92,7 +94,7 @@ func commandLines(t *testing.T) (cases, outs, conts []string) {
 	cont := "" // why the lines no rule sorts ask nothing, in the case at hand
 	add := func(name string, code int, out, errs string) {
 		conts = append(conts, cont)
-		cases = append(cases, fmt.Sprintf("%s (exit %d)", name, code))
+		cases = append(cases, norm(fmt.Sprintf("%s (exit %d)", name, code)))
 		outs = append(outs, norm(out+errs))
 	}
 	runc := func(args ...string) {
@@ -111,6 +113,12 @@ func commandLines(t *testing.T) (cases, outs, conts []string) {
 	runc("logs", "notes")
 	runc("stop", "notes")
 	runc("wrp")
+	runc("wrap", "--bogus")
+	runc("logs")
+	runc("logs", "notes", "--traffic")
+	runc("logs", "notes", "-n", "-1")
+	runc("stop")
+	runc("stop", "--all")
 	cont = "the advice's continuation, or the settings lines it names"
 	// statusline's setup needs a stable copy to name, which an in-process
 	// run (a test binary) is not: run the built binary.
@@ -153,6 +161,9 @@ func commandLines(t *testing.T) (cases, outs, conts []string) {
 	runw("wrap", "--all", "--project-servers", "skip", "--shim", "/opt/mh/mcp-heal")
 	runw("unwrap", "--all")
 	runw("wrap", "--all", "--project-servers", "rewrite", "--shim", "/opt/mh/mcp-heal")
+	empty := newHealCLI(t, `{}`)
+	code, out, errs := empty.run("", "doctor", "extra")
+	add("mcp-heal doctor extra (no servers)", code, out, errs)
 	return cases, outs, conts
 }
 
