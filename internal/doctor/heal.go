@@ -87,4 +87,4 @@ func (r *Report) Healed() bool {
 	return r.Next == nextNothing
 }
 
-const nextNothing = "nothing: the shim keeps Claude Code's connection, so the next call reaches the restarted server"
+const nextNothing = "nothing to run: the shim keeps Claude Code's connection, so the next call reaches the restarted server"

@@ -30,7 +30,7 @@ type userLine struct {
 // note's "  NAME: "): what to do comes first.
 var actionLeads = []string{
 	"run ", "Run '", "wait, or run ", "nothing to run", "ask the user to run ", "approve them interactively, then run ",
-	"restart Claude Code, or run ", "fix the ", "to restart MCP server ",
+	"restart Claude Code, or run ", "fix the ", "fix it ", "to restart MCP server ",
 }
 
 // userLines builds every line the monitor, the hooks' systemMessage and

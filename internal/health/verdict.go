@@ -120,7 +120,7 @@ func FailedShim(r *state.Record, server string, a Audience) (what, todo string) 
 	if ShimClass(r) == CannotStart {
 		return "cannot start: " + r.LastError, "fix the command in the MCP config, then run " + a.Cmd("heal "+text.Name(server))
 	}
-	return "crash loop: " + ExitSummary(r), "fix the cause (" + a.Cmd("doctor "+text.Name(server)) + "), then run " + a.Cmd("heal "+text.Name(server))
+	return "crash loop: " + ExitSummary(r), "fix it (" + a.Cmd("doctor "+text.Name(server)) + "), then run " + a.Cmd("heal "+text.Name(server))
 }
 
 // DriftHint is what to do about a local entry that protects a project

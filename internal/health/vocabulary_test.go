@@ -172,9 +172,9 @@ func TestShimErrorsClassified(t *testing.T) {
 			"mcp-heal: MCP server \"srv\" cannot start (command not found: /no/such), so this call was not sent; mcp-heal keeps trying it in the background. Continue without this server and ask the user to fix its command in the MCP config (`/mcp-heal doctor srv`); `/mcp-heal heal srv` then starts it.",
 			"fix the command in the MCP config, then run /mcp-heal heal srv"},
 		{state.Record{State: state.Failed, LastError: "exited with code 1", Restarts: 5}, health.ShimFailed,
-			"fix the cause (mcp-heal doctor srv), then run mcp-heal heal srv: crash loop: exited with code 1; 5 restarts",
+			"fix it (mcp-heal doctor srv), then run mcp-heal heal srv: crash loop: exited with code 1; 5 restarts",
 			"mcp-heal: MCP server \"srv\" is crash-looping (exited with code 1; 5 restarts), so this call was not sent; mcp-heal keeps trying it in the background. Continue without this server and ask the user to fix it (`/mcp-heal doctor srv`); `/mcp-heal heal srv` restarts it at once.",
-			"fix the cause (/mcp-heal doctor srv), then run /mcp-heal heal srv"},
+			"fix it (/mcp-heal doctor srv), then run /mcp-heal heal srv"},
 	} {
 		r := tt.rec
 		if c := health.ShimClass(&r); c != tt.class {
