@@ -20,6 +20,7 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
+	"github.com/mcp-heal/mcp-heal/internal/testenv/fakeshim"
 )
 
 var updateLines = flag.Bool("update", false, "rewrite testdata/command-lines.golden")
@@ -161,6 +162,7 @@ func commandLines(t *testing.T) (cases, outs, conts []string) {
 	runw("wrap", "--all", "--project-servers", "skip", "--shim", "/opt/mh/mcp-heal")
 	runw("unwrap", "--all")
 	runw("wrap", "--all", "--project-servers", "rewrite", "--shim", "/opt/mh/mcp-heal")
+	shimFindings(t, add)
 	empty := newHealCLI(t, `{}`)
 	code, out, errs := empty.run("", "doctor", "extra")
 	add("mcp-heal doctor extra (no servers)", code, out, errs)
@@ -268,5 +270,30 @@ func doctorFindings(t *testing.T, add func(name string, code int, out, errs stri
 	for _, n := range []string{"noexec", "noprog", "nointerp", "exits", "junk", "hangs", "h401", "h403", "h404", "h405", "h500", "badurl", "empty"} {
 		code, out, errs := c.run("", "doctor", n, "--timeout", "1s")
 		add("mcp-heal doctor "+n+" --timeout 1s", code, out, errs)
+	}
+}
+
+// shimFindings runs doctor and heal on wrapped servers whose shims (fake
+// ones, real processes) report a crash loop, a silent server, or
+// restarts: doctor's shim findings and heal's "done" lines.
+func shimFindings(t *testing.T, add func(name string, code int, out, errs string)) {
+	bin := testenv.Binary(t)
+	c := newHealCLI(t, fmt.Sprintf(`{"loop":{"command":%q,"args":["example-server"]},"gone":{"command":"notes-server"},"quiet":{"command":%q,"args":["example-server"]},"flaky":{"command":%q,"args":["example-server"]}}`, bin, bin, bin))
+	code := 3
+	now := time.Now()
+	shim := func(name string, r state.Record) {
+		pid, _ := fakeshim.Start(t)
+		r.Server, r.Session, r.ShimPID, r.Mode = name, "5f1d0c7e-aaaa", pid, state.ModeStdio
+		fakeshim.WriteRecord(t, r)
+	}
+	shim("loop", state.Record{State: state.Failed, Failure: string(health.ShimFailed), Restarts: 5, LastExit: &state.Exit{Cause: state.CauseExit, Code: &code}})
+	shim("gone", state.Record{State: state.Failed, Failure: string(health.CannotStart), LastError: "command not found: notes-server"})
+	shim("quiet", state.Record{State: state.Running, ChildPID: 2, NotAnswering: &state.NotAnswering{Since: now.Add(-42 * time.Second), Method: "tools/call", Tool: "crunch"}})
+	shim("flaky", state.Record{State: state.Backoff, Restarts: 2, LastExit: &state.Exit{Cause: state.CauseExit, Code: &code}})
+	for _, args := range [][]string{{"doctor", "loop"}, {"doctor", "gone"}, {"doctor", "quiet"}, {"doctor", "flaky"}, {"heal", "loop"}, {"heal", "gone"}, {"heal", "quiet"}} {
+		code, out, errs := c.run("", args...)
+		out = regexp.MustCompile(`shim \d+ `).ReplaceAllString(out, "shim PID ")
+		out = regexp.MustCompile(`(not answered|not answering) for \d+s`).ReplaceAllString(out, "$1 for Ns")
+		add("mcp-heal "+strings.Join(args, " ")+" (shim records)", code, out, errs)
 	}
 }
