@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -191,7 +192,10 @@ func (d *Doctor) judge(r *Report) {
 		case rec.State == state.Restarting, rec.State == state.Backoff:
 			add(Warn, fmt.Sprintf("shim %d (session %s): %s after %d restarts (%s)", rec.ShimPID, short(rec.Session), rec.State, rec.Restarts, health.ExitSummary(rec)), "")
 		case rec.Quiet() != nil:
-			add(Warn, fmt.Sprintf("shim %d (session %s): %s", rec.ShimPID, short(rec.Session), health.NotAnswering(rec, s.Name, d.Now(), d.Say)), "")
+			// Its action ("wait, or run ...") becomes the hint, so the
+			// finding reads first and the hint line starts with what to do.
+			todo, what, _ := strings.Cut(health.NotAnswering(rec, s.Name, d.Now(), d.Say), ": ")
+			add(Warn, fmt.Sprintf("shim %d (session %s): %s", rec.ShimPID, short(rec.Session), what), todo)
 		}
 	}
 	if why := keep.Explain(s.Name); why != "" {
