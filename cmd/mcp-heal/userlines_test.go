@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/health"
 	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/statusline"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 	"github.com/mcp-heal/mcp-heal/internal/testenv/fakeshim"
 )
@@ -42,7 +43,17 @@ func kindOf(line string) lineKind {
 			return lineKind{prefix: p, action: true}
 		}
 	}
+	if m := regexp.MustCompile(`^MCP \d+/\d+ (ok$|· )`).FindString(line); m != "" {
+		if strings.HasPrefix(line[len(m):], "run ") {
+			return lineKind{prefix: m, action: true}
+		}
+		return lineKind{info: "the status line's glance: what is so, nothing to do"}
+	}
 	switch {
+	case strings.HasPrefix(line, "SERVER  "), regexp.MustCompile(`^\S+ +(user|local|project|plugin|managed) +\S+ +(yes|no) `).MatchString(line):
+		return lineKind{info: "status's table: what is so"}
+	case regexp.MustCompile(`^  [\w-]+: protects the entry of the same name in `).MatchString(line):
+		return lineKind{info: "status's note on a local copy: what is so (as in internal/health's table)"}
 	case strings.HasPrefix(line, "mcp-heal: error: "):
 		return lineKind{info: "what failed; the hint line below it carries the action"}
 	case strings.HasPrefix(line, "mcp-heal: backup of "):
@@ -76,7 +87,7 @@ func kindOf(line string) lineKind {
 // cmdLeads are how an action line may start.
 var cmdLeads = []string{
 	"run ", "Run ", "install ", "start ", "fix ", "mcp-heal ", "/mcp-heal ", "name one of", "did you mean ",
-	"Restart Claude Code", "set ", "keep ", "protect ", "To show ", "chmod ", "check ", "give ", "add ", "send ", "authenticate ", "export ", "nothing to run", "read ", "Set ", "wait, or run ", "ask ", "approve ", "put ", "remove ", "use ",
+	"Restart Claude Code", "set ", "keep ", "protect ", "To show ", "chmod ", "check ", "give ", "add ", "send ", "authenticate ", "export ", "nothing to run", "read ", "restart ", "Set ", "wait, or run ", "ask ", "approve ", "put ", "remove ", "use ",
 }
 
 // commandLines runs the real commands in process against throwaway homes
@@ -157,12 +168,14 @@ func commandLines(t *testing.T) (cases, outs, conts []string) {
 	runw("wrap")
 	runw("wrap", "--all", "--shim", "/opt/mh/mcp-heal")
 	runw("wrap", "mem", "--shim", "/opt/mh/mcp-heal")
+	runw("status")
 	runw("unwrap", "--all")
 	runw("unwrap", "mem")
 	runw("wrap", "--all", "--project-servers", "skip", "--shim", "/opt/mh/mcp-heal")
 	runw("unwrap", "--all")
 	runw("wrap", "--all", "--project-servers", "rewrite", "--shim", "/opt/mh/mcp-heal")
 	shimFindings(t, add)
+	statusLines(add)
 	empty := newHealCLI(t, `{}`)
 	code, out, errs := empty.run("", "doctor", "extra")
 	add("mcp-heal doctor extra (no servers)", code, out, errs)
@@ -295,5 +308,36 @@ func shimFindings(t *testing.T, add func(name string, code int, out, errs string
 		out = regexp.MustCompile(`shim \d+ `).ReplaceAllString(out, "shim PID ")
 		out = regexp.MustCompile(`(not answered|not answering) for \d+s`).ReplaceAllString(out, "$1 for Ns")
 		add("mcp-heal "+strings.Join(args, " ")+" (shim records)", code, out, errs)
+	}
+}
+
+// statusLines adds what `mcp-heal statusline` prints in Claude Code's
+// status line, from the builder it prints (statusline.Line), for each
+// state a session's servers can be in.
+func statusLines(add func(name string, code int, out, errs string)) {
+	now := time.Date(2026, 12, 7, 14, 0, 0, 0, time.UTC)
+	rec := func(name, st string, f func(r *state.Record)) *state.Record {
+		r := &state.Record{Server: name, State: st, Started: now.Add(-time.Hour), ChildStarted: now.Add(-time.Hour), Updated: now}
+		if f != nil {
+			f(r)
+		}
+		return r
+	}
+	ok := rec("web", state.Running, nil)
+	for _, c := range []struct {
+		name string
+		r    *state.Record
+	}{
+		{"healthy", rec("notes", state.Running, nil)},
+		{"restarted", rec("notes", state.Running, func(r *state.Record) { r.Restarts, r.ChildStarted = 1, now.Add(-2*time.Minute) })},
+		{"restarting", rec("notes", state.Backoff, nil)},
+		{"starting", rec("notes", state.Starting, nil)},
+		{"crash loop", rec("notes", state.Failed, func(r *state.Record) { r.Failure = string(health.ShimFailed) })},
+		{"cannot start", rec("notes", state.Failed, func(r *state.Record) { r.Failure = string(health.CannotStart) })},
+		{"not answering", rec("notes", state.Running, func(r *state.Record) {
+			r.NotAnswering = &state.NotAnswering{Since: now.Add(-24 * time.Second), Method: "tools/call"}
+		})},
+	} {
+		add("mcp-heal statusline (in Claude Code's status line): "+c.name, 0, statusline.Line([]*state.Record{ok, c.r}, now, false)+"\n", "")
 	}
 }
