@@ -71,10 +71,5 @@ func scenarioCutAnswer(t *testing.T, m mode) outcome {
 func TestScenario12CutAnswerOneAccount(t *testing.T) {
 	testenv.NeedsFull(t, "Claude Code")
 	t.Parallel()
-	for _, m := range []mode{alone, healed} {
-		t.Run(m.String(), func(t *testing.T) {
-			t.Parallel()
-			scenarioCutAnswer(t, m)
-		})
-	}
+	aloneAndHealed(t, func(t *testing.T, m mode) { scenarioCutAnswer(t, m) })
 }

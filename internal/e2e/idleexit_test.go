@@ -64,10 +64,5 @@ func scenarioIdleExit(t *testing.T, m mode) outcome {
 func TestScenario11IdleExitStartsOnNextCall(t *testing.T) {
 	testenv.NeedsFull(t, "Claude Code in tmux")
 	t.Parallel()
-	for _, m := range []mode{alone, healed} {
-		t.Run(m.String(), func(t *testing.T) {
-			t.Parallel()
-			scenarioIdleExit(t, m)
-		})
-	}
+	aloneAndHealed(t, func(t *testing.T, m mode) { scenarioIdleExit(t, m) })
 }

@@ -33,6 +33,17 @@ func (m mode) String() string {
 func (m mode) plugin() bool { return m != alone }
 func (m mode) wrap() bool   { return m == healed }
 
+// aloneAndHealed runs f as two parallel subtests, one per mode: Claude
+// Code alone (the baseline) and with mcp-heal.
+func aloneAndHealed(t *testing.T, f func(t *testing.T, m mode)) {
+	for _, m := range []mode{alone, healed} {
+		t.Run(m.String(), func(t *testing.T) {
+			t.Parallel()
+			f(t, m)
+		})
+	}
+}
+
 // outcome is what one scenario run measured, for the report.
 type outcome struct {
 	Calls    int           // tool calls from the first one the fault hit

@@ -100,12 +100,7 @@ func scenarioStoppedChild(t *testing.T, m mode) outcome {
 func TestScenario13StoppedChildKeepsServer(t *testing.T) {
 	testenv.NeedsFull(t, "Claude Code")
 	t.Parallel()
-	for _, m := range []mode{alone, healed} {
-		t.Run(m.String(), func(t *testing.T) {
-			t.Parallel()
-			scenarioStoppedChild(t, m)
-		})
-	}
+	aloneAndHealed(t, func(t *testing.T, m mode) { scenarioStoppedChild(t, m) })
 }
 
 // Scenario 14's timings: Claude Code cancels the call at frozenTimeout
@@ -235,10 +230,5 @@ func scenarioStoppedTogether(t *testing.T, m mode) outcome {
 func TestScenario14StoppedWithShimKeepsServer(t *testing.T) {
 	testenv.NeedsFull(t, "Claude Code")
 	t.Parallel()
-	for _, m := range []mode{alone, healed} {
-		t.Run(m.String(), func(t *testing.T) {
-			t.Parallel()
-			scenarioStoppedTogether(t, m)
-		})
-	}
+	aloneAndHealed(t, func(t *testing.T, m mode) { scenarioStoppedTogether(t, m) })
 }

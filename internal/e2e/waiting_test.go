@@ -258,12 +258,7 @@ func wantHealed(t *testing.T, s *session, w *waitingServer, healTurn int) {
 func TestScenario10CancelledWaitKeepsServer(t *testing.T) {
 	testenv.NeedsFull(t, "Claude Code")
 	t.Parallel()
-	for _, m := range []mode{alone, healed} {
-		t.Run(m.String(), func(t *testing.T) {
-			t.Parallel()
-			scenarioCancelledWait(t, m)
-		})
-	}
+	aloneAndHealed(t, func(t *testing.T, m mode) { scenarioCancelledWait(t, m) })
 }
 
 // The interactive timings: the user presses Esc escDelay into a call that
@@ -369,10 +364,5 @@ func scenarioCancelledEsc(t *testing.T, m mode) outcome {
 func TestScenario10CancelledByEscKeepsServer(t *testing.T) {
 	testenv.NeedsFull(t, "Claude Code in tmux")
 	t.Parallel()
-	for _, m := range []mode{alone, healed} {
-		t.Run(m.String(), func(t *testing.T) {
-			t.Parallel()
-			scenarioCancelledEsc(t, m)
-		})
-	}
+	aloneAndHealed(t, func(t *testing.T, m mode) { scenarioCancelledEsc(t, m) })
 }
