@@ -114,10 +114,7 @@ func TestBridgeStatelessScenariosKilledBetween(t *testing.T) {
 	t.Parallel()
 	testenv.TimingSensitive(t)
 	const set = "2026-07-28"
-	node := testenv.Node22Bin(t)
-	prefix := testenv.NPM(t, npmConformanceNextPkgs...)
-	conformance := filepath.Join(prefix, "node_modules", ".bin", "conformance")
-	supergateway := filepath.Join(prefix, "node_modules", ".bin", "supergateway")
+	node, conformance, supergateway := conformanceKit(t, npmConformanceNextPkgs...)
 	fixture := goFixture(t)
 	bin := testenv.Binary(t)
 	scenarios := serverScenarios(t, node, conformance, set)

@@ -69,9 +69,7 @@ type clientResult struct {
 func TestBridgeClientScenarios(t *testing.T) {
 	fullSuiteOnly(t)
 	t.Parallel()
-	node := testenv.Node22Bin(t)
-	prefix := testenv.NPM(t, npmConformanceNextPkgs...)
-	conformance := filepath.Join(prefix, "node_modules", ".bin", "conformance")
+	node, conformance, _ := conformanceKit(t, npmConformanceNextPkgs...)
 	bin := testenv.Binary(t)
 	self, err := os.Executable()
 	if err != nil {

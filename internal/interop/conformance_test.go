@@ -67,10 +67,7 @@ func TestConformance(t *testing.T) {
 	fullSuiteOnly(t)
 	t.Parallel()
 	testenv.TimingSensitive(t)
-	node := testenv.Node22Bin(t)
-	prefix := testenv.NPM(t, npmConformancePkgs...)
-	conformance := filepath.Join(prefix, "node_modules", ".bin", "conformance")
-	supergateway := filepath.Join(prefix, "node_modules", ".bin", "supergateway")
+	node, conformance, supergateway := conformanceKit(t, npmConformancePkgs...)
 	fixture := goFixture(t)
 	bin := testenv.Binary(t)
 	kills := t.TempDir()
@@ -158,6 +155,15 @@ func runSuite(t *testing.T, node, conformance, url, version, outDir string) suit
 		}
 	}
 	return res
+}
+
+// conformanceKit installs pkgs (a conformance suite and supergateway)
+// and returns Node 22 and the commands of the suite and of supergateway.
+func conformanceKit(t *testing.T, pkgs ...string) (node, conformance, supergateway string) {
+	t.Helper()
+	node = testenv.Node22Bin(t)
+	bin := filepath.Join(testenv.NPM(t, pkgs...), "node_modules", ".bin")
+	return node, filepath.Join(bin, "conformance"), filepath.Join(bin, "supergateway")
 }
 
 // scenarioSummary is one scenario's line in the suite's summary.
