@@ -271,7 +271,7 @@ func TestWrapProjectServers(t *testing.T) {
 	}
 	for _, want := range []string{
 		"proj-srv: wrapped (project, " + mcpJSON + "): by a local entry of the same name, which Claude Code prefers; .mcp.json is not changed",
-		"unapproved: skipped (project, " + mcpJSON + "): not approved in Claude Code (pending)",
+		"unapproved: skipped (project, " + mcpJSON + "): approve it, then wrap it: not approved in Claude Code (pending)",
 		"Note: keep both entries when /mcp warns",
 	} {
 		if !strings.Contains(out, want) {

@@ -225,7 +225,7 @@ func (pl *planner) wrapInPlace(fe *fileEdit, cf claudecfg.ConfigFile, sel []stri
 		case cf.Scope == claudecfg.ScopeProject && unapproved(pl.servers, cf.File, n) != "":
 			// --project-servers rewrite: a server the user has
 			// not approved is not ours to change either.
-			rows = append(rows, Change{Name: n, Action: ActSkipped, Detail: "not approved in Claude Code (" + unapproved(pl.servers, cf.File, n) + "): approve it first, then wrap it"})
+			rows = append(rows, Change{Name: n, Action: ActSkipped, Detail: "approve it, then wrap it: not approved in Claude Code (" + unapproved(pl.servers, cf.File, n) + ")"})
 		case cf.Scope == claudecfg.ScopeLocal && isCopy(fe.new, cf, n):
 			// A copy protecting a project server: the project
 			// scope's pass reports and refreshes it.

@@ -86,11 +86,11 @@ func protect(ge *fileEdit, local claudecfg.ConfigFile, fe *fileEdit, cf claudecf
 			out = append(out, Change{Name: n, Action: ActSkipped, Detail: "signs in with OAuth, which only Claude Code can do"})
 			continue
 		case hasLocal && file == "":
-			out = append(out, Change{Name: n, Action: ActSkipped, Detail: "a local entry of the same name takes precedence over it; wrap that one"})
+			out = append(out, Change{Name: n, Action: ActSkipped, Detail: "wrap the local entry of the same name: it takes precedence over this one"})
 			continue
 		case unapproved(servers, cf.File, n) != "":
 			// A local copy would load a server the user has not approved.
-			out = append(out, Change{Name: n, Action: ActSkipped, Detail: "not approved in Claude Code (" + unapproved(servers, cf.File, n) + "): approve it first, then wrap it"})
+			out = append(out, Change{Name: n, Action: ActSkipped, Detail: "approve it, then wrap it: not approved in Claude Code (" + unapproved(servers, cf.File, n) + ")"})
 			continue
 		}
 		text, ch := protectEntry(n, m.Val, r.Shim, cf.File, r.Flags...)

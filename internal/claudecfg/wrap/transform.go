@@ -168,7 +168,7 @@ func wrapEntry(name string, e gjson.Result, shimPath string, flags ...string) (s
 		return rewrapEntry(ch, e, command.String(), args, shimPath, flags)
 	}
 	if claudecfg.LastVal(e, claudecfg.MarkerKey).Exists() {
-		ch.Detail = fmt.Sprintf("has an %q key but does not run the shim (edited by hand?); fix it or remove that key", claudecfg.MarkerKey)
+		ch.Detail = fmt.Sprintf("fix or remove its %q key: the entry has it but does not run the shim (edited by hand?)", claudecfg.MarkerKey)
 		return "", ch
 	}
 	st := detectStyle(e)

@@ -22,7 +22,7 @@ func unwrapEntry(name string, e gjson.Result) (string, Change) {
 	if command.Type != gjson.String || !ok || !claudecfg.IsShim(command.String(), args) {
 		if claudecfg.LastVal(e, claudecfg.MarkerKey).Exists() {
 			ch.Action = ActSkipped
-			ch.Detail = fmt.Sprintf("has an %q key but does not run the shim (edited by hand?); fix it or remove that key", claudecfg.MarkerKey)
+			ch.Detail = fmt.Sprintf("fix or remove its %q key: the entry has it but does not run the shim (edited by hand?)", claudecfg.MarkerKey)
 		}
 		return "", ch
 	}
