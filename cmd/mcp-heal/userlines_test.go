@@ -33,6 +33,7 @@ type lineKind struct {
 	prefix string // what precedes the action
 	info   string // why the line asks nothing
 	action bool   // the line is an action (after prefix)
+	row    bool   // a wrap/unwrap row: its head (name, result, file) comes first by design
 }
 
 // kindOf sorts one line of the commands' output (internal/health's
@@ -78,16 +79,30 @@ func kindOf(line string) lineKind {
 		return lineKind{info: "what --install did"}
 	case regexp.MustCompile(`^  [\w-]+: `).MatchString(line) && !strings.Contains(line, " hint: "):
 		return lineKind{prefix: line[:strings.Index(line, ": ")+2], action: true} // heal's "Still to do" row
-	case regexp.MustCompile(`^[\w-]+: (wrapped|unwrapped|already wrapped|not wrapped|skipped) \(`).MatchString(line) && !strings.Contains(line, "fix it"):
+	case skippedAsks(line) != "":
+		return lineKind{prefix: skippedAsks(line), action: true, row: true}
+	case regexp.MustCompile(`^[\w-]+: (wrapped|unwrapped|already wrapped|not wrapped|skipped) \(`).MatchString(line):
 		return lineKind{info: "a row of what wrap/unwrap did"}
 	}
 	return lineKind{}
 }
 
+// skippedAsks is the head of a wrap/unwrap row that skipped a server and
+// asks something ("NAME: skipped (SCOPE, FILE): "), or "".
+func skippedAsks(line string) string {
+	head := regexp.MustCompile(`^[\w-]+: skipped \([^)]*\): `).FindString(line)
+	for _, l := range cmdLeads {
+		if head != "" && strings.HasPrefix(line[len(head):], l) {
+			return head
+		}
+	}
+	return ""
+}
+
 // cmdLeads are how an action line may start.
 var cmdLeads = []string{
 	"run ", "Run ", "install ", "start ", "fix ", "mcp-heal ", "/mcp-heal ", "name one of", "did you mean ",
-	"Restart Claude Code", "set ", "keep ", "protect ", "To show ", "chmod ", "check ", "give ", "add ", "send ", "authenticate ", "export ", "nothing to run", "read ", "restart ", "Set ", "wait, or run ", "ask ", "approve ", "put ", "remove ", "use ",
+	"Restart Claude Code", "set ", "keep ", "protect ", "To show ", "chmod ", "check ", "give ", "add ", "send ", "authenticate ", "export ", "nothing to run", "read ", "restart ", "approve it", "wrap the ", "fix or remove ", "Set ", "wait, or run ", "ask ", "approve ", "put ", "remove ", "use ",
 }
 
 // commandLines runs the real commands in process against throwaway homes
@@ -174,6 +189,15 @@ func commandLines(t *testing.T) (cases, outs, conts []string) {
 	runw("wrap", "--all", "--project-servers", "skip", "--shim", "/opt/mh/mcp-heal")
 	runw("unwrap", "--all")
 	runw("wrap", "--all", "--project-servers", "rewrite", "--shim", "/opt/mh/mcp-heal")
+
+	// Rows that skip a server and ask something: an entry with mcp-heal's
+	// key edited by hand, a project server not approved, and one a local
+	// entry of the same name overrides.
+	w = newCfgEnv(t)
+	w.write(filepath.Join(w.dots, "claude.json"), `{"mcpServers":{"hand":{"command":"x","mcpHeal":{}}},"projects":{"`+w.proj+`":{"mcpServers":{"dup":{"command":"y"}}}}}`, 0o600)
+	w.write(filepath.Join(w.proj, ".mcp.json"), `{"mcpServers":{"unapproved":{"command":"evil"},"dup":{"command":"z"}}}`, 0o644)
+	runw("wrap", "--all", "--shim", "/opt/mh/mcp-heal")
+	runw("unwrap", "hand")
 	shimFindings(t, add)
 	statusLines(add)
 	empty := newHealCLI(t, `{}`)
@@ -190,7 +214,7 @@ func commandLines(t *testing.T) (cases, outs, conts []string) {
 func TestCommandLinesGolden(t *testing.T) {
 	cases, outs, conts := commandLines(t)
 	var b strings.Builder
-	b.WriteString("# Every line of mcp-heal's commands (TestCommandLinesGolden), run for real.\n# [action N]: the action ends at column N (at most 80); [info: why]: asks nothing.\n")
+	b.WriteString("# Every line of mcp-heal's commands (TestCommandLinesGolden), run for real.\n# [action N]: the action ends at column N (at most 80); [info: why]: asks nothing;\n# [row, action N after its head]: a wrap/unwrap row, its action measured after \"NAME: skipped (SCOPE, FILE): \".\n")
 	for i, name := range cases {
 		fmt.Fprintf(&b, "\n== %s\n", name)
 		prevHeading := false
@@ -220,6 +244,12 @@ func TestCommandLinesGolden(t *testing.T) {
 				}
 				n := utf8.RuneCountInString(k.prefix) + utf8.RuneCountInString(rest[:actionEnd(rest)])
 				mark = fmt.Sprint("action ", n)
+				if k.row {
+					// The row's head names the file, whose length is the
+					// user's: the action is measured from after it.
+					n = utf8.RuneCountInString(rest[:actionEnd(rest)])
+					mark = fmt.Sprint("row, action ", n, " after its head")
+				}
 				if !lead {
 					t.Errorf("%s: the action does not come first: %q", name, line)
 					mark += ", NOT FIRST"
