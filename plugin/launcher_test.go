@@ -137,7 +137,7 @@ func TestLauncherFailsOpen(t *testing.T) {
 	}
 	payload := []byte(`{"hook_event_name":"SessionStart"}`)
 	out, _ := l.run(t, payload, "hook", "SessionStart")
-	if !strings.Contains(out, `"systemMessage":"mcp-heal: this copy of the plugin has no binary for linux/amd64 and Go was not found, so mcp-heal's hooks are off.`) {
+	if !strings.Contains(out, `"systemMessage":"mcp-heal: install the released plugin (docs/install.md), or Go 1.26.8 or newer: this copy of the plugin has no binary for linux/amd64 and Go was not found, so mcp-heal's hooks are off.`) {
 		t.Fatalf("first hook: got %q, want a systemMessage saying how to install", out)
 	}
 	if out, _ := l.run(t, payload, "hook", "PostToolUseFailure"); out != "" {
