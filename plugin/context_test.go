@@ -32,13 +32,13 @@ func TestLauncherCommandNamesSlashCommands(t *testing.T) {
 	cmd := exec.Command(filepath.Join(l.root, "plugin", "mcp-heal"), "command", "status")
 	cmd.Env = env
 	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "run '/mcp-heal wrap --all'") {
+	if err != nil || !strings.Contains(string(out), "Run '/mcp-heal wrap --all'") {
 		t.Errorf("/mcp-heal status: %v\n%s", err, out)
 	}
 	cmd = exec.Command(bin, "status")
 	cmd.Env = env
 	out, err = cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "run 'mcp-heal wrap --all'") {
+	if err != nil || !strings.Contains(string(out), "Run 'mcp-heal wrap --all'") {
 		t.Errorf("mcp-heal status in a shell: %v\n%s", err, out)
 	}
 }
