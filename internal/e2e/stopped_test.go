@@ -87,12 +87,8 @@ func scenarioStoppedChild(t *testing.T, m mode) outcome {
 	if !stillStopped {
 		t.Errorf("%s: the server's child %d was no longer stopped after the calls: the scenario did not hold", m, child)
 	}
-	if m == alone {
-		return o
-	}
-	wantHooksRan(t, r, "PreToolUse")
-	if kills := s.lifecycle("w", "kill"); len(kills) > 0 {
-		t.Errorf("the shim killed a server: %q", kills)
+	if m != alone {
+		wantKeptByShim(t, s, r)
 	}
 	return o
 }
@@ -217,12 +213,8 @@ func scenarioStoppedTogether(t *testing.T, m mode) outcome {
 	if !strings.HasPrefix(o.Note, "state kept") {
 		t.Errorf("%s: the call after the continue read %s; want state=1 on the same process, as alone", m, o.Note)
 	}
-	if m == alone {
-		return o
-	}
-	wantHooksRan(t, r, "PreToolUse")
-	if kills := s.lifecycle("w", "kill"); len(kills) > 0 {
-		t.Errorf("the shim killed a server: %q", kills)
+	if m != alone {
+		wantKeptByShim(t, s, r)
 	}
 	return o
 }
@@ -231,4 +223,14 @@ func TestScenario14StoppedWithShimKeepsServer(t *testing.T) {
 	testenv.NeedsFull(t, "Claude Code")
 	t.Parallel()
 	aloneAndHealed(t, func(t *testing.T, m mode) { scenarioStoppedTogether(t, m) })
+}
+
+// wantKeptByShim checks a healed run of a stopped-process scenario: the
+// hooks ran, and the shim killed no server.
+func wantKeptByShim(t *testing.T, s *session, r *run) {
+	t.Helper()
+	wantHooksRan(t, r, "PreToolUse")
+	if kills := s.lifecycle("w", "kill"); len(kills) > 0 {
+		t.Errorf("the shim killed a server: %q", kills)
+	}
 }
