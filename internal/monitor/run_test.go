@@ -132,9 +132,15 @@ func TestRunShimKilled(t *testing.T) {
 	}
 	out := &syncBuf{}
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	tk := make(ticks)
-	go Run(ctx, Options{Session: "s1", ClaudePID: claude.Process.Pid, Out: out, Tick: tk})
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, Options{Session: "s1", ClaudePID: claude.Process.Pid, Out: out, Tick: tk}) }()
+	// Run reads the state directory from the environment, which the
+	// test's cleanup restores: it must have returned by then.
+	defer func() {
+		cancel()
+		<-done
+	}()
 	tk.polls(3)
 	if s := out.String(); s != "" {
 		t.Fatalf("while the shim runs: %q", s)
