@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // fake is a session's records over time, and the told/ markers.
@@ -278,7 +279,7 @@ func TestOneSilenceOneLine(t *testing.T) {
 // TestPluginGone: the monitor's plugin is gone once its version directory
 // is removed or marked orphaned, or its binary's file is removed.
 func TestPluginGone(t *testing.T) {
-	root := t.TempDir()
+	root := testenv.TempDir(t) // Wine fails t.TempDir's cleanup
 	exe := filepath.Join(root, "bin")
 	if err := os.WriteFile(exe, nil, 0o700); err != nil {
 		t.Fatal(err)
