@@ -74,7 +74,7 @@ func headlessGiveUp(t *testing.T, version string) {
 		t.Errorf("advice 1 to the model in -p: %q, want none (the same incident, the same turn)", advice[1])
 	}
 	// The user's line says where to look, never `/mcp reconnect`.
-	want := regexp.MustCompile(`^mcp-heal: MCP server "ex" is disconnected and this headless \(-p\) session cannot reconnect it; the next session starts it afresh \(/mcp-heal doctor ex\)\.$`)
+	want := regexp.MustCompile(`^mcp-heal: nothing to run: MCP server "ex" is disconnected; this headless \(-p\) session cannot reconnect it, and the next session starts it afresh \(/mcp-heal doctor ex\)\.$`)
 	if !want.MatchString(told[0]) || told[1] != "" {
 		t.Errorf("lines to the user: %q, want %s once", told, want)
 	}
