@@ -287,6 +287,17 @@ func quote(name string) string {
 	return text.QuotedName(name)
 }
 
+// StateGoneError is the error for a round of a multi round-trip method
+// whose requestState a server process that ended minted, when the new
+// process refused it (answer: what it said): the earlier rounds are gone
+// with that process.
+func StateGoneError(server string, c Cause, method, answer string) string {
+	gone := "this " + method + " continued rounds that ran in the process that ended, and the new server process did not take their state"
+	gone += paren(text.Said("it", answer))
+	return sentence(server, restarting(c.Remote, true), c.Clause(), gone,
+		"start the call again from the first round if its work is still needed")
+}
+
 // TaskGoneError is the error for a request of the tasks extension
 // (io.modelcontextprotocol/tasks: tasks/get, tasks/update, tasks/cancel)
 // that names a task created by a server process that has ended, and that

@@ -175,6 +175,63 @@ func TestTasksGoneAfterRespawn(t *testing.T) {
 	}
 }
 
+// TestRequestStateGoneAfterRespawn: a multi round-trip call's requestState
+// minted by a server process that ended is forwarded to the new one (a
+// stateless server continues from it), and when the new process refuses
+// it, the client gets mcp-heal's one error, quoting the server: it was
+// restarted, start the call again from the first round (issue 34). A
+// requestState of the new process completes as the server answers. On
+// the code before, the client got the server's bare -32602.
+func TestRequestStateGoneAfterRespawn(t *testing.T) {
+	fullSuiteOnly(t)
+	t.Parallel()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, shim, xdg := shimSession(t, "env", roleEnv+"=tasks-server", self)
+	ctx := testCtx(t, 60*time.Second)
+	first := func() string {
+		t.Helper()
+		r, err := c.CallTool(ctx, "ask", map[string]any{})
+		if err != nil || r.Error != nil || gjson.GetBytes(r.Result, "resultType").Str != "input_required" {
+			t.Fatalf("tools/call ask: %v %s; want input_required", err, r.Raw)
+		}
+		return gjson.GetBytes(r.Result, "requestState").Str
+	}
+	round := func(rs string) example.Response {
+		t.Helper()
+		r, err := c.Call(ctx, "tools/call", map[string]any{"name": "ask", "arguments": map[string]any{},
+			"inputResponses": map[string]any{"name": map[string]any{"action": "accept", "content": map[string]any{"name": "x"}}}, "requestState": rs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if rs := first(); gjson.GetBytes(round(rs).Result, "content.0.text").Str != "done "+rs {
+		t.Fatalf("a round on the process that minted its requestState did not complete")
+	}
+	old := first()
+	pid := shimChild(t, xdg, shim, 0)
+	kill9(t, pid)
+	shimChild(t, xdg, shim, pid)
+	r := round(old)
+	var data struct {
+		Reason string `json:"reason"`
+	}
+	if r.Error != nil {
+		json.Unmarshal(r.Error.Data, &data)
+	}
+	if r.Error == nil || r.Error.Code != -32603 || data.Reason != "state-gone" || !strings.Contains(r.Error.Message, "was restarted") ||
+		!strings.Contains(r.Error.Message, "start the call again from the first round") || !strings.Contains(r.Error.Message, "«unknown requestState "+old+"»") {
+		t.Fatalf("a round carrying the dead process's requestState: %s; want -32603 state-gone saying the server was restarted", r.Raw)
+	}
+	t.Logf("the round after the restart: %s", r.Error.Message)
+	if rs := first(); gjson.GetBytes(round(rs).Result, "content.0.text").Str != "done "+rs {
+		t.Fatalf("a round on the new process with its own requestState did not complete")
+	}
+}
+
 // TestGoSDKInputRequiredKilledMidRound: a multi round-trip call (SEP-2322)
 // of the Go SDK fixture whose server dies while a round is in flight.
 // Each round is a new request with a new id, passed through as a call of

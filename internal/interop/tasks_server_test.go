@@ -24,7 +24,11 @@ import (
 // flight) and `durable` (the task is one a server keeps outside its
 // process, as in a database: every process of it answers a tasks/get of
 // a "durable-" task as completed). Task ids name the process, so tasks
-// of two processes never share one. It plays the part when the interop test binary runs
+// of two processes never share one. A second tool, `ask`, is a multi
+// round-trip call: its first round answers input_required with a
+// requestState this process holds in memory; a round that carries one
+// completes when this process minted it, else -32602 "unknown
+// requestState". It plays the part when the interop test binary runs
 // with MCP_HEAL_INTEROP_ROLE=tasks-server.
 func tasksServer(in io.Reader, out io.Writer) int {
 	type task struct {
@@ -34,6 +38,7 @@ func tasksServer(in io.Reader, out io.Writer) int {
 	}
 	var mu sync.Mutex
 	tasks := map[string]*task{}
+	states := map[string]bool{}
 	n := 0
 	w := bufio.NewWriter(out)
 	send := func(id json.RawMessage, result any, code int, msg string) {
@@ -63,9 +68,10 @@ func tasksServer(in io.Reader, out io.Writer) int {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
 			Params struct {
-				Name      string `json:"name"`
-				TaskID    string `json:"taskId"`
-				Arguments struct {
+				Name         string `json:"name"`
+				TaskID       string `json:"taskId"`
+				RequestState string `json:"requestState"`
+				Arguments    struct {
 					MS      int  `json:"ms"`
 					Hold    bool `json:"hold"`
 					Durable bool `json:"durable"`
@@ -87,8 +93,28 @@ func tasksServer(in io.Reader, out io.Writer) int {
 				"capabilities": map[string]any{"tools": map[string]any{}, "extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}},
 				"_meta":        map[string]any{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "tasks", "version": "1"}}}, 0, "")
 		case "tools/list":
-			send(req.ID, map[string]any{"resultType": "complete", "tools": []any{map[string]any{"name": "work", "inputSchema": map[string]any{"type": "object"}}}}, 0, "")
+			send(req.ID, map[string]any{"resultType": "complete", "tools": []any{map[string]any{"name": "work", "inputSchema": map[string]any{"type": "object"}},
+				map[string]any{"name": "ask", "inputSchema": map[string]any{"type": "object"}}}}, 0, "")
 		case "tools/call":
+			if req.Params.Name == "ask" {
+				mu.Lock()
+				switch rs := req.Params.RequestState; {
+				case rs == "":
+					n++
+					rs = fmt.Sprintf("state-%d-%d", os.Getpid(), n)
+					states[rs] = true
+					mu.Unlock()
+					send(req.ID, map[string]any{"resultType": "input_required", "requestState": rs,
+						"inputRequests": map[string]any{"name": map[string]any{"method": "elicitation/create", "params": map[string]any{"message": "name?"}}}}, 0, "")
+				case states[rs]:
+					mu.Unlock()
+					send(req.ID, map[string]any{"resultType": "complete", "content": []any{map[string]any{"type": "text", "text": "done " + rs}}}, 0, "")
+				default:
+					mu.Unlock()
+					send(req.ID, nil, -32602, "unknown requestState "+rs)
+				}
+				continue
+			}
 			n++
 			id := fmt.Sprintf("task-%d-%d", os.Getpid(), n)
 			if req.Params.Arguments.Durable {

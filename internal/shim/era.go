@@ -90,8 +90,9 @@ func (s *Shim) rediscover(ctx context.Context, r *run, ss session, dead <-chan s
 // the Go SDK v1.8.0 hands requestState to the tool's handler untouched
 // (mcp/mrtr.go keeps no table of states a new process would lack), so a
 // server that encodes its state there carries on with the call; one that
-// cannot use it must reject it, and the client gets that refusal in the
-// server's own words, as it would without the shim.
+// cannot use it must reject it, and the client gets that refusal quoted
+// in one error of mcp-heal's that says the server was restarted and to
+// start again from the first round (tasks.go, health.StateGoneError).
 
 // continuation reports whether a request continues a multi round-trip call:
 // it carries the inputResponses or requestState of an input-required

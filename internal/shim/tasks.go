@@ -2,6 +2,8 @@ package shim
 
 import (
 	"bytes"
+	"hash/fnv"
+	"strconv"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -29,6 +31,16 @@ import (
 // cancel of something that may be gone); a tasks/update follows the
 // other methods' rule (not re-sent).
 //
+// An input-required result's requestState (a multi round-trip call of
+// 2026-07-28) is handled alike: the client's next round carries it, and
+// it is forwarded to the new process as is (a stateless server, the Go
+// SDK's among them, continues from it: era.go), but when the new process
+// refuses a round whose requestState an ended run minted, the client gets
+// mcp-heal's error instead, quoting the server's: the server was
+// restarted, start the call again from the first round
+// (health.StateGoneError). A requestState is kept as a 64-bit hash (it
+// may be large), under the key statePrefix+hash.
+//
 // Only a stdio server's tasks are known to end with its process. A
 // remote server's tasks outlive a lost connection or session (the
 // specification has a server create a task durably before it hands out
@@ -51,26 +63,43 @@ const maxHandle = 64 << 10
 // params.taskId.
 func taskMethod(method string) bool { return strings.HasPrefix(method, "tasks/") }
 
+// statePrefix marks a requestState's key among the task ids.
+const statePrefix = "\x00state:"
+
+// stateKey is the key of requestState rs.
+func stateKey(rs string) string {
+	h := fnv.New64a()
+	h.Write([]byte(rs))
+	return statePrefix + strconv.FormatUint(h.Sum64(), 16)
+}
+
 // noteTask records the task handle in a response of r's server, if it is
 // one: a result with resultType "task" and a taskId (2026-07-28), or a
-// result.task.taskId (2025-11-25). Called with mu held.
+// result.task.taskId (2025-11-25); and the requestState of an
+// input-required result. Called with mu held.
 func (s *Shim) noteTask(r *run, line []byte) {
-	if len(line) > maxHandle || !bytes.Contains(line, []byte(`"taskId"`)) {
+	if len(line) > maxHandle || !bytes.Contains(line, []byte(`"taskId"`)) && !bytes.Contains(line, []byte(`"requestState"`)) {
 		return // a plain answer: skipped at memchr speed, a long one unread
 	}
 	res := gjson.GetBytes(line, "result")
-	id := res.Get("task.taskId")
-	if id.Type != gjson.String && res.Get("resultType").Str == "task" {
-		id = res.Get("taskId")
-	}
-	if id.Type != gjson.String || id.Str == "" {
-		return
+	key := ""
+	if rs := res.Get("requestState"); rs.Type == gjson.String && rs.Str != "" && res.Get("resultType").Str == "input_required" {
+		key = stateKey(rs.Str)
+	} else {
+		id := res.Get("task.taskId")
+		if id.Type != gjson.String && res.Get("resultType").Str == "task" {
+			id = res.Get("taskId")
+		}
+		if id.Type != gjson.String || id.Str == "" {
+			return
+		}
+		key = id.Str
 	}
 	if r.tasks == nil {
 		r.tasks = make(map[string]bool)
 	}
 	if len(r.tasks) < maxTasks {
-		r.tasks[id.Str] = true
+		r.tasks[key] = true
 	}
 }
 
@@ -95,18 +124,35 @@ func (s *Shim) tasksGone(r *run, c health.Cause) {
 	r.tasks = nil
 }
 
-// goneTaskOf returns the task id a client request of the tasks extension
-// names when that task belonged to a run that ended ("" otherwise).
-// Called with mu held.
+// goneTaskOf returns the key of the task (its id) a client request of the
+// tasks extension names, or of the requestState a round of a multi
+// round-trip call carries, when a run that ended handed it out ("" for
+// none). Called with mu held.
 func (s *Shim) goneTaskOf(method string, line []byte) string {
-	if len(s.sess.goneTasks) == 0 || !taskMethod(method) {
+	if len(s.sess.goneTasks) == 0 {
 		return ""
 	}
-	id := gjson.GetBytes(line, "params.taskId")
-	if _, gone := s.sess.goneTasks[id.Str]; id.Type != gjson.String || !gone || s.run.tasks[id.Str] {
+	key := ""
+	switch {
+	case taskMethod(method):
+		id := gjson.GetBytes(line, "params.taskId")
+		if id.Type != gjson.String {
+			return ""
+		}
+		key = id.Str
+	case bytes.Contains(line, []byte(`"requestState"`)):
+		rs := gjson.GetBytes(line, "params.requestState")
+		if rs.Type != gjson.String || rs.Str == "" {
+			return ""
+		}
+		key = stateKey(rs.Str)
+	default:
 		return ""
 	}
-	return id.Str
+	if _, gone := s.sess.goneTasks[key]; !gone || s.run.tasks[key] {
+		return ""
+	}
+	return key
 }
 
 // taskGoneReply is the answer to e, a request naming the gone task
@@ -119,6 +165,10 @@ func (s *Shim) taskGoneReply(e *entry, line []byte) []byte {
 	}
 	s.note.due = false // it says the server was restarted
 	said := gjson.GetBytes(line, "error.message").String()
+	if strings.HasPrefix(e.task, statePrefix) {
+		data := errData{Reason: "state-gone", Server: s.o.Name, Method: e.method, Tool: e.tool, Attempts: e.retries + 1}
+		return jsonrpc.ErrorReply(e.id, jsonrpc.CodeInternalError, health.StateGoneError(s.o.Name, c, e.method, said), data)
+	}
 	data := errData{Reason: "task-gone", Server: s.o.Name, Method: e.method, Task: e.task, Attempts: e.retries + 1}
 	return jsonrpc.ErrorReply(e.id, jsonrpc.CodeInternalError, health.TaskGoneError(s.o.Name, c, e.task, said), data)
 }
