@@ -41,7 +41,7 @@ func TestConflictingScopesAnswered(t *testing.T) {
 		writeJSONFile(t, path, cfg)
 
 		wrap, err := s.mcpHeal("wrap", "--all", "--shim", bin)
-		if err != nil || !strings.Contains(string(wrap), `warn "[Conflicting scopes] ... remove the others" for them: expected, keep both entries`) {
+		if err != nil || !strings.Contains(string(wrap), `keep both entries when /mcp warns "[Conflicting scopes]"`) {
 			t.Fatalf("wrap: %v\n%s", err, wrap)
 		}
 		cmd := exec.Command(s.claude, "mcp", "list")

@@ -26,8 +26,20 @@ type tmuxSession struct {
 }
 
 // readyPrompt is on the screen while interactive Claude Code waits for
-// input (without a status line, which takes its place).
+// input (without a status line, which takes its place). While a plugin's
+// monitor runs, the footer may show the mode badges ("⏸ manual mode on ·
+// 1 monitor · ↓ to manage") in its place from the first screen on (seen
+// on 2.1.328 in a full run): waitScreen(readyPrompt) takes either, unless
+// a turn is running ("esc to interrupt").
 const readyPrompt = "? for shortcuts"
+
+// isReady reports whether screen shows Claude Code waiting for input.
+func isReady(screen string) bool {
+	if strings.Contains(screen, readyPrompt) {
+		return true
+	}
+	return strings.Contains(screen, "monitor · ↓ to manage") && strings.Contains(screen, "❯") && !strings.Contains(screen, "esc to interrupt")
+}
 
 // startInteractive starts `claude` (no -p) in a detached tmux session
 // and waits until its prompt is ready for input: until the screen shows
@@ -114,7 +126,7 @@ func (ts *tmuxSession) capture() string {
 func (ts *tmuxSession) waitScreen(want string, timeout time.Duration) bool {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
-		if strings.Contains(ts.capture(), want) {
+		if screen := ts.capture(); strings.Contains(screen, want) || want == readyPrompt && isReady(screen) {
 			return true
 		}
 		time.Sleep(100 * time.Millisecond)
