@@ -66,7 +66,7 @@ lock() {
 from_source() {
 	where=$root/bin/.build
 	[ -n "$data" ] && where=$data/bin
-	nocache="mcp-heal: cannot build its binary: $where cannot be written (read-only, full, a symlink or another user's), so mcp-heal's hooks are off."
+	nocache="mcp-heal: install the released plugin (docs/install.md): this copy cannot build its binary, as $where cannot be written (read-only, full, a symlink or another user's), so mcp-heal's hooks are off."
 	if [ -z "$cache" ]; then
 		say nocache "$nocache"
 		exit 0
@@ -78,7 +78,7 @@ from_source() {
 		if [ -e "$cache/.build-failed-$key" ]; then
 			why=
 			IFS= read -r why <"$cache/.build-failed-$key"
-			say failed "mcp-heal: building its binary failed ($why), so mcp-heal's hooks are off; run /mcp-heal to try again."
+			say failed "mcp-heal: run /mcp-heal to try again: building its binary failed ($why), so mcp-heal's hooks are off."
 			exit 0
 		fi
 		lock
@@ -116,6 +116,6 @@ from_source() {
 	fi
 	why="the build did not finish"
 	[ -e "$cache/.build-failed-$key" ] && IFS= read -r why <"$cache/.build-failed-$key"
-	say failed "mcp-heal: building its binary failed: $why."
+	say failed "mcp-heal: run /mcp-heal to try again: building its binary failed: $why."
 	exit 0
 }

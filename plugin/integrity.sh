@@ -57,7 +57,7 @@ want_sum() {
 matches() {
 	if ! got=$(sha256 "$1"); then
 		[ -e "$1" ] || return 1
-		say integrity "mcp-heal: cannot check the bundled binary $name (no sha256sum, shasum or openssl found), so it was not run and mcp-heal's hooks are off."
+		say integrity "mcp-heal: install sha256sum, shasum or openssl: without one the bundled binary $name cannot be checked, so it was not run and mcp-heal's hooks are off."
 		exit 0
 	fi
 	[ -n "$want" ] && [ "$got" = "$want" ]
@@ -68,14 +68,14 @@ matches() {
 bundled_sum() {
 	name=${1##*/}
 	if [ ! -r "$root/bin/SHA256SUMS" ]; then
-		say integrity "mcp-heal: the plugin has no bin/SHA256SUMS to check bin/$name against, so it was not run and mcp-heal's hooks are off; reinstall the plugin (claude plugin install mcp-heal@mcp-heal)."
+		say integrity "mcp-heal: reinstall the plugin (claude plugin install mcp-heal@mcp-heal): it has no bin/SHA256SUMS to check bin/$name against, so it was not run and mcp-heal's hooks are off."
 		exit 0
 	fi
 	want_sum "$name"
 }
 
 mismatch() {
-	say integrity "mcp-heal: the bundled binary bin/$name does not match the plugin's SHA256SUMS, so it was not run and mcp-heal's hooks are off; reinstall the plugin (claude plugin install mcp-heal@mcp-heal)."
+	say integrity "mcp-heal: reinstall the plugin (claude plugin install mcp-heal@mcp-heal): the bundled binary bin/$name does not match the plugin's SHA256SUMS, so it was not run and mcp-heal's hooks are off."
 	exit 0
 }
 

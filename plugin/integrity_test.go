@@ -104,7 +104,7 @@ func TestLauncherRefusesTamperedBinary(t *testing.T) {
 	os.WriteFile(bundled, b, 0o755)
 	home := t.TempDir()
 	out, _ := runPlugin(t, root, home, `{"hook_event_name":"SessionStart"}`, "hook", "SessionStart")
-	want := "mcp-heal: the bundled binary bin/mcp-heal-" + runtime.GOOS + "-" + runtime.GOARCH + " does not match the plugin's SHA256SUMS, so it was not run"
+	want := "mcp-heal: reinstall the plugin (claude plugin install mcp-heal@mcp-heal): the bundled binary bin/mcp-heal-" + runtime.GOOS + "-" + runtime.GOARCH + " does not match the plugin's SHA256SUMS, so it was not run"
 	if strings.Count(out, "\n") != 1 || !strings.Contains(out, `{"systemMessage":"`+want) {
 		t.Fatalf("hook: got %q, want one systemMessage %q", out, want)
 	}
@@ -182,7 +182,7 @@ func TestLauncherUpgradeKeepsRunningShims(t *testing.T) {
 func TestLauncherRefusesUnlistedBinary(t *testing.T) {
 	unixOnly(t, shLauncher)
 	for _, c := range []struct{ name, sums, want string }{
-		{"no SHA256SUMS", "", "the plugin has no bin/SHA256SUMS to check"},
+		{"no SHA256SUMS", "", "it has no bin/SHA256SUMS to check"},
 		{"not listed", "0000000000000000000000000000000000000000000000000000000000000000  mcp-heal-plan9-amd64\n", "does not match the plugin's SHA256SUMS"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -17,7 +17,7 @@ link_cli() {
 	for d in "${dir%/bin}" "$dir"; do
 		if not_private "$d"; then
 			echo "mcp-heal: error: $why, so another user could replace what mcp-heal runs in your shell; nothing was linked"
-			echo "mcp-heal: hint: make it yours and closed to others (chown $(id -un) $d; chmod go-w $d), then run /mcp-heal link again; or, in a shell, run $stable directly"
+			echo "mcp-heal: hint: run chown $(id -un) $d; chmod go-w $d; then run /mcp-heal link again, or run in a shell: $stable"
 			return 0
 		fi
 	done
@@ -25,13 +25,13 @@ link_cli() {
 		echo "$dir/mcp-heal already links to $stable."
 	elif [ -e "$dir/mcp-heal" ] || [ -L "$dir/mcp-heal" ]; then
 		echo "mcp-heal: error: $dir/mcp-heal exists and is not mcp-heal's link, so it was left as it is"
-		echo "mcp-heal: hint: in a shell, run $stable directly, or remove $dir/mcp-heal and run /mcp-heal link again"
+		echo "mcp-heal: hint: run in a shell: $stable, or remove $dir/mcp-heal and run /mcp-heal link again"
 		return 0
 	elif mkdir -p "$dir" 2>/dev/null && ln -s "$stable" "$dir/mcp-heal" 2>/dev/null; then
 		echo "Linked $dir/mcp-heal to $stable (remove it with: rm $dir/mcp-heal)."
 	else
 		echo "mcp-heal: error: cannot create $dir/mcp-heal"
-		echo "mcp-heal: hint: in a shell, run $stable directly"
+		echo "mcp-heal: hint: run in a shell: $stable"
 		return 0
 	fi
 	case :${PATH:-}: in

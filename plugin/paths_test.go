@@ -123,9 +123,9 @@ func TestLauncherWindowsUnsupported(t *testing.T) {
 		t.Run(sys, func(t *testing.T) {
 			l := newLauncherEnv(t)
 			l.path = stubUname(t, sys, "x86_64") + ":/usr/bin:/bin"
-			want := "this copy of the plugin has no Windows launcher (plugin/mcp-heal.exe"
+			want := "install the released plugin (docs/install.md): this copy of the plugin has no Windows launcher (plugin/mcp-heal.exe"
 			if sys == "FreeBSD" {
-				want = "FreeBSD/x86_64 is not supported yet"
+				want = "nothing to run: FreeBSD/x86_64 is not supported yet"
 			}
 			out, _ := l.run(t, []byte(`{"hook_event_name":"SessionStart"}`), "hook", "SessionStart")
 			if strings.Count(out, "\n") != 1 || !strings.Contains(out, `"systemMessage":"mcp-heal: `+want) {

@@ -177,7 +177,7 @@ func TestBunSpawnsWindowsLauncher(t *testing.T) {
 		t.Fatalf("PreToolUse with nothing in the attention directory: %+v, want no output (fast path)", r)
 	}
 	os.WriteFile(sums, []byte(strings.Repeat("0", 64)+"  mcp-heal-windows-amd64.exe\n"), 0o644)
-	if r := hook(true, "hook", "SessionStart"); !ok(r) || !strings.Contains(r.Stdout, `"systemMessage":"mcp-heal: the bundled binary bin/mcp-heal-windows-amd64.exe does not match`) || strings.Contains(r.Stdout, "winprobe") {
+	if r := hook(true, "hook", "SessionStart"); !ok(r) || !strings.Contains(r.Stdout, `"systemMessage":"mcp-heal: reinstall the plugin (claude plugin install mcp-heal@mcp-heal): the bundled binary bin/mcp-heal-windows-amd64.exe does not match`) || strings.Contains(r.Stdout, "winprobe") {
 		t.Fatalf("tampered: %+v, want one systemMessage and the binary not run", r)
 	}
 	os.Remove(launcher)

@@ -184,7 +184,7 @@ func TestInstallReleaseWithoutGo(t *testing.T) {
 		s := newSession(t)
 		root, data := installRelease(t, s, bad)
 		out := installedHook(t, s, root, data, "PostToolUseFailure", "PostToolUseFailure.stdio-not-connected.json")
-		want := `{"systemMessage":"mcp-heal: the bundled binary bin/` + name + ` does not match the plugin's SHA256SUMS, so it was not run`
+		want := `{"systemMessage":"mcp-heal: reinstall the plugin (claude plugin install mcp-heal@mcp-heal): the bundled binary bin/` + name + ` does not match the plugin's SHA256SUMS, so it was not run`
 		if strings.Count(out, "\n") != 1 || !strings.HasPrefix(out, want) {
 			t.Fatalf("hook with a tampered binary: got %q, want one line starting %q", out, want)
 		}

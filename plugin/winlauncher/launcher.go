@@ -163,13 +163,13 @@ func (l *launcher) bundled() string {
 func (l *launcher) wantSum(name string) (want, why string) {
 	b, err := os.ReadFile(filepath.Join(l.root, "bin", "SHA256SUMS"))
 	if err != nil {
-		return "", fmt.Sprintf("mcp-heal: the plugin has no bin/SHA256SUMS to check bin/%s against, so it was not run and mcp-heal's hooks are off; reinstall the plugin (claude plugin install mcp-heal@mcp-heal).", name)
+		return "", fmt.Sprintf("mcp-heal: reinstall the plugin (claude plugin install mcp-heal@mcp-heal): it has no bin/SHA256SUMS to check bin/%s against, so it was not run and mcp-heal's hooks are off.", name)
 	}
 	return sha256sums.Lookup(b, name), ""
 }
 
 func (l *launcher) mismatch(bundled string) {
-	l.say("integrity", fmt.Sprintf("mcp-heal: the bundled binary bin/%s does not match the plugin's SHA256SUMS, so it was not run and mcp-heal's hooks are off; reinstall the plugin (claude plugin install mcp-heal@mcp-heal).", filepath.Base(bundled)))
+	l.say("integrity", fmt.Sprintf("mcp-heal: reinstall the plugin (claude plugin install mcp-heal@mcp-heal): the bundled binary bin/%s does not match the plugin's SHA256SUMS, so it was not run and mcp-heal's hooks are off.", filepath.Base(bundled)))
 }
 
 // say prints one line where the caller will see it: a hook's
