@@ -181,6 +181,7 @@ func TestHTTP(t *testing.T) {
 		{"401", probe.Target{Transport: "http", URL: streamable(t, 401).URL}, false, probe.Unauthorized, "401"},
 		{"403", probe.Target{Transport: "http", URL: streamable(t, 403).URL}, false, probe.Forbidden, "403"},
 		{"404", probe.Target{Transport: "http", URL: streamable(t, 404).URL + "/wrong"}, false, probe.HTTPStatus, "no MCP endpoint at the URL's path"},
+		{"500", probe.Target{Transport: "http", URL: streamable(t, 500).URL}, false, probe.HTTPStatus, "the server answered HTTP 500 Internal Server Error"},
 		{"401 with unset header variable", probe.Target{Transport: "http", URL: streamable(t, 401).URL, Headers: map[string]string{"Authorization": "Bearer ${MCP_HEAL_TEST_UNSET_TOKEN}"}}, false, probe.MissingEnv, "401"},
 		{"not a URL", probe.Target{Transport: "http", URL: "ftp://x"}, false, probe.BadConfig, "not an http(s) URL"},
 	}
@@ -198,6 +199,10 @@ func TestHTTP(t *testing.T) {
 			}
 			if r.Problem.Kind != tt.kind || !strings.Contains(r.Problem.Summary, tt.text) || r.Problem.Hint == "" {
 				t.Fatalf("got %s / %q / %q, want %s / ...%q...", r.Problem.Kind, r.Problem.Summary, r.Problem.Hint, tt.kind, tt.text)
+			}
+			// One account, said once, and never the URL (it may hold a key).
+			if strings.Count(r.Problem.Summary, "answered") > 1 || strings.Contains(r.Problem.Summary, "127.0.0.1") {
+				t.Fatalf("summary %q says the answer twice or shows the URL", r.Problem.Summary)
 			}
 		})
 	}

@@ -94,7 +94,12 @@ func httpFailure(u *url.URL, err error, timeout time.Duration) Result {
 		case http.StatusMethodNotAllowed:
 			return fail(HTTPStatus, "the URL does not accept POST (HTTP 405)", "set \"type\": \"sse\" in the MCP config if this is a legacy SSE server")
 		}
-		return fail(HTTPStatus, "the server answered "+err.Error(), "check the server's logs")
+		// The error names the server and its status ("remote MCP server
+		// [URL hidden] answered HTTP 500 ..."); say it once, keeping what
+		// follows (the server's own words, quoted).
+		head := fmt.Sprintf("answered HTTP %d %s", sc.StatusCode(), http.StatusText(sc.StatusCode()))
+		_, rest, _ := strings.Cut(err.Error(), head)
+		return fail(HTTPStatus, "the server "+head+rest, "check the server's logs")
 	case errors.As(err, &re):
 		return fail(RPCError, "the server answered initialize with an error; "+text.Said("the server", re.Message), "check the server's configuration")
 	case bridge.ConnRefused(err):
