@@ -373,3 +373,34 @@ func BenchmarkRSS100k(b *testing.B) {
 	report(b, fmt.Sprintf("| shim RSS before / after 50k / after 100k calls | %.1f MB | %.1f MB / %.1f MB | %+.1f MB |", float64(before)/1024, float64(mid)/1024, float64(after)/1024, float64(after-before)/1024))
 	report(b, fmt.Sprintf("| shim private memory (RssAnon) before / after 50k / after 100k calls | %.1f MB | %.1f MB / %.1f MB | %+.1f MB |", float64(beforeAnon)/1024, float64(midAnon)/1024, float64(afterAnon)/1024, float64(afterAnon-beforeAnon)/1024))
 }
+
+// floodMsg is the 4 KiB notification of the one-way throughput benchmarks.
+var floodMsg = []byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"` + strings.Repeat("z", 4096-80) + `"}}`)
+
+// fakeFlood writes FAKE_N notifications as fast as it can once it reads
+// its first line, then waits for stdin to close.
+func fakeFlood() {
+	n, _ := strconv.Atoi(os.Getenv("FAKE_N"))
+	r := jsonrpc.NewReader(os.Stdin)
+	r.Next()
+	w := bufio.NewWriterSize(os.Stdout, 256<<10)
+	for i := 0; i < n; i++ {
+		w.Write(floodMsg)
+		w.WriteByte('\n')
+	}
+	w.Flush()
+	io.Copy(io.Discard, os.Stdin)
+}
+
+// fakeSink reads FAKE_N lines, then writes one notification.
+func fakeSink() {
+	n, _ := strconv.Atoi(os.Getenv("FAKE_N"))
+	r := jsonrpc.NewReader(os.Stdin)
+	for i := 0; i < n; i++ {
+		if _, err := r.Next(); err != nil {
+			return
+		}
+	}
+	os.Stdout.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/done"}` + "\n"))
+	io.Copy(io.Discard, os.Stdin)
+}

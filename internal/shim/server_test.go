@@ -3,19 +3,16 @@
 package shim
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"iter"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -135,37 +132,6 @@ func fakeWrapper() {
 	}
 	signal.Ignore(syscall.SIGTERM) // like a wrapper that does not forward signals
 	cmd.Wait()
-}
-
-// floodMsg is the 4 KiB notification of the one-way throughput benchmarks.
-var floodMsg = []byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"` + strings.Repeat("z", 4096-80) + `"}}`)
-
-// fakeFlood writes FAKE_N notifications as fast as it can once it reads
-// its first line, then waits for stdin to close.
-func fakeFlood() {
-	n, _ := strconv.Atoi(os.Getenv("FAKE_N"))
-	r := jsonrpc.NewReader(os.Stdin)
-	r.Next()
-	w := bufio.NewWriterSize(os.Stdout, 256<<10)
-	for i := 0; i < n; i++ {
-		w.Write(floodMsg)
-		w.WriteByte('\n')
-	}
-	w.Flush()
-	io.Copy(io.Discard, os.Stdin)
-}
-
-// fakeSink reads FAKE_N lines, then writes one notification.
-func fakeSink() {
-	n, _ := strconv.Atoi(os.Getenv("FAKE_N"))
-	r := jsonrpc.NewReader(os.Stdin)
-	for i := 0; i < n; i++ {
-		if _, err := r.Next(); err != nil {
-			return
-		}
-	}
-	os.Stdout.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/done"}` + "\n"))
-	io.Copy(io.Discard, os.Stdin)
 }
 
 // stdinMessages are the messages a fake server reads on its stdin, each
