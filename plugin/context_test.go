@@ -29,7 +29,7 @@ func TestLauncherCommandNamesSlashCommands(t *testing.T) {
 	}
 	env := append(os.Environ(), "HOME="+l.home, "XDG_STATE_HOME="+filepath.Join(l.home, "state"), "CLAUDE_PROJECT_DIR="+proj)
 
-	cmd := exec.Command(filepath.Join(l.root, "plugin", "mcp-heal"), "command", "status")
+	cmd := launcher(l.root, "command", "status")
 	cmd.Env = env
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "Run '/mcp-heal wrap --all'") {

@@ -65,13 +65,7 @@ func runOnDisk(t *testing.T, disk brokenDisk, root, path, stdin string, args ...
 		ns = []string{"-r", "-m"} // a user namespace, where mounting a tmpfs is allowed
 	}
 	cmd := exec.Command(unshare, append(append(ns, "sh", "-c", setup, "setup", filepath.Join(root, "plugin", "mcp-heal")), args...)...)
-	env := claudeEnv(home)
-	for i, kv := range env {
-		if strings.HasPrefix(kv, "PATH=") {
-			env[i] = "PATH=" + path
-		}
-	}
-	cmd.Env = append(env, "DISK="+string(disk), "CLAUDE_PLUGIN_ROOT="+root, "CLAUDE_PLUGIN_DATA="+filepath.Join(home, "plugin-data"))
+	cmd.Env = append(hookEnv(withPath(claudeEnv(home), path), root, home), "DISK="+string(disk))
 	cmd.Dir = "/"
 	cmd.Stdin = strings.NewReader(stdin)
 	var o, e bytes.Buffer

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -54,9 +53,8 @@ func setVersion(t *testing.T, root, jsonText string) {
 // returns its exit code instead of failing on a non-zero one.
 func runCode(t *testing.T, root, home, stdin string, env []string, args ...string) (int, string, string) {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(root, "plugin", "mcp-heal"), args...)
-	base := noGoEnv(home)
-	cmd.Env = append(append(base, "CLAUDE_PLUGIN_ROOT="+root, "CLAUDE_PLUGIN_DATA="+filepath.Join(home, "plugin-data")), env...)
+	cmd := launcher(root, args...)
+	cmd.Env = append(hookEnv(noGoEnv(home), root, home), env...)
 	cmd.Dir = home
 	cmd.Stdin = strings.NewReader(stdin)
 	return testenv.RunCode(t, cmd)
@@ -129,7 +127,7 @@ func TestLauncherHostileVersions(t *testing.T) {
 			if _, err := os.Lstat("/tmp/mcp-heal-evil"); err == nil {
 				t.Errorf("a version escaped the data dir: /tmp/mcp-heal-evil exists")
 			}
-			if _, err := exec.Command(filepath.Join(home, ".local", "share", "mcp-heal", "bin", "mcp-heal"), "version").Output(); err != nil {
+			if _, err := binVersion(stableBin(home)); err != nil {
 				t.Errorf("no stable copy: %v", err)
 			}
 		})

@@ -52,18 +52,13 @@ func releasedPlugin(t *testing.T) (root, bundled string) {
 	return root, bundled
 }
 
+// runPlugin runs the launcher of the plugin at root as Claude Code runs
+// a hook, without Go on PATH, and fails the test unless it exits 0.
 func runPlugin(t *testing.T, root, home string, stdin string, args ...string) (string, string) {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(root, "plugin", "mcp-heal"), args...)
-	env := noGoEnv(home)
-	cmd.Env = append(env, "CLAUDE_PLUGIN_ROOT="+root, "CLAUDE_PLUGIN_DATA="+filepath.Join(home, "plugin-data"))
-	cmd.Stdin = strings.NewReader(stdin)
-	var o, e strings.Builder
-	cmd.Stdout, cmd.Stderr = &o, &e
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("launcher %v: %v (want exit 0)\n%s%s", args, err, o.String(), e.String())
-	}
-	return o.String(), e.String()
+	cmd := launcher(root, args...)
+	cmd.Env = hookEnv(noGoEnv(home), root, home)
+	return runZero(t, cmd, stdin)
 }
 
 // TestLauncherVerifiesBundledBinary: a released plugin's binary runs (no
@@ -82,8 +77,8 @@ func TestLauncherVerifiesBundledBinary(t *testing.T) {
 	if st, err := os.Stat(cached); err != nil || st.Mode().Perm() != 0o700 {
 		t.Fatalf("verified copy %s: %v %v, want mode 0700", cached, st, err)
 	}
-	stable := filepath.Join(home, ".local", "share", "mcp-heal", "bin", "mcp-heal")
-	if out, err := exec.Command(stable, "version").Output(); err != nil || !strings.HasPrefix(string(out), "mcp-heal ") {
+	stable := stableBin(home)
+	if out, err := binVersion(stable); err != nil || !strings.HasPrefix(out, "mcp-heal ") {
 		t.Fatalf("stable copy: %q %v", out, err)
 	}
 	// The healthy path trusts the cache and never hashes again.
@@ -134,7 +129,7 @@ func TestLauncherUpgradeKeepsRunningShims(t *testing.T) {
 	root, _ := releasedPlugin(t)
 	home := t.TempDir()
 	runPlugin(t, root, home, "", "version")
-	stable := filepath.Join(home, ".local", "share", "mcp-heal", "bin", "mcp-heal")
+	stable := stableBin(home)
 	old, err := os.Stat(stable)
 	if err != nil {
 		t.Fatal(err)
@@ -271,7 +266,7 @@ func TestLauncherDistrustsOpenCacheDir(t *testing.T) {
 			trace := filepath.Join(home, "planted-ran")
 			planted := []byte("#!/bin/sh\ntouch '" + trace + "'\necho planted\n")
 			cache := filepath.Join(home, "plugin-data", "bin")
-			stableDir := filepath.Join(home, ".local", "share", "mcp-heal", "bin")
+			stableDir := filepath.Dir(stableBin(home))
 			os.MkdirAll(filepath.Dir(cache), 0o700)
 			elsewhere := filepath.Join(t.TempDir(), "theirs")
 			switch c {

@@ -1,7 +1,6 @@
 package plugin_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -25,28 +24,14 @@ func newLauncherEnv(t *testing.T) *launcherEnv {
 	return &launcherEnv{root: testenv.ModuleRoot(t), data: filepath.Join(home, "plugin-data"), home: home, path: os.Getenv("PATH")}
 }
 
-func (l *launcherEnv) stable() string {
-	return filepath.Join(l.home, ".local", "share", "mcp-heal", "bin", "mcp-heal")
-}
+func (l *launcherEnv) stable() string { return stableBin(l.home) }
 
 func (l *launcherEnv) run(t *testing.T, stdin []byte, args ...string) (stdout, stderr string) {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(l.root, "plugin", "mcp-heal"), args...)
-	env := claudeEnv(l.home)
-	for i, kv := range env {
-		if strings.HasPrefix(kv, "PATH=") {
-			env[i] = "PATH=" + l.path
-		}
-	}
-	cmd.Env = append(env, "CLAUDE_PLUGIN_ROOT="+l.root, "CLAUDE_PLUGIN_DATA="+l.data)
+	cmd := launcher(l.root, args...)
+	cmd.Env = hookEnv(withPath(claudeEnv(l.home), l.path), l.root, l.home)
 	cmd.Dir = l.home
-	cmd.Stdin = bytes.NewReader(stdin)
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("launcher %v: %v (want exit 0)\nstdout: %s\nstderr: %s", args, err, o.String(), e.String())
-	}
-	return o.String(), e.String()
+	return runZero(t, cmd, string(stdin))
 }
 
 func pluginVersion(t *testing.T) string {
@@ -104,7 +89,7 @@ func TestLauncherBuildsOnceConcurrently(t *testing.T) {
 	if strings.Join(names, ",") != "mcp-heal-"+ver {
 		t.Fatalf("plugin data bin holds %v, want just mcp-heal-%s", names, ver)
 	}
-	if out, err := exec.Command(l.stable(), "version").Output(); err != nil || !strings.HasPrefix(string(out), "mcp-heal "+ver) {
+	if out, err := binVersion(l.stable()); err != nil || !strings.HasPrefix(out, "mcp-heal "+ver) {
 		t.Fatalf("stable copy: got %q, %v", out, err)
 	}
 	if b, _ := os.ReadFile(l.stable() + ".version"); strings.TrimSpace(string(b)) != ver {
@@ -120,7 +105,7 @@ func TestLauncherBuildsOnceConcurrently(t *testing.T) {
 	os.WriteFile(l.stable()+".version", []byte("0.0.1\n"), 0o644)
 	os.WriteFile(l.stable(), []byte("#!/bin/sh\necho old\n"), 0o755)
 	l.run(t, nil, "version")
-	if out, _ := exec.Command(l.stable(), "version").Output(); !strings.HasPrefix(string(out), "mcp-heal "+ver) {
+	if out, _ := binVersion(l.stable()); !strings.HasPrefix(out, "mcp-heal "+ver) {
 		t.Fatalf("stable copy not refreshed: %q", out)
 	}
 }
@@ -156,7 +141,7 @@ func TestLauncherCommandAlwaysExitsZero(t *testing.T) {
 	unixOnly(t, shLauncher)
 	l := newLauncherEnv(t)
 	t.Setenv("MCP_HEAL_BIN", testenv.Binary(t))
-	cmd := exec.Command(filepath.Join(l.root, "plugin", "mcp-heal"), "command", "logs", "no-such-server")
+	cmd := launcher(l.root, "command", "logs", "no-such-server")
 	cmd.Env = append(os.Environ(), "HOME="+l.home, "XDG_STATE_HOME="+filepath.Join(l.home, "state"))
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -185,14 +170,10 @@ func TestLauncherPreToolUseHealthyPath(t *testing.T) {
 	}
 	t.Setenv("MCP_HEAL_BIN", fake)
 	run := func(event string) string {
-		cmd := exec.Command(filepath.Join(l.root, "plugin", "mcp-heal"), "hook", event)
-		cmd.Env = append(claudeEnv(l.home), "CLAUDE_PLUGIN_ROOT="+l.root, "CLAUDE_PLUGIN_DATA="+l.data, "MCP_HEAL_BIN="+fake)
-		cmd.Stdin = strings.NewReader(payload)
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("launcher: %v (want exit 0)", err)
-		}
-		return string(out)
+		cmd := launcher(l.root, "hook", event)
+		cmd.Env = append(hookEnv(claudeEnv(l.home), l.root, l.home), "MCP_HEAL_BIN="+fake)
+		out, _ := runZero(t, cmd, payload)
+		return out
 	}
 	// A session starts with SessionStart, which records the paths.
 	run("SessionStart")

@@ -2,7 +2,6 @@ package plugin_test
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,21 +13,15 @@ import (
 // Code gives to hooks only (docs/claude-code-behaviour.md).
 func runNoData(t *testing.T, root, home string, args ...string) (string, string) {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(root, "plugin", "mcp-heal"), args...)
-	env := noGoEnv(home)
-	cmd.Env = append(env, "CLAUDE_PLUGIN_ROOT="+root)
-	var o, e strings.Builder
-	cmd.Stdout, cmd.Stderr = &o, &e
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("launcher %v: %v (want exit 0)\n%s%s", args, err, o.String(), e.String())
-	}
-	return o.String(), e.String()
+	cmd := launcher(root, args...)
+	cmd.Env = append(noGoEnv(home), "CLAUDE_PLUGIN_ROOT="+root)
+	return runZero(t, cmd, "")
 }
 
 // stableDir lists the stable copy's directory.
 func stableDir(t *testing.T, home string) []string {
 	t.Helper()
-	ents, err := os.ReadDir(filepath.Join(home, ".local", "share", "mcp-heal", "bin"))
+	ents, err := os.ReadDir(filepath.Dir(stableBin(home)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,11 +97,8 @@ func TestPathsNamesTheHooksPluginData(t *testing.T) {
 	if out, _ := runNoData(t, root, home, "paths"); line(out) != want {
 		t.Errorf("launcher: got %q, want %q", line(out), want)
 	}
-	stable := filepath.Join(home, ".local", "share", "mcp-heal", "bin", "mcp-heal")
-	cmd := exec.Command(stable, "paths")
-	cmd.Env = claudeEnv(home)
-	out, err := cmd.Output()
-	if err != nil || line(string(out)) != want {
-		t.Errorf("binary: got %q (%v), want %q", line(string(out)), err, want)
+	out, err := output(claudeEnv(home), stableBin(home), "paths")
+	if err != nil || line(out) != want {
+		t.Errorf("binary: got %q (%v), want %q", line(out), err, want)
 	}
 }

@@ -2,10 +2,11 @@ package plugin_test
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // stubUname writes a `uname` that reports sysname and machine into a
@@ -59,13 +60,9 @@ echo "$1 $2" >> '` + trace + `'
 	a, b := filepath.Join(l.home, "a"), filepath.Join(l.home, "b 'q' |x")
 	run := func(stateHome, event string) {
 		t.Helper()
-		cmd := exec.Command(filepath.Join(l.root, "plugin", "mcp-heal"), "hook", event)
-		cmd.Env = append(claudeEnv(l.home), "XDG_STATE_HOME="+stateHome, "CLAUDE_PLUGIN_ROOT="+l.root,
-			"CLAUDE_PLUGIN_DATA="+l.data, "MCP_HEAL_BIN="+fake)
-		cmd.Stdin = strings.NewReader(`{}`)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("launcher: %v\n%s", err, out)
-		}
+		cmd := launcher(l.root, "hook", event)
+		cmd.Env = append(hookEnv(claudeEnv(l.home), l.root, l.home), "XDG_STATE_HOME="+stateHome, "MCP_HEAL_BIN="+fake)
+		runZero(t, cmd, `{}`)
 	}
 	run(a, "SessionStart")
 	ran()
@@ -94,8 +91,8 @@ echo "$1 $2" >> '` + trace + `'
 	if st, err := os.Lstat(rec); err != nil || st.Mode() != 0o600 {
 		t.Fatalf("the record: %v, %v; want a regular file, 0600", st, err)
 	}
-	out, err := exec.Command("sh", "-c", `. "$1" && printf '%s\n%s' "$rec_attention" "$rec_stable"`, "sh", rec).Output()
-	if want := filepath.Join(b, "elsewhere") + "\n" + filepath.Join(l.home, "d", "bin", "mcp-heal"); err != nil || string(out) != want {
+	out, err := output(nil, "sh", "-c", `. "$1" && printf '%s\n%s' "$rec_attention" "$rec_stable"`, "sh", rec)
+	if want := filepath.Join(b, "elsewhere") + "\n" + filepath.Join(l.home, "d", "bin", "mcp-heal"); err != nil || out != want {
 		t.Fatalf("the record says %q (%v), want the binary's new answer %q", out, err, want)
 	}
 	// A broken record (it never is: it is written whole and renamed) is
@@ -168,18 +165,12 @@ func TestLauncherHandsOverToWindowsLauncher(t *testing.T) {
 		{[]string{"paths"}, 3},
 	} {
 		os.Remove(trace)
-		cmd := exec.Command(filepath.Join(root, "plugin", "mcp-heal"), tc.args...)
+		cmd := launcher(root, tc.args...)
 		cmd.Env = []string{path, "HOME=" + home, "OS=Windows_NT", "CLAUDE_PLUGIN_ROOT=" + root}
-		out, err := cmd.CombinedOutput()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
+		code, out, errOut := testenv.RunCode(t, cmd)
 		got, _ := os.ReadFile(trace)
 		if code != tc.code || string(got) != strings.Join(tc.args, " ")+"\n" {
-			t.Errorf("%v: exit %d (want %d), the Windows launcher got %q\n%s", tc.args, code, tc.code, got, out)
+			t.Errorf("%v: exit %d (want %d), the Windows launcher got %q\n%s%s", tc.args, code, tc.code, got, out, errOut)
 		}
 	}
 }

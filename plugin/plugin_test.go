@@ -4,7 +4,6 @@
 package plugin_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -37,13 +36,57 @@ func claudeEnv(home string) []string {
 // noGoEnv is claudeEnv with a PATH that has no Go on it: a released
 // plugin's launcher must not need it.
 func noGoEnv(home string) []string {
-	env := claudeEnv(home)
+	return withPath(claudeEnv(home), "/usr/bin:/bin") // no Go
+}
+
+// withPath is env with its PATH set to path.
+func withPath(env []string, path string) []string {
 	for i, kv := range env {
 		if strings.HasPrefix(kv, "PATH=") {
-			env[i] = "PATH=/usr/bin:/bin" // no Go
+			env[i] = "PATH=" + path
 		}
 	}
 	return env
+}
+
+// launcher is the sh launcher of the plugin at root, to run with args.
+func launcher(root string, args ...string) *exec.Cmd {
+	return exec.Command(filepath.Join(root, "plugin", "mcp-heal"), args...)
+}
+
+// hookEnv is env with what Claude Code gives a hook of the plugin at
+// root: CLAUDE_PLUGIN_ROOT, and CLAUDE_PLUGIN_DATA, home's plugin-data.
+func hookEnv(env []string, root, home string) []string {
+	return append(env, "CLAUDE_PLUGIN_ROOT="+root, "CLAUDE_PLUGIN_DATA="+filepath.Join(home, "plugin-data"))
+}
+
+// runZero runs cmd with stdin to its end and fails the test unless it
+// exits 0; it returns its stdout and stderr.
+func runZero(t *testing.T, cmd *exec.Cmd, stdin string) (stdout, stderr string) {
+	t.Helper()
+	cmd.Stdin = strings.NewReader(stdin)
+	code, o, e := testenv.RunCode(t, cmd)
+	if code != 0 {
+		t.Fatalf("%s %q: exit status %d (want 0)\nstdout: %s\nstderr: %s", cmd.Path, cmd.Args[1:], code, o, e)
+	}
+	return o, e
+}
+
+// stableBin is the stable copy the launcher installs under home.
+func stableBin(home string) string {
+	return filepath.Join(home, ".local", "share", "mcp-heal", "bin", "mcp-heal")
+}
+
+// binVersion is what the binary at path prints for `version`.
+func binVersion(path string) (string, error) { return output(nil, path, "version") }
+
+// output is what the program at path prints on stdout, run with args in
+// env (nil: the test's own).
+func output(env []string, path string, args ...string) (string, error) {
+	cmd := exec.Command(path, args...)
+	cmd.Env = env
+	out, err := cmd.Output()
+	return string(out), err
 }
 
 func runClaude(t *testing.T, claude, home, dir string, args ...string) string {
@@ -138,16 +181,10 @@ func TestInstallFromLocalMarketplace(t *testing.T) {
 		t.Fatal(err)
 	}
 	hook := func() (string, string) {
-		cmd := exec.Command(filepath.Join(inst, "plugin", "mcp-heal"), "hook", "PostToolUseFailure")
+		cmd := launcher(inst, "hook", "PostToolUseFailure")
 		cmd.Env = append(claudeEnv(home), "CLAUDE_PLUGIN_ROOT="+inst, "CLAUDE_PLUGIN_DATA="+data, "CLAUDE_PROJECT_DIR="+home)
 		cmd.Dir = home
-		cmd.Stdin = bytes.NewReader(payload)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("installed hook: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
-		}
-		return stdout.String(), stderr.String()
+		return runZero(t, cmd, string(payload))
 	}
 	// The first hook starts the build in the background and says so; the
 	// call passes through. Once the build is there, hooks answer.
@@ -166,21 +203,20 @@ func TestInstallFromLocalMarketplace(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 	}
 	out, errOut := hook()
-	stdout, stderr := bytes.NewBufferString(out), errOut
 	var reply struct {
 		HookSpecificOutput struct {
 			HookEventName     string `json:"hookEventName"`
 			AdditionalContext string `json:"additionalContext"`
 		} `json:"hookSpecificOutput"`
 	}
-	if err := json.Unmarshal(stdout.Bytes(), &reply); err != nil || !strings.Contains(reply.HookSpecificOutput.AdditionalContext, "/mcp reconnect tiny") {
-		t.Fatalf("installed hook reply: got %q (%v), want additionalContext naming /mcp reconnect tiny\nstderr: %s", stdout.String(), err, stderr)
+	if err := json.Unmarshal([]byte(out), &reply); err != nil || !strings.Contains(reply.HookSpecificOutput.AdditionalContext, "/mcp reconnect tiny") {
+		t.Fatalf("installed hook reply: got %q (%v), want additionalContext naming /mcp reconnect tiny\nstderr: %s", out, err, errOut)
 	}
 	if _, err := os.Stat(filepath.Join(data, "bin", "mcp-heal-0.1.0")); err != nil {
 		t.Fatalf("launcher did not cache its build under CLAUDE_PLUGIN_DATA: %v", err)
 	}
-	stable := filepath.Join(home, ".local", "share", "mcp-heal", "bin", "mcp-heal")
-	if out, err := exec.Command(stable, "version").Output(); err != nil || !strings.HasPrefix(string(out), "mcp-heal 0.1.0") {
+	stable := stableBin(home)
+	if out, err := binVersion(stable); err != nil || !strings.HasPrefix(string(out), "mcp-heal 0.1.0") {
 		t.Fatalf("stable copy %s version: got %q, %v; want mcp-heal 0.1.0", stable, out, err)
 	}
 }

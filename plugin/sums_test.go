@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -22,7 +21,7 @@ import (
 func TestLauncherSumsTable(t *testing.T) {
 	unixOnly(t, shLauncher)
 	src := testenv.ModuleRoot(t)
-	launcher, err := os.ReadFile(filepath.Join(src, "plugin", "mcp-heal"))
+	script, err := os.ReadFile(filepath.Join(src, "plugin", "mcp-heal"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +38,7 @@ func TestLauncherSumsTable(t *testing.T) {
 		t.Run(c.Name, func(t *testing.T) {
 			root, home := t.TempDir(), t.TempDir()
 			for f, data := range map[string][]byte{
-				"plugin/mcp-heal":            launcher,
+				"plugin/mcp-heal":            script,
 				"plugin/integrity.sh":        checks,
 				".claude-plugin/plugin.json": []byte(`{"name": "mcp-heal", "version": "1.2.3"}`),
 				"bin/" + name:                bin,
@@ -50,17 +49,15 @@ func TestLauncherSumsTable(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			cmd := exec.Command(filepath.Join(root, "plugin", "mcp-heal"), "version")
+			cmd := launcher(root, "version")
 			cmd.Env = []string{"HOME=" + home, "PATH=/usr/bin:/bin", "CLAUDE_PLUGIN_ROOT=" + root, "CLAUDE_PLUGIN_DATA=" + filepath.Join(home, "data")}
-			var o, e strings.Builder
-			cmd.Stdout, cmd.Stderr = &o, &e
-			err := cmd.Run()
-			ran := o.String() == "ran version\n"
-			if err != nil && ran || ran != c.Runs {
-				t.Fatalf("%v, ran %v, want ran %v\nstdout %q\nstderr %q", err, ran, c.Runs, o.String(), e.String())
+			code, out, errOut := testenv.RunCode(t, cmd)
+			ran := out == "ran version\n"
+			if code != 0 && ran || ran != c.Runs {
+				t.Fatalf("exit status %d, ran %v, want ran %v\nstdout %q\nstderr %q", code, ran, c.Runs, out, errOut)
 			}
-			if !c.Runs && !strings.Contains(e.String(), "does not match the plugin's SHA256SUMS") {
-				t.Errorf("stderr %q, want it to say the binary does not match", e.String())
+			if !c.Runs && !strings.Contains(errOut, "does not match the plugin's SHA256SUMS") {
+				t.Errorf("stderr %q, want it to say the binary does not match", errOut)
 			}
 		})
 	}
