@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -177,6 +178,60 @@ func (c *cutWriter) Flush() {
 	}
 }
 
+// eraListen is the params of a subscriptions/listen for tools/list_changed.
+const eraListen = `{"notifications":{"toolsListChanged":true},` + eraMeta + `}`
+
+// startEra starts a statelessEra server and a shim bridging to it, and
+// discovers the server and lists its tools through the shim.
+func startEra(t *testing.T) (*server, *shimProc) {
+	t.Helper()
+	srv := newServer(t, statelessEra)
+	sh := startShim(t, "--name", "era", "--url", srv.URL)
+	for _, method := range []string{"server/discover", "tools/list"} {
+		if _, err := sh.ok(method, "{"+eraMeta+"}", 30*time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return srv, sh
+}
+
+// touch makes the file name in the server's directory (block, cut: see
+// serveEra) and returns its path.
+func (s *server) touch(t *testing.T, name string) string {
+	t.Helper()
+	p := filepath.Join(s.Dir, name)
+	if err := os.WriteFile(p, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// listen opens a subscriptions/listen stream and waits for its
+// acknowledgement; it returns the request's id and the channel its
+// response would come on.
+func (s *shimProc) listen(t *testing.T) (string, chan []byte) {
+	t.Helper()
+	id, ch := s.start("subscriptions/listen", eraListen)
+	s.waitNote(t, "notifications/subscriptions/acknowledged", id)
+	return id, ch
+}
+
+// addToolHeard adds a tool to the server and waits for the
+// notifications/tools/list_changed of the listen stream listenID, which
+// must still be open (its request not answered).
+func (s *shimProc) addToolHeard(t *testing.T, tool, listenID string, listenCh chan []byte) {
+	t.Helper()
+	if _, err := s.ok("tools/call", `{"name":"add_tool","arguments":{"text":"`+tool+`"},`+eraMeta+`}`, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	s.waitNote(t, "notifications/tools/list_changed", listenID)
+	select {
+	case l := <-listenCh:
+		t.Errorf("the listen request was answered: %s", l)
+	default:
+	}
+}
+
 // eraRequest is one line of serveEra's log.
 type eraRequest struct {
 	pid, method, name, id string
@@ -214,6 +269,33 @@ func (s *server) waitRequests(t *testing.T, what string, ok func([]eraRequest) b
 	}
 }
 
+// waitCalls waits until the server has received the tools/call requests
+// with these ids.
+func (s *server) waitCalls(t *testing.T, ids ...string) []eraRequest {
+	t.Helper()
+	return s.waitRequests(t, fmt.Sprintf("the calls %v", ids), func(rs []eraRequest) bool {
+		n := 0
+		for _, r := range rs {
+			if r.method == "tools/call" && slices.Contains(ids, r.id) {
+				n++
+			}
+		}
+		return n == len(ids)
+	})
+}
+
+// restartDuring waits until the calls with these ids, held by the file
+// block, reach the server, then kills it, removes block and starts it
+// again. It returns the pid of the process killed.
+func (s *server) restartDuring(t *testing.T, block string, ids ...string) string {
+	t.Helper()
+	pid := s.waitCalls(t, ids...)[0].pid
+	s.Stop()
+	os.Remove(block)
+	s.Start()
+	return pid
+}
+
 // start sends a request and returns its id and the channel its response
 // comes on.
 func (s *shimProc) start(method, params string) (string, chan []byte) {
@@ -235,6 +317,11 @@ func wait(t *testing.T, what string, ch chan []byte) []byte {
 		t.Fatalf("%s: no response in 30s", what)
 		return nil
 	}
+}
+
+// startCall starts a tools/call of tool with the argument text.
+func (s *shimProc) startCall(tool, text string) (string, chan []byte) {
+	return s.start("tools/call", `{"name":"`+tool+`","arguments":{"text":"`+text+`"},`+eraMeta+`}`)
 }
 
 // waitNote waits for a notification of method whose subscriptionId is
@@ -266,36 +353,13 @@ func (s *shimProc) waitNote(t *testing.T, method, sub string) []byte {
 // id, and its notifications reach the client under the client's own
 // subscription id.
 func TestShimStatelessLostStream(t *testing.T) {
-	srv := newServer(t, statelessEra)
-	sh := startShim(t, "--name", "era", "--url", srv.URL)
-	if _, err := sh.ok("server/discover", "{"+eraMeta+"}", 30*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := sh.ok("tools/list", "{"+eraMeta+"}", 30*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	listenID, listenCh := sh.start("subscriptions/listen", `{"notifications":{"toolsListChanged":true},`+eraMeta+`}`)
-	sh.waitNote(t, "notifications/subscriptions/acknowledged", listenID)
+	srv, sh := startEra(t)
+	listenID, listenCh := sh.listen(t)
 
-	block := filepath.Join(srv.Dir, "block")
-	if err := os.WriteFile(block, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	readID, readCh := sh.start("tools/call", `{"name":"slow_read","arguments":{"text":"r"},`+eraMeta+`}`)
-	writeID, writeCh := sh.start("tools/call", `{"name":"slow_write","arguments":{"text":"w"},`+eraMeta+`}`)
-	first := srv.waitRequests(t, "both calls", func(rs []eraRequest) bool {
-		n := 0
-		for _, r := range rs {
-			if r.method == "tools/call" && (r.id == readID || r.id == writeID) {
-				n++
-			}
-		}
-		return n == 2
-	})
-	pid := first[0].pid
-	srv.Stop()
-	os.Remove(block)
-	srv.Start()
+	block := srv.touch(t, "block")
+	readID, readCh := sh.startCall("slow_read", "r")
+	writeID, writeCh := sh.startCall("slow_write", "w")
+	pid := srv.restartDuring(t, block, readID, writeID)
 
 	r := wait(t, "slow_read", readCh)
 	if got := gjson.GetBytes(r, "result.content.0.text").Str; got != "read:r" {
@@ -310,15 +374,7 @@ func TestShimStatelessLostStream(t *testing.T) {
 
 	// The listen stream is back: a change on the new server reaches the
 	// client under its own subscription id.
-	if _, err := sh.ok("tools/call", `{"name":"add_tool","arguments":{"text":"fresh"},`+eraMeta+`}`, 30*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	sh.waitNote(t, "notifications/tools/list_changed", listenID)
-	select {
-	case l := <-listenCh:
-		t.Errorf("the listen request was answered: %s", l)
-	default:
-	}
+	sh.addToolHeard(t, "fresh", listenID, listenCh)
 
 	var reissued []eraRequest
 	for _, rq := range srv.requests(t) {
@@ -345,15 +401,7 @@ func TestShimStatelessLostStream(t *testing.T) {
 // then the client gets one error, not a loop, and the other listen
 // streams are untouched.
 func TestShimStatelessListenReopen(t *testing.T) {
-	srv := newServer(t, statelessEra)
-	sh := startShim(t, "--name", "era", "--url", srv.URL)
-	if _, err := sh.ok("server/discover", "{"+eraMeta+"}", 30*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := sh.ok("tools/list", "{"+eraMeta+"}", 30*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	listen := `{"notifications":{"toolsListChanged":true},` + eraMeta + `}`
+	srv, sh := startEra(t)
 	listens := func() []string {
 		var ids []string
 		for _, r := range srv.requests(t) {
@@ -363,30 +411,14 @@ func TestShimStatelessListenReopen(t *testing.T) {
 		}
 		return ids
 	}
-	cut := filepath.Join(srv.Dir, "cut")
-	block := filepath.Join(srv.Dir, "block")
-
-	id, ch := sh.start("subscriptions/listen", listen)
-	sh.waitNote(t, "notifications/subscriptions/acknowledged", id)
-	if err := os.WriteFile(block, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	wid, wch := sh.start("tools/call", `{"name":"slow_write","arguments":{"text":"w"},`+eraMeta+`}`)
-	srv.waitRequests(t, "the call", func(rs []eraRequest) bool {
-		for _, r := range rs {
-			if r.id == wid {
-				return true
-			}
-		}
-		return false
-	})
+	id, ch := sh.listen(t)
+	block := srv.touch(t, "block")
+	wid, wch := sh.startCall("slow_write", "w")
+	srv.waitCalls(t, wid)
 
 	// Closed once (the server cuts the next listen it opens): re-opened.
-	if err := os.WriteFile(cut, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	id2, ch2 := sh.start("subscriptions/listen", listen)
-	sh.waitNote(t, "notifications/subscriptions/acknowledged", id2)
+	cut := srv.touch(t, "cut")
+	id2, ch2 := sh.listen(t)
 	srv.waitRequests(t, "a re-opened listen", func([]eraRequest) bool { return len(listens()) >= 3 })
 	os.Remove(cut)
 	srv.waitRequests(t, "a listen it keeps open", func(rs []eraRequest) bool {
@@ -432,11 +464,9 @@ func TestShimStatelessListenReopen(t *testing.T) {
 	t.Logf("listens the server got: %v", listens())
 
 	// Closed every time: bounded.
-	if err := os.WriteFile(cut, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	srv.touch(t, "cut")
 	before := len(listens())
-	id3, ch3 := sh.start("subscriptions/listen", listen)
+	id3, ch3 := sh.start("subscriptions/listen", eraListen)
 	var r []byte
 	select {
 	case r = <-ch3:
@@ -466,31 +496,12 @@ func TestShimStatelessListenReopen(t *testing.T) {
 // notifications/cancelled is expected), so the server's handler stops; a
 // call and a listen stream in flight on other streams are untouched.
 func TestShimStatelessCancelClosesStream(t *testing.T) {
-	srv := newServer(t, statelessEra)
-	sh := startShim(t, "--name", "era", "--url", srv.URL)
-	if _, err := sh.ok("server/discover", "{"+eraMeta+"}", 30*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := sh.ok("tools/list", "{"+eraMeta+"}", 30*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	listenID, listenCh := sh.start("subscriptions/listen", `{"notifications":{"toolsListChanged":true},`+eraMeta+`}`)
-	sh.waitNote(t, "notifications/subscriptions/acknowledged", listenID)
-	block := filepath.Join(srv.Dir, "block")
-	if err := os.WriteFile(block, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	wid, _ := sh.start("tools/call", `{"name":"slow_write","arguments":{"text":"cancel-me"},`+eraMeta+`}`)
-	_, rch := sh.start("tools/call", `{"name":"slow_read","arguments":{"text":"keep"},`+eraMeta+`}`)
-	srv.waitRequests(t, "both calls", func(rs []eraRequest) bool {
-		n := 0
-		for _, r := range rs {
-			if r.method == "tools/call" && (r.name == "slow_write" || r.name == "slow_read") {
-				n++
-			}
-		}
-		return n == 2
-	})
+	srv, sh := startEra(t)
+	listenID, listenCh := sh.listen(t)
+	block := srv.touch(t, "block")
+	wid, _ := sh.startCall("slow_write", "cancel-me")
+	rid, rch := sh.startCall("slow_read", "keep")
+	srv.waitCalls(t, wid, rid)
 	sh.write([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + wid + `,"reason":"user"}}`))
 	srv.waitRequests(t, "the cancellation of slow_write (its handler never saw one)", func(rs []eraRequest) bool {
 		for _, r := range rs {
@@ -509,15 +520,7 @@ func TestShimStatelessCancelClosesStream(t *testing.T) {
 	if r := wait(t, "slow_read", rch); gjson.GetBytes(r, "result.content.0.text").Str != "read:keep" {
 		t.Errorf("the other call: got %s, want its result", r)
 	}
-	if _, err := sh.ok("tools/call", `{"name":"add_tool","arguments":{"text":"later"},`+eraMeta+`}`, 30*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	sh.waitNote(t, "notifications/tools/list_changed", listenID)
-	select {
-	case l := <-listenCh:
-		t.Errorf("the listen request was answered: %s", l)
-	default:
-	}
+	sh.addToolHeard(t, "later", listenID, listenCh)
 }
 
 // A server killed during the continuation of a multi round-trip call
@@ -527,16 +530,8 @@ func TestShimStatelessCancelClosesStream(t *testing.T) {
 // state); the other one gets one error that says to start the call again
 // from the first round. Neither first round is sent again.
 func TestShimStatelessMRTRKilled(t *testing.T) {
-	srv := newServer(t, statelessEra)
-	sh := startShim(t, "--name", "era", "--url", srv.URL)
-	if _, err := sh.ok("server/discover", "{"+eraMeta+"}", 30*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := sh.ok("tools/list", "{"+eraMeta+"}", 30*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	listenID, _ := sh.start("subscriptions/listen", `{"notifications":{"toolsListChanged":true},`+eraMeta+`}`)
-	sh.waitNote(t, "notifications/subscriptions/acknowledged", listenID)
+	srv, sh := startEra(t)
+	sh.listen(t)
 	state := map[string]string{}
 	for _, name := range []string{"mrtr_read", "mrtr_write"} {
 		r, err := sh.ok("tools/call", `{"name":"`+name+`","arguments":{"text":"m"},`+eraMeta+`}`, 30*time.Second)
@@ -548,28 +543,13 @@ func TestShimStatelessMRTRKilled(t *testing.T) {
 		}
 		state[name] = gjson.GetBytes(r, "result.requestState").Str
 	}
-	block := filepath.Join(srv.Dir, "block")
-	if err := os.WriteFile(block, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	block := srv.touch(t, "block")
 	cont := func(name string) string {
 		return `{"name":"` + name + `","arguments":{"text":"m"},"inputResponses":{"confirm":{"action":"accept","content":{}}},"requestState":"` + state[name] + `",` + eraMeta + `}`
 	}
 	readID, readCh := sh.start("tools/call", cont("mrtr_read"))
 	writeID, writeCh := sh.start("tools/call", cont("mrtr_write"))
-	first := srv.waitRequests(t, "both continuations", func(rs []eraRequest) bool {
-		n := 0
-		for _, r := range rs {
-			if r.id == readID || r.id == writeID {
-				n++
-			}
-		}
-		return n == 2
-	})
-	pid := first[0].pid
-	srv.Stop()
-	os.Remove(block)
-	srv.Start()
+	pid := srv.restartDuring(t, block, readID, writeID)
 
 	r := wait(t, "mrtr_read", readCh)
 	if got := gjson.GetBytes(r, "result.content.0.text").Str + " " + gjson.GetBytes(r, "result.content.1.text").Str; got != "mrtr-read:m "+state["mrtr_read"] {
