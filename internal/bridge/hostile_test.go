@@ -21,6 +21,19 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
+// postOnly is a remote that answers every method but POST with 405 and
+// hands serve the body of each POST.
+func postOnly(serve func(w http.ResponseWriter, body []byte)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		serve(w, body)
+	}
+}
+
 // hostileRemote is a Streamable HTTP server whose tools answer with what
 // no well-behaved server sends (arguments.mb megabytes of it):
 //
@@ -31,12 +44,7 @@ import (
 //	         then the real response ("ok")
 func hostileRemote(t *testing.T) *httptest.Server {
 	chunk := bytes.Repeat([]byte("x"), 1<<20)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			w.WriteHeader(http.StatusMethodNotAllowed)
-			return
-		}
-		body, _ := io.ReadAll(r.Body)
+	srv := httptest.NewServer(postOnly(func(w http.ResponseWriter, body []byte) {
 		m, err := jsonrpc.Peek(body)
 		if err != nil || m.Kind != jsonrpc.KindRequest {
 			w.WriteHeader(http.StatusAccepted)
@@ -199,12 +207,7 @@ func TestHostileRemoteCeiling(t *testing.T) {
 // A server that sends thousands of SSE events that are not JSON gets a
 // few log lines, not one each (the shim's log goes to Claude Code's).
 func TestJunkEventsRateLimited(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			w.WriteHeader(http.StatusMethodNotAllowed)
-			return
-		}
-		body, _ := io.ReadAll(r.Body)
+	srv := httptest.NewServer(postOnly(func(w http.ResponseWriter, body []byte) {
 		m, _ := jsonrpc.Peek(body)
 		w.Header().Set("Content-Type", "text/event-stream")
 		for range 5000 {
