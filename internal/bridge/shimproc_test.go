@@ -73,18 +73,10 @@ func startShimEnv(t testing.TB, env []string, args ...string) *shimProc {
 			<-done
 		}
 		if t.Failed() || os.Getenv("BRIDGE_TEST_SHIM_LOG") != "" {
-			t.Logf("shim stderr:\n%s", tail(s.stderr.String(), 60))
+			t.Logf("shim stderr:\n%s", testenv.LastLines(s.stderr.String(), 60))
 		}
 	})
 	return s
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(s, "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 func (s *shimProc) read(out io.Reader) {
