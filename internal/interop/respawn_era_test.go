@@ -3,8 +3,6 @@
 package interop
 
 import (
-	"encoding/json"
-	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -43,9 +41,7 @@ func subscriptionID(n []byte) string {
 func TestGoSDKListenReopenedAfterRespawn(t *testing.T) {
 	fullSuiteOnly(t)
 	t.Parallel()
-	fixture := goFixture(t)
-	c, shim, xdg := shimSession(t, fixture)
-	ctx := testCtx(t, 60*time.Second)
+	c, shim, xdg, ctx := fixtureSession(t, 60*time.Second)
 	const uri = "test://watched-resource"
 	listen := make(chan []byte, 1)
 	go func() {
@@ -108,12 +104,7 @@ func TestGoSDKListenReopenedAfterRespawn(t *testing.T) {
 func TestTasksGoneAfterRespawn(t *testing.T) {
 	fullSuiteOnly(t)
 	t.Parallel()
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, shim, xdg := shimSession(t, "env", roleEnv+"=tasks-server", self)
-	ctx := testCtx(t, 60*time.Second)
+	c, shim, xdg, ctx := tasksSession(t, 60*time.Second)
 	start := func(args map[string]any) string {
 		t.Helper()
 		r, err := c.CallTool(ctx, "work", args)
@@ -138,14 +129,7 @@ func TestTasksGoneAfterRespawn(t *testing.T) {
 	kill9(t, old)
 	gone := func(what string, r example.Response, task string) {
 		t.Helper()
-		var data struct {
-			Reason string `json:"reason"`
-			Task   string `json:"task"`
-		}
-		if r.Error != nil {
-			json.Unmarshal(r.Error.Data, &data)
-		}
-		if r.Error == nil || r.Error.Code != -32603 || data.Reason != "task-gone" || data.Task != task ||
+		if r.Error == nil || r.Error.Code != -32603 || errData(r, "reason") != "task-gone" || errData(r, "task") != task ||
 			!strings.Contains(r.Error.Message, "was restarted") || !strings.Contains(r.Error.Message, "nothing to wait for") ||
 			!strings.Contains(r.Error.Message, "«unknown task "+task+"»") {
 			t.Fatalf("%s: %s; want -32603 task-gone saying the server was restarted and the task %s is gone", what, r.Raw, task)
@@ -185,12 +169,7 @@ func TestTasksGoneAfterRespawn(t *testing.T) {
 func TestRequestStateGoneAfterRespawn(t *testing.T) {
 	fullSuiteOnly(t)
 	t.Parallel()
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, shim, xdg := shimSession(t, "env", roleEnv+"=tasks-server", self)
-	ctx := testCtx(t, 60*time.Second)
+	c, shim, xdg, ctx := tasksSession(t, 60*time.Second)
 	first := func() string {
 		t.Helper()
 		r, err := c.CallTool(ctx, "ask", map[string]any{})
@@ -212,17 +191,9 @@ func TestRequestStateGoneAfterRespawn(t *testing.T) {
 		t.Fatalf("a round on the process that minted its requestState did not complete")
 	}
 	old := first()
-	pid := shimChild(t, xdg, shim, 0)
-	kill9(t, pid)
-	shimChild(t, xdg, shim, pid)
+	respawn(t, xdg, shim)
 	r := round(old)
-	var data struct {
-		Reason string `json:"reason"`
-	}
-	if r.Error != nil {
-		json.Unmarshal(r.Error.Data, &data)
-	}
-	if r.Error == nil || r.Error.Code != -32603 || data.Reason != "state-gone" || !strings.Contains(r.Error.Message, "was restarted") ||
+	if r.Error == nil || r.Error.Code != -32603 || errData(r, "reason") != "state-gone" || !strings.Contains(r.Error.Message, "was restarted") ||
 		!strings.Contains(r.Error.Message, "start the call again from the first round") || !strings.Contains(r.Error.Message, "«unknown requestState "+old+"»") {
 		t.Fatalf("a round carrying the dead process's requestState: %s; want -32603 state-gone saying the server was restarted", r.Raw)
 	}
@@ -247,9 +218,7 @@ func TestRequestStateGoneAfterRespawn(t *testing.T) {
 func TestGoSDKInputRequiredKilledMidRound(t *testing.T) {
 	fullSuiteOnly(t)
 	t.Parallel()
-	fixture := goFixture(t)
-	c, shim, xdg := shimSession(t, fixture)
-	ctx := testCtx(t, 30*time.Second)
+	c, shim, xdg, ctx := fixtureSession(t, 30*time.Second)
 	const tool = "test_input_required_result_multi_round"
 	answers := func(r example.Response) map[string]any {
 		out := map[string]any{}

@@ -4,7 +4,6 @@ package interop
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,6 +26,53 @@ func shimSession(t *testing.T, cmdline ...string) (*example.Client, int, string)
 	t.Helper()
 	c, shim, xdg := openSession(t, "stateless", shimmed(t, "stateless", cmdline...))
 	return c, shim.pid(), xdg
+}
+
+// fixtureSession is shimSession in front of the Go SDK fixture (goFixture),
+// with a context for the test's calls that ends after d.
+func fixtureSession(t *testing.T, d time.Duration) (*example.Client, int, string, context.Context) {
+	t.Helper()
+	c, shim, xdg := shimSession(t, goFixture(t))
+	return c, shim, xdg, testCtx(t, d)
+}
+
+// exampleSession is shimSession in front of the binary's own example
+// server in the stateless era, with a context for the test's calls that
+// ends after d.
+func exampleSession(t *testing.T, d time.Duration) (*example.Client, int, string, context.Context) {
+	t.Helper()
+	c, shim, xdg := shimSession(t, testenv.Binary(t), "example-server", "--era", "stateless")
+	return c, shim, xdg, testCtx(t, d)
+}
+
+// tasksSession is shimSession in front of the tests' own tasks server
+// (tasksServer), with a context for the test's calls that ends after d.
+func tasksSession(t *testing.T, d time.Duration) (*example.Client, int, string, context.Context) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, shim, xdg := shimSession(t, "env", roleEnv+"=tasks-server", self)
+	return c, shim, xdg, testCtx(t, d)
+}
+
+// respawn SIGKILLs the shim's server and waits until the shim has started
+// the next one.
+func respawn(t *testing.T, xdg string, shim int) {
+	t.Helper()
+	old := shimChild(t, xdg, shim, 0)
+	kill9(t, old)
+	shimChild(t, xdg, shim, old)
+}
+
+// errData is the field of an error response's data ("" when r is no
+// error or has no such field).
+func errData(r example.Response, field string) string {
+	if r.Error == nil {
+		return ""
+	}
+	return gjson.GetBytes(r.Error.Data, field).Str
 }
 
 // testCtx is a context for a test's calls that ends after d, or with the
@@ -91,9 +137,7 @@ exec "$1" example-server --era stateless --state-file "$2"`
 	}
 	// The call comes once the shim has seen the death (so it is not
 	// written to the dead server's pipe) and started the next server.
-	old := shimChild(t, xdg, shim, 0)
-	kill9(t, old)
-	shimChild(t, xdg, shim, old)
+	respawn(t, xdg, shim)
 	r, err := c.CallTool(ctx, example.ToolCounterIncrement, nil)
 	if err != nil || r.Error != nil {
 		t.Fatalf("counter_increment queued across the restarts: %v %s; want it run once on a working server", err, r.Raw)
@@ -114,9 +158,7 @@ exec "$1" example-server --era stateless --state-file "$2"`
 func TestInputRequiredAcrossRestart(t *testing.T) {
 	fullSuiteOnly(t)
 	t.Parallel()
-	fixture := goFixture(t)
-	c, shim, xdg := shimSession(t, fixture)
-	ctx := testCtx(t, 30*time.Second)
+	c, shim, xdg, ctx := fixtureSession(t, 30*time.Second)
 	const tool = "test_input_required_result_multi_round"
 	r, err := c.CallTool(ctx, tool, nil)
 	if err != nil || r.Error != nil || gjson.GetBytes(r.Result, "resultType").Str != "input_required" {
@@ -134,9 +176,7 @@ func TestInputRequiredAcrossRestart(t *testing.T) {
 		})
 		// The server dies between the rounds, as when the user takes a
 		// while to answer; the next round comes once the shim restarted it.
-		old := shimChild(t, xdg, shim, 0)
-		kill9(t, old)
-		shimChild(t, xdg, shim, old)
+		respawn(t, xdg, shim)
 		r, err = c.Call(ctx, "tools/call", map[string]any{"name": tool, "arguments": map[string]any{},
 			"inputResponses": responses, "requestState": state})
 		if err != nil || r.Error != nil {
@@ -158,9 +198,7 @@ func TestInputRequiredAcrossRestart(t *testing.T) {
 func TestLostContinuationSaysStartAgain(t *testing.T) {
 	fullSuiteOnly(t)
 	t.Parallel()
-	bin := testenv.Binary(t)
-	c, shim, xdg := shimSession(t, bin, "example-server", "--era", "stateless")
-	ctx := testCtx(t, 30*time.Second)
+	c, shim, xdg, ctx := exampleSession(t, 30*time.Second)
 	if r, err := c.Call(ctx, "tools/list", nil); err != nil || r.Error != nil {
 		t.Fatalf("tools/list: %v %s", err, r.Raw)
 	}
@@ -177,11 +215,7 @@ func TestLostContinuationSaysStartAgain(t *testing.T) {
 	if r.Error == nil || r.Error.Code != -32603 || !strings.Contains(r.Error.Message, "start the call again from the first round") {
 		t.Fatalf("continuation lost with its server: %s; want -32603 saying to start the call again", r.Raw)
 	}
-	var data struct {
-		Reason string `json:"reason"`
-	}
-	json.Unmarshal(r.Error.Data, &data)
-	t.Logf("lost continuation: %s (%s)", r.Error.Message, data.Reason)
+	t.Logf("lost continuation: %s (%s)", r.Error.Message, errData(r, "reason"))
 }
 
 // TestStatelessListenSurvivesRestart: a subscriptions/listen stream passes
@@ -191,9 +225,7 @@ func TestLostContinuationSaysStartAgain(t *testing.T) {
 func TestStatelessListenSurvivesRestart(t *testing.T) {
 	fullSuiteOnly(t)
 	t.Parallel()
-	bin := testenv.Binary(t)
-	c, shim, xdg := shimSession(t, bin, "example-server", "--era", "stateless")
-	ctx := testCtx(t, 30*time.Second)
+	c, shim, xdg, ctx := exampleSession(t, 30*time.Second)
 	go c.Call(ctx, "subscriptions/listen", map[string]any{"notifications": map[string]any{"resourceSubscriptions": []string{"example://counter"}, "toolsListChanged": true}})
 	ack := func(what string) string {
 		t.Helper()
@@ -201,7 +233,7 @@ func TestStatelessListenSurvivesRestart(t *testing.T) {
 			select {
 			case n := <-c.Notifications():
 				if gjson.GetBytes(n, "method").Str == "notifications/subscriptions/acknowledged" {
-					return gjson.GetBytes(n, `params._meta.io\.modelcontextprotocol/subscriptionId`).Raw
+					return subscriptionID(n)
 				}
 			case <-ctx.Done():
 				t.Fatalf("no acknowledgement of the listen stream %s", what)
