@@ -35,17 +35,8 @@ func newWorld(t *testing.T) *world {
 // example server with args; it ends with the test (its stdin closed).
 func (w *world) shim(name, session string, args ...string) *exec.Cmd {
 	w.t.Helper()
-	argv := append([]string{"shim", "--name", name, "--max-failures", "2", "--backoff-max", "200ms", "--", w.bin, "example-server"}, args...)
-	cmd := exec.Command(w.bin, argv...)
-	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+w.state, "CLAUDE_CODE_SESSION_ID="+session)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		w.t.Fatal(err)
-	}
-	w.t.Cleanup(func() { testenv.CloseAndWait(cmd, stdin, 15*time.Second) })
+	argv := append([]string{"--name", name, "--max-failures", "2", "--backoff-max", "200ms", "--", w.bin, "example-server"}, args...)
+	cmd, _ := testenv.StartShim(w.t, []string{"XDG_STATE_HOME=" + w.state, "CLAUDE_CODE_SESSION_ID=" + session}, argv...)
 	return cmd
 }
 
@@ -62,32 +53,20 @@ func (w *world) record(cmd *exec.Cmd) *state.Record {
 	return &r
 }
 
-// result is one run of the binary.
-type result struct {
-	stdout, stderr string
-	code           int
-	took           time.Duration
-}
-
 // line runs `mcp-heal statusline` as Claude Code does: the payload on a
 // pipe, env added to the test's environment.
-func line(t *testing.T, bin string, payload string, env ...string) result {
+func line(t *testing.T, payload string, env ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	cmd := exec.Command(bin, "statusline")
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdin = strings.NewReader(payload)
-	start := time.Now()
-	code, stdout, stderr := testenv.RunCode(t, cmd)
-	return result{stdout: stdout, stderr: stderr, code: code, took: time.Since(start)}
+	return testenv.RunBinary(t, append(os.Environ(), env...), "", payload, "statusline")
 }
 
 func (w *world) line(session string, env ...string) string {
 	w.t.Helper()
-	r := line(w.t, w.bin, `{"session_id":"`+session+`","cwd":"/x","model":{"id":"m","display_name":"M"}}`, append([]string{"XDG_STATE_HOME=" + w.state}, env...)...)
-	if r.code != 0 || r.stderr != "" {
-		w.t.Fatalf("statusline: exit %d, stderr %q", r.code, r.stderr)
+	code, stdout, stderr := line(w.t, `{"session_id":"`+session+`","cwd":"/x","model":{"id":"m","display_name":"M"}}`, append([]string{"XDG_STATE_HOME=" + w.state}, env...)...)
+	if code != 0 || stderr != "" {
+		w.t.Fatalf("statusline: exit %d, stderr %q", code, stderr)
 	}
-	return r.stdout
+	return stdout
 }
 
 // waitLine waits until the session's line (without colour) matches re.
@@ -209,9 +188,9 @@ func TestLineNeverFails(t *testing.T) {
 		{"session_id not a string", testenv.TempDir(t), `{"session_id":{"a":1}}`},
 	}
 	for _, c := range cases {
-		r := line(t, bin, c.payload, "XDG_STATE_HOME="+c.state, "CLAUDE_CODE_SESSION_ID=", "CLAUDE_PID=")
-		if r.stdout != "" || r.stderr != "" || r.code != 0 {
-			t.Errorf("%s: stdout %q, stderr %q, exit %d; want nothing and 0", c.name, r.stdout, r.stderr, r.code)
+		code, stdout, stderr := line(t, c.payload, "XDG_STATE_HOME="+c.state, "CLAUDE_CODE_SESSION_ID=", "CLAUDE_PID=")
+		if stdout != "" || stderr != "" || code != 0 {
+			t.Errorf("%s: stdout %q, stderr %q, exit %d; want nothing and 0", c.name, stdout, stderr, code)
 		}
 	}
 
