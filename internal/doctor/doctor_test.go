@@ -5,7 +5,6 @@ package doctor_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -182,13 +181,7 @@ func TestHealLeavesStrangersAlone(t *testing.T) {
 	bin := testenv.Binary(t)
 	good := claudecfg.Server{Name: "tiny", Scope: claudecfg.ScopeUser, Transport: "stdio", Command: bin, Args: []string{"example-server"}, Wrapped: true}
 	useState(t)
-	stranger := exec.Command("sleep", "1000")
-	if err := stranger.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- stranger.Wait() }()
-	t.Cleanup(func() { stranger.Process.Kill(); <-exited })
+	stranger := testenv.StartProcess(t, "sleep", "1000")
 	// The record as the dead shim wrote it: its own start time and
 	// executable, which the stranger does not have.
 	code := 1
@@ -207,8 +200,8 @@ func TestHealLeavesStrangersAlone(t *testing.T) {
 	reports[0].Shims = []*state.Record{rec}
 	d.Heal(context.Background(), reports)
 	select {
-	case err := <-exited:
-		t.Fatalf("the unrelated process was signalled: %v", err)
+	case <-stranger.Exited():
+		t.Fatalf("the unrelated process was signalled: %v", stranger.ProcessState)
 	case <-time.After(300 * time.Millisecond):
 	}
 	if r := reports[0]; r.Healed() || len(r.Actions) != 1 || !strings.Contains(r.Actions[0], "is another process now") {

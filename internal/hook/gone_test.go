@@ -4,13 +4,12 @@ package hook_test
 
 import (
 	"os"
-	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/testenv"
 	"github.com/mcp-heal/mcp-heal/internal/testenv/fakeshim"
 )
 
@@ -24,14 +23,9 @@ func TestShimKilledReported(t *testing.T) {
 	p := sharedPayload(t, "PostToolUseFailure.stdio-server-died-mid-call.json")
 	w := newWorld(t)
 	w.useState(t)
-	shim := exec.Command("sleep", "60")
-	if err := shim.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer shim.Process.Kill()
+	shim := testenv.StartProcess(t, "sleep", "60")
 	fakeshim.WriteRecord(t, state.Record{Server: "tiny", Session: p["session_id"].(string), ClaudePID: os.Getpid(), ShimPID: shim.Process.Pid, Mode: state.ModeStdio, State: state.Running, ChildPID: 1, Started: time.Now()})
-	shim.Process.Signal(syscall.SIGKILL)
-	shim.Wait()
+	shim.Kill()
 	r := decode(t, w.hook(t, "PostToolUseFailure", marshal(p)))
 	if !strings.HasPrefix(r.SystemMessage, "mcp-heal: run /mcp reconnect tiny: its shim exited at ") || !strings.Contains(r.SystemMessage, "(killed or crashed)") {
 		t.Errorf("the user's line: %q", r.SystemMessage)

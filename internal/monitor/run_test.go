@@ -5,35 +5,14 @@ package monitor
 import (
 	"context"
 	"os"
-	"os/exec"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/mcp-heal/mcp-heal/internal/procinfo"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
+	"github.com/mcp-heal/mcp-heal/internal/testenv/fakeshim"
 )
-
-// syncBuf is the monitor's stdout.
-type syncBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // ticks paces Run's polls (Options.Tick). Run takes a tick only once
 // the poll before it has ended, so when polls(n) returns, n polls have
@@ -69,12 +48,8 @@ func (tk ticks) until(t *testing.T, done <-chan error, timeout time.Duration, wh
 // gone.
 func TestRunWatchesRecords(t *testing.T) {
 	testenv.UseStateDir(t, testenv.TempDir(t))
-	claude := exec.Command("sleep", "60")
-	if err := claude.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer claude.Process.Kill()
-	out := &syncBuf{}
+	claude := testenv.StartProcess(t, "sleep", "60")
+	out := &testenv.LockedBuffer{}
 	done := make(chan error, 1)
 	tk := make(ticks)
 	go func() {
@@ -104,8 +79,7 @@ func TestRunWatchesRecords(t *testing.T) {
 	if n := strings.Count(out.String(), "\n"); n != 1 {
 		t.Fatalf("%d lines: %q", n, out.String())
 	}
-	claude.Process.Kill()
-	claude.Wait()
+	claude.Kill()
 	tk.until(t, done, 5*time.Second, "Run did not end when Claude Code was gone")
 }
 
@@ -115,22 +89,9 @@ func TestRunWatchesRecords(t *testing.T) {
 // killed shim was silent: the next call got "No such tool available".
 func TestRunShimKilled(t *testing.T) {
 	testenv.UseStateDir(t, testenv.TempDir(t))
-	claude := exec.Command("sleep", "60")
-	shim := exec.Command("sleep", "60")
-	for _, c := range []*exec.Cmd{claude, shim} {
-		if err := c.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer c.Process.Kill()
-	}
-	r := &state.Record{Server: "notes", Session: "s1", ClaudePID: claude.Process.Pid, ShimPID: shim.Process.Pid, State: state.Running, ChildPID: 1, Started: time.Now()}
-	if p, err := procinfo.Get(r.ShimPID); err == nil {
-		r.ShimStart, r.ShimExe = p.StartKey, p.Exe
-	}
-	if err := state.Write(r); err != nil {
-		t.Fatal(err)
-	}
-	out := &syncBuf{}
+	claude, shim := testenv.StartProcess(t, "sleep", "60"), testenv.StartProcess(t, "sleep", "60")
+	fakeshim.WriteRecord(t, state.Record{Server: "notes", Session: "s1", ClaudePID: claude.Process.Pid, ShimPID: shim.Process.Pid, State: state.Running, ChildPID: 1, Started: time.Now()})
+	out := &testenv.LockedBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	tk := make(ticks)
 	done := make(chan error, 1)
@@ -153,8 +114,7 @@ func TestRunShimKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	tk.polls(3)
-	shim.Process.Signal(syscall.SIGKILL)
-	shim.Wait()
+	shim.Kill()
 	testenv.WaitFor(t, 5*time.Second, "the line", func() bool {
 		tk.polls(1)
 		return out.String() != ""

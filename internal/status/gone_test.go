@@ -4,18 +4,16 @@ package status
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
 	"github.com/mcp-heal/mcp-heal/internal/health"
-	"github.com/mcp-heal/mcp-heal/internal/procinfo"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
+	"github.com/mcp-heal/mcp-heal/internal/testenv/fakeshim"
 )
 
 // TestShimExitedStatus (issue 32, item 4): a shim killed with SIGKILL
@@ -26,27 +24,14 @@ func TestShimExitedStatus(t *testing.T) {
 	testenv.UseStateDir(t, testenv.TempDir(t))
 	home, proj := testenv.TempDir(t), testenv.TempDir(t)
 	os.WriteFile(filepath.Join(home, ".claude.json"), []byte(`{"mcpServers":{"notes":{"command":"/opt/mh/mcp-heal","args":["shim","--name","notes","--","notes-server"]}}}`), 0o600)
-	claude := exec.Command("sleep", "60") // the session's Claude Code: still running
-	shim := exec.Command("sleep", "60")
-	for _, c := range []*exec.Cmd{claude, shim} {
-		if err := c.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer c.Process.Kill()
-	}
-	r := state.Record{Server: "notes", Session: "s1", ClaudePID: claude.Process.Pid, ShimPID: shim.Process.Pid, Mode: state.ModeStdio, State: state.Running, ChildPID: 1, Started: time.Now()}
-	if p, err := procinfo.Get(r.ShimPID); err == nil {
-		r.ShimStart, r.ShimExe = p.StartKey, p.Exe
-	}
-	if err := state.Write(&r); err != nil {
-		t.Fatal(err)
-	}
+	claude := testenv.StartProcess(t, "sleep", "60") // the session's Claude Code: still running
+	shim := testenv.StartProcess(t, "sleep", "60")
+	fakeshim.WriteRecord(t, state.Record{Server: "notes", Session: "s1", ClaudePID: claude.Process.Pid, ShimPID: shim.Process.Pid, Mode: state.ModeStdio, State: state.Running, ChildPID: 1, Started: time.Now()})
 	o := claudecfg.Options{Home: home, ProjectDir: proj}
 	if rep := Status(o, "", time.Now(), nil, health.Shell); rep.Servers[0].Health != health.Healthy {
 		t.Fatalf("while the shim runs: %+v", rep.Servers[0])
 	}
-	shim.Process.Signal(syscall.SIGKILL)
-	shim.Wait()
+	shim.Kill()
 	killed := time.Now()
 	rep := Status(o, "", time.Now(), nil, health.Shell)
 	s := rep.Servers[0]
@@ -60,8 +45,7 @@ func TestShimExitedStatus(t *testing.T) {
 		t.Fatalf("read again, inside the session: %s: %q", s.Health, s.HealthDetail)
 	}
 	// The session ended: history, not the server's health.
-	claude.Process.Kill()
-	claude.Wait()
+	claude.Kill()
 	if s := Status(o, "", time.Now(), nil, health.Shell).Servers[0]; s.Health == health.ShimExited {
 		t.Fatalf("after the session ended: %s: %q", s.Health, s.HealthDetail)
 	}
