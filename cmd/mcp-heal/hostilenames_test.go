@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
+	"github.com/mcp-heal/mcp-heal/internal/testenv/fakeshim"
 	"github.com/mcp-heal/mcp-heal/internal/text"
 )
 
@@ -247,6 +248,40 @@ func checkHookJSON(t *testing.T, what, out string) {
 		checkNames(t, what, s)
 		if strings.Contains(s, "\n") {
 			t.Errorf("%s: more than one line: %q", what, s)
+		}
+	}
+}
+
+// TestStatuslineHostileNames: the status line, run by the real binary for
+// sessions whose one server has a hostile name (hostileNames), shows it
+// only through the one rule, in each form of the line: in a crash loop
+// (the name after the command), restarting, restarted.
+func TestStatuslineHostileNames(t *testing.T) {
+	bin := testenv.Binary(t)
+	stateDir := testenv.UseStateDir(t, testenv.TempDir(t))
+	now := time.Now()
+	forms := []func(r *state.Record){
+		func(r *state.Record) { r.State = state.Failed },
+		func(r *state.Record) { r.State = state.Backoff },
+		func(r *state.Record) { r.Restarts, r.ChildStarted = 1, now.Add(-time.Minute) },
+	}
+	for i, h := range hostileNames {
+		for j, f := range forms {
+			pid, _ := fakeshim.Start(t)
+			r := state.Record{Server: h, Session: fmt.Sprintf("h%d-%d", i, j), ShimPID: pid, Mode: state.ModeStdio, State: state.Running, Started: now}
+			f(&r)
+			fakeshim.WriteRecord(t, r)
+			cmd := exec.Command(bin, "statusline")
+			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "XDG_STATE_HOME=" + stateDir}
+			cmd.Stdin = strings.NewReader(`{"session_id":"` + r.Session + `"}`)
+			out, err := cmd.Output()
+			if err != nil || !strings.HasPrefix(string(out), "\x1b[") || strings.Count(string(out), "\n") != 1 {
+				t.Errorf("name %d, form %d: %v %q", i+1, j, err, out)
+			}
+			line := strings.TrimSuffix(string(out), "\n")
+			// The line's own colour, then what checkNames reads.
+			line = line[strings.IndexByte(line, 'm')+1 : strings.LastIndex(line, "\x1b[0m")]
+			checkNames(t, "statusline", line)
 		}
 	}
 }

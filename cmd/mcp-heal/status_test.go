@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/status"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
@@ -22,11 +24,7 @@ import (
 func regexpMatch(re, s string) bool { return regexp.MustCompile(re).MatchString(s) }
 
 func TestStatusReportsShimsAndFailures(t *testing.T) {
-	c := newCfgEnv(t)
-	c.vars["CLAUDE_CODE_SESSION_ID"] = "sess-1"
-	if _, _, errs := c.run("wrap", "--all", "--shim", "/opt/mh/mcp-heal"); errs == "" {
-		t.Fatal("wrap printed no backup line")
-	}
+	c := wrappedCfgEnv(t, "sess-1")
 	now := time.Now().UTC()
 	code1 := 1
 	// A live shim for mem in this session (this test process stands in for
@@ -97,16 +95,7 @@ func TestStatusWithRealShim(t *testing.T) {
 	if code, out, errs := c.run("wrap", "--all", "--shim", bin); code != 0 {
 		t.Fatalf("wrap: %s%s", out, errs)
 	}
-	cmd := exec.Command(bin, "shim", "--name", "ex", "--", bin, "example-server")
-	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+os.Getenv("XDG_STATE_HOME"), "CLAUDE_CODE_SESSION_ID=sess-real")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stdin.Close(); cmd.Wait() }) // closing stdin stops the shim
+	cmd, _ := testenv.StartShim(t, []string{"CLAUDE_CODE_SESSION_ID=sess-real"}, "--name", "ex", "--", bin, "example-server")
 
 	current := func() status.Server {
 		_, out, _ := c.run("status", "--json", "ex")
@@ -154,10 +143,7 @@ func TestStatusWithRealShim(t *testing.T) {
 // incident: that is history, marked (ended), not the server's health; a
 // live session's dead server is failed, naming that session.
 func TestStatusShellSessions(t *testing.T) {
-	c := newCfgEnv(t)
-	if _, _, errs := c.run("wrap", "--all", "--shim", "/opt/mh/mcp-heal"); errs == "" {
-		t.Fatal("wrap printed no backup line")
-	}
+	c := wrappedCfgEnv(t, "")
 	ended := exec.Command("true")
 	if err := ended.Run(); err != nil {
 		t.Fatal(err)
@@ -187,11 +173,7 @@ func TestStatusShellSessions(t *testing.T) {
 // no call outstanding) is healthy, and status says it starts on the next
 // call; no child, no failure. Before, its health was the record's state.
 func TestStatusIdleServer(t *testing.T) {
-	c := newCfgEnv(t)
-	c.vars["CLAUDE_CODE_SESSION_ID"] = "sess-1"
-	if _, _, errs := c.run("wrap", "--all", "--shim", "/opt/mh/mcp-heal"); errs == "" {
-		t.Fatal("wrap printed no backup line")
-	}
+	c := wrappedCfgEnv(t, "sess-1")
 	now := time.Now().UTC()
 	zero := 0
 	r := &state.Record{Server: "mem", Session: "sess-1", ShimPID: os.Getpid(), Mode: state.ModeStdio, State: state.Idle, IdleExits: 2,
@@ -203,6 +185,20 @@ func TestStatusIdleServer(t *testing.T) {
 		`(?m)^mem +user +stdio +yes +ok +- +- +0 +exited with code 0 `,
 		`(?m)^  mem: exited by itself; starts on the next call$`,
 	)
+}
+
+// wrappedCfgEnv is newCfgEnv with every server wrapped (by a shim at
+// /opt/mh/mcp-heal), run in Claude Code session session ("" for a shell).
+func wrappedCfgEnv(t *testing.T, session string) *cfgEnv {
+	t.Helper()
+	c := newCfgEnv(t)
+	if session != "" {
+		c.vars["CLAUDE_CODE_SESSION_ID"] = session
+	}
+	if _, _, errs := c.run("wrap", "--all", "--shim", "/opt/mh/mcp-heal"); errs == "" {
+		t.Fatal("wrap printed no backup line")
+	}
+	return c
 }
 
 // status runs `mcp-heal status`, fails the test unless it exits 0, checks
@@ -219,4 +215,68 @@ func (c *cfgEnv) status(res ...string) string {
 		}
 	}
 	return out
+}
+
+// TestStatuslineSetup: /mcp-heal statusline (the launcher sets
+// MCP_HEAL_CONTEXT) prints the settings lines; --install adds them to
+// ~/.claude/settings.json, says so the second time, and leaves a
+// statusLine of the user's own as it is, printing a command that shows
+// both (exit 1).
+func TestStatuslineSetup(t *testing.T) {
+	bin := testenv.Binary(t)
+	home := testenv.TempDir(t)
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state"), "XDG_DATA_HOME=" + filepath.Join(home, "data")}
+	run := func(args ...string) (int, string, string) {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(env, "MCP_HEAL_CONTEXT=claude-code")
+		cmd.Stdin = strings.NewReader("")
+		return testenv.RunCode(t, cmd)
+	}
+	settings := filepath.Join(home, ".claude", "settings.json")
+	// What /mcp-heal statusline runs: the plugin's launcher, whose
+	// "command" sets MCP_HEAL_CONTEXT; stdin is not the payload's pipe.
+	launcher := exec.Command(filepath.Join(testenv.ModuleRoot(t), "plugin", "mcp-heal"), "command", "statusline")
+	launcher.Env = append(env, "MCP_HEAL_BIN="+bin)
+	launcher.Stdin = strings.NewReader("")
+	if out, err := launcher.CombinedOutput(); err != nil || !strings.Contains(string(out), `"statusLine": {`) || !strings.HasPrefix(string(out), "Run /mcp-heal statusline --install") {
+		t.Fatalf("/mcp-heal statusline through the launcher: %v\n%s", err, out)
+	}
+	code, out, errs := run("statusline")
+	if code != 0 || !strings.Contains(out, `"command": "`+bin+` statusline"`) || !strings.HasPrefix(out, "Run /mcp-heal statusline --install to show") {
+		t.Fatalf("statusline from /mcp-heal: exit %d\n%s%s", code, out, errs)
+	}
+	if _, err := os.Stat(settings); err == nil {
+		t.Fatal("printing the lines wrote the settings file")
+	}
+	code, out, errs = run("statusline", "--install")
+	b, _ := os.ReadFile(settings)
+	if code != 0 || !strings.Contains(out, "Added the statusLine to "+settings) || gjson.GetBytes(b, "statusLine.command").String() != bin+" statusline" {
+		t.Fatalf("--install: exit %d\n%s%s\nfile: %s", code, out, errs, b)
+	}
+	if code, out, _ = run("statusline", "--install"); code != 0 || !strings.Contains(out, "already runs mcp-heal's status line") {
+		t.Errorf("--install again: exit %d\n%s", code, out)
+	}
+	if code, out, _ = run("statusline"); code != 0 || !strings.Contains(out, "Claude Code's status line shows this session's MCP health: it runs\n  "+bin+" statusline") {
+		t.Errorf("statusline once installed: exit %d\n%s", code, out)
+	}
+
+	mine := `{"statusLine":{"type":"command","command":"~/ps1.sh"},"model":"opus"}`
+	os.WriteFile(settings, []byte(mine), 0o600)
+	code, out, _ = run("statusline", "--install")
+	if b, _ := os.ReadFile(settings); string(b) != mine {
+		t.Fatalf("the user's statusLine was changed: %s", b)
+	}
+	i := strings.Index(out, "set its \"command\" to this JSON string:\n")
+	if code != 1 || i < 0 || !strings.Contains(out, "mcp-heal does not replace") {
+		t.Fatalf("--install over the user's own: exit %d\n%s", code, out)
+	}
+	var combined string
+	rest := out[i+len("set its \"command\" to this JSON string:\n"):]
+	if err := json.Unmarshal([]byte(strings.TrimSpace(rest[:strings.IndexByte(rest, '\n')])), &combined); err != nil ||
+		!strings.Contains(combined, "~/ps1.sh") || !strings.HasSuffix(combined, bin+" statusline") {
+		t.Errorf("the combined command: %v %q", err, combined)
+	}
+	if code, out, _ := run("statusline", "extra"); code != 2 {
+		t.Errorf("an argument: exit %d %s", code, out)
+	}
 }
