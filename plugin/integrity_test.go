@@ -22,18 +22,8 @@ import (
 // machine's binary, and returns its root and the bundled binary's path.
 func releasedPlugin(t *testing.T) (root, bundled string) {
 	t.Helper()
-	src := testenv.ModuleRoot(t)
 	root = t.TempDir()
-	for _, f := range []string{"plugin/mcp-heal", "plugin/link.sh", "plugin/integrity.sh", "bin/mcp-heal", ".claude-plugin/plugin.json"} {
-		b, err := os.ReadFile(filepath.Join(src, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		os.MkdirAll(filepath.Dir(filepath.Join(root, f)), 0o755)
-		if err := os.WriteFile(filepath.Join(root, f), b, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	copySource(t, root, "plugin/mcp-heal", "plugin/link.sh", "plugin/integrity.sh", "bin/mcp-heal", ".claude-plugin/plugin.json")
 	b, err := os.ReadFile(testenv.Binary(t))
 	if err != nil {
 		t.Fatal(err)
@@ -44,13 +34,35 @@ func releasedPlugin(t *testing.T) (root, bundled string) {
 	if err := os.WriteFile(bundled, b, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	sum := sha256.Sum256(b)
 	sums := "0000000000000000000000000000000000000000000000000000000000000000  mcp-heal-plan9-amd64\n" +
-		hex.EncodeToString(sum[:]) + "  " + name + "\n"
+		hexSum(b) + "  " + name + "\n"
 	if err := os.WriteFile(filepath.Join(root, "bin", "SHA256SUMS"), []byte(sums), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return root, bundled
+}
+
+// copySource copies files (paths in the module) from the module's source
+// into root, each to the same path there.
+func copySource(t *testing.T, root string, files ...string) {
+	t.Helper()
+	src := testenv.ModuleRoot(t)
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.MkdirAll(filepath.Dir(filepath.Join(root, f)), 0o755)
+		if err := os.WriteFile(filepath.Join(root, f), b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// hexSum is b's SHA-256 as SHA256SUMS lists it.
+func hexSum(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // runPlugin runs the launcher of the plugin at root as Claude Code runs
@@ -343,8 +355,7 @@ func TestLauncherSumsTable(t *testing.T) {
 	}
 	// The bundled binary is a script: what is checked is the launcher.
 	bin := []byte("#!/bin/sh\necho ran \"$@\"\n")
-	b := sha256.Sum256(bin)
-	sum := hex.EncodeToString(b[:])
+	sum := hexSum(bin)
 	name := "mcp-heal-" + runtime.GOOS + "-" + runtime.GOARCH
 	for _, c := range sumstest.Cases {
 		t.Run(c.Name, func(t *testing.T) {

@@ -5,8 +5,6 @@
 package plugin_test
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -139,18 +137,10 @@ func TestBunSpawnsWindowsLauncher(t *testing.T) {
 	build("./plugin/winlauncher", launcher)
 	probe := filepath.Join(root, "bin", "mcp-heal-windows-amd64.exe")
 	build("./plugin/testdata/winprobe", probe)
-	for _, f := range []string{"plugin/mcp-heal", ".claude-plugin/plugin.json"} {
-		b, err := os.ReadFile(filepath.Join(src, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		os.MkdirAll(filepath.Dir(filepath.Join(root, f)), 0o755)
-		os.WriteFile(filepath.Join(root, f), b, 0o755)
-	}
+	copySource(t, root, "plugin/mcp-heal", ".claude-plugin/plugin.json")
 	b, _ := os.ReadFile(probe)
-	sum := sha256.Sum256(b)
 	sums := filepath.Join(root, "bin", "SHA256SUMS")
-	os.WriteFile(sums, []byte(hex.EncodeToString(sum[:])+"  mcp-heal-windows-amd64.exe\n"), 0o644)
+	os.WriteFile(sums, []byte(hexSum(b)+"  mcp-heal-windows-amd64.exe\n"), 0o644)
 
 	home := t.TempDir()
 	data := 0
