@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,6 +18,87 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 	"github.com/mcp-heal/mcp-heal/internal/text"
 )
+
+// TestHeadlessGiveUp: in `claude -p` an unwrapped stdio server is killed
+// between calls and every restart fails, so Claude Code gives it up ("is
+// not connected") for the session. There `/mcp reconnect` is refused, so
+// neither the model nor the user is told to run it; the user sees one
+// line (systemMessage) for the two failed calls, not one per call. Once
+// the session ended, `mcp-heal status` in a shell shows its incident as
+// history of an ended session, not the server's health. On the pinned
+// Claude Code and on the newest release.
+func TestHeadlessGiveUp(t *testing.T) {
+	testenv.NeedsFull(t, "Claude Code")
+	onReleases(t, true, headlessGiveUp)
+}
+
+func headlessGiveUp(t *testing.T, version string) {
+	ex := &failingStarts{fails: 1000} // every start after the kill fails
+	s := newSession(t,
+		Turn{Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "before"})}},
+		ex.killTurn("after the kill", 0),
+		Turn{Tools: []ToolUse{call("ex", "echo", map[string]any{"text": "again"})}},
+		Turn{Text: "Done."},
+	)
+	s.claude = testenv.NPMBin(t, "claude", version)
+	s.withPlugin()
+	s.userScope = true // where status finds it
+	ex.add(s, false)
+	r := s.runP([]string{"Echo through the ex server three times."}, 3*time.Minute)
+	r.mustOK(t)
+	wantHooksRan(t, r, "PostToolUseFailure")
+
+	var told, advice []string
+	for _, h := range r.hooks() {
+		if h.Event != "PostToolUseFailure" {
+			continue
+		}
+		var out struct {
+			SystemMessage string `json:"systemMessage"`
+			Specific      struct {
+				AdditionalContext string `json:"additionalContext"`
+			} `json:"hookSpecificOutput"`
+		}
+		if err := json.Unmarshal([]byte(strings.TrimSpace(h.Stdout)), &out); err != nil {
+			t.Fatalf("PostToolUseFailure reply %q: %v", h.Stdout, err)
+		}
+		told, advice = append(told, out.SystemMessage), append(advice, out.Specific.AdditionalContext)
+	}
+	if len(advice) != 2 {
+		t.Fatalf("%d PostToolUseFailure replies, want 2 (one per failed call): %q", len(advice), advice)
+	}
+	// The hook runs nothing (no probe of its command): continue without
+	// it, the next session starts it; never "run /mcp reconnect". A -p
+	// run is one prompt, so one turn: the model is told once per incident
+	// and turn (issue 24), and the second failure adds no second copy.
+	if a := advice[0]; !strings.Contains(a, `MCP server "ex" is disconnected`) || strings.Contains(a, "run `/mcp reconnect") || !strings.HasSuffix(a, "the next session starts it afresh.") {
+		t.Errorf("advice 0 to the model in -p: %q", a)
+	}
+	if advice[1] != "" {
+		t.Errorf("advice 1 to the model in -p: %q, want none (the same incident, the same turn)", advice[1])
+	}
+	// The user's line says where to look, never `/mcp reconnect`.
+	want := regexp.MustCompile(`^mcp-heal: nothing to run: MCP server "ex" is disconnected; this headless \(-p\) session cannot reconnect it, and the next session starts it afresh \(/mcp-heal doctor ex\)\.$`)
+	if !want.MatchString(told[0]) || told[1] != "" {
+		t.Errorf("lines to the user: %q, want %s once", told, want)
+	}
+
+	// The session is over: its incident is history.
+	b, err := os.ReadFile(filepath.Join(s.stateDir(), "mcp-heal", "incidents.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), fmt.Sprintf(`"claude_pid":%d`, s.claudePID())) {
+		t.Errorf("incidents do not name the session's Claude Code (pid %d):\n%s", s.claudePID(), b)
+	}
+	out, err := s.mcpHeal("status")
+	if err != nil {
+		t.Fatalf("status: %v", err)
+	}
+	if !regexp.MustCompile(`(?m)^ex +user +stdio +no +unknown `).Match(out) || !regexp.MustCompile(`(?m)^\S+ +\S+ \(ended\) +ex +PostToolUseFailure +not-connected `).Match(out) || strings.Contains(string(out), "will not use it again") {
+		t.Errorf("status in a shell after the -p session ended:\n%s", out)
+	}
+}
 
 // TestHostileNameInContext (issue 31 item 2): real Claude Code accepts and
 // connects a server named gh" + newline + "mcp-heal: ... run `id`"; when
