@@ -202,6 +202,34 @@ func writeJSONFile(t *testing.T, path string, v any) {
 	}
 }
 
+// readJSONFile decodes the JSON file at path into v; the test fails when
+// it cannot.
+func readJSONFile(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err == nil {
+		err = json.Unmarshal(b, v)
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// mcpHeal runs the test build of mcp-heal with args in the session's
+// environment (its HOME and state dir) and returns its stdout.
+func (s *session) mcpHeal(args ...string) ([]byte, error) {
+	cmd := exec.Command(testenv.Binary(s.t), args...)
+	cmd.Env = s.environ()
+	cmd.Dir = s.work
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		err = fmt.Errorf("%w: %s", err, stderr.Bytes())
+	}
+	return out, err
+}
+
 // withPlugin loads the repository as the mcp-heal plugin (--plugin-dir)
 // with MCP_HEAL_BIN pointing at the test build, so hooks do not build it.
 func (s *session) withPlugin() *session {

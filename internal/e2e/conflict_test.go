@@ -3,9 +3,6 @@
 package e2e
 
 import (
-	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,17 +23,11 @@ func TestConflictingScopesAnswered(t *testing.T) {
 		s.claude = testenv.NPMBin(t, "claude", version)
 		bin := testenv.Binary(t)
 		mcpJSON := filepath.Join(s.work, ".mcp.json")
-		b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"tiny": map[string]any{"command": bin, "args": []string{"example-server"}}}})
-		if err := os.WriteFile(mcpJSON, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeJSONFile(t, mcpJSON, map[string]any{"mcpServers": map[string]any{"tiny": map[string]any{"command": bin, "args": []string{"example-server"}}}})
 		// Approve it, as Claude Code records an approval.
 		path := filepath.Join(s.home, ".claude.json")
 		var cfg map[string]any
-		raw, _ := os.ReadFile(path)
-		if err := json.Unmarshal(raw, &cfg); err != nil {
-			t.Fatal(err)
-		}
+		readJSONFile(t, path, &cfg)
 		cfg["projects"].(map[string]any)[s.work].(map[string]any)["enabledMcpjsonServers"] = []string{"tiny"}
 		writeJSONFile(t, path, cfg)
 
@@ -44,11 +35,9 @@ func TestConflictingScopesAnswered(t *testing.T) {
 		if err != nil || !strings.Contains(string(wrap), `keep both entries when /mcp warns "[Conflicting scopes]"`) {
 			t.Fatalf("wrap: %v\n%s", err, wrap)
 		}
-		cmd := exec.Command(s.claude, "mcp", "list")
-		cmd.Env, cmd.Dir = s.environ(), s.work
-		list, _ := cmd.CombinedOutput()
-		if !strings.Contains(string(list), "[Conflicting scopes]") || !strings.Contains(string(list), `Server "tiny" is defined in multiple scopes`) ||
-			!strings.Contains(string(list), "tiny: "+bin+" shim --name tiny -- "+bin+" example-server - ✔ Connected") {
+		list := s.claudeCLI(t, "mcp", "list")
+		if !strings.Contains(list, "[Conflicting scopes]") || !strings.Contains(list, `Server "tiny" is defined in multiple scopes`) ||
+			!strings.Contains(list, "tiny: "+bin+" shim --name tiny -- "+bin+" example-server - ✔ Connected") {
 			t.Fatalf("claude mcp list after wrap:\n%s", list)
 		}
 		t.Logf("claude mcp list (%s) after wrap:\n%s", version, list)

@@ -5,9 +5,7 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -95,19 +93,4 @@ func TestIncidentClosesWhenServerAnswers(t *testing.T) {
 	if len(att) != 0 {
 		t.Errorf("attention markers left after the server answered: %v", att)
 	}
-}
-
-// mcpHeal runs the test build of mcp-heal with args in the session's
-// environment (its HOME and state dir) and returns its stdout.
-func (s *session) mcpHeal(args ...string) ([]byte, error) {
-	cmd := exec.Command(testenv.Binary(s.t), args...)
-	cmd.Env = s.environ()
-	cmd.Dir = s.work
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		err = fmt.Errorf("%w: %s", err, stderr.Bytes())
-	}
-	return out, err
 }

@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -142,10 +141,8 @@ func TestScenario8KeptShimKilled(t *testing.T) {
 // stopKept stops the kept server name of s's HOME (`mcp-heal stop`), so
 // that a test leaves nothing behind whatever happened.
 func stopKept(t *testing.T, s *session, name string) {
-	cmd := exec.Command(testenv.Binary(t), "stop", name)
-	cmd.Env = s.environ()
-	out, _ := cmd.CombinedOutput()
-	t.Logf("mcp-heal stop %s: %s", name, strings.TrimSpace(string(out)))
+	out, err := s.mcpHeal("stop", name)
+	t.Logf("mcp-heal stop %s: %s (%v)", name, strings.TrimSpace(string(out)), err)
 }
 
 // TestKeptServerMemory: @modelcontextprotocol/server-memory wrapped with

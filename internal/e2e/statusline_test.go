@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -43,10 +42,7 @@ func statusLine(t *testing.T, plugin bool) {
 	s.addExample("ex", true, nil)
 	s.addExample("loop", true, []string{"--max-failures", "2", "--backoff-max", "500ms"}, "--fail-starts", "1000", "--fail-file", loop)
 
-	install := exec.Command(testenv.Binary(t), "statusline", "--install")
-	install.Env = s.environ()
-	install.Stdin = strings.NewReader("")
-	out, err := install.CombinedOutput()
+	out, err := s.mcpHeal("statusline", "--install")
 	if err != nil || !strings.Contains(string(out), "Added the statusLine") {
 		t.Fatalf("statusline --install: %v\n%s", err, out)
 	}
