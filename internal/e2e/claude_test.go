@@ -191,13 +191,33 @@ func (s *session) writeSettings() {
 	writeJSONFile(s.t, path, settings)
 }
 
+// writeJSONFile replaces the file at path with v as JSON, whole: it is
+// written beside it and renamed over it, so that a reader (Claude Code, or
+// another session of the same HOME writing its settings) never reads it
+// half-written.
 func writeJSONFile(t *testing.T, path string, v any) {
 	t.Helper()
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
+	if err == nil {
+		_, err = f.Write(b)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Chmod(f.Name(), 0o644)
+		}
+		if err == nil {
+			err = os.Rename(f.Name(), path)
+		}
+		if err != nil {
+			os.Remove(f.Name())
+		}
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 }
