@@ -108,7 +108,7 @@ func TestHangDetection(t *testing.T) {
 			old := h.waitUp(0)
 			start := time.Now()
 			_, hang := h.start("tools/call", `{"name":"hang"}`)
-			testenv.WaitFor(t, 5*time.Second, "the hang call to reach the server", func() bool { return h.countEvents("call hang") == 1 })
+			h.waitCalls("hang", 1)
 			// Sent after the server stopped reading: re-sent to the new one.
 			_, echo := h.start("tools/call", `{"name":"echo","arguments":{"text":"after"}}`)
 			// The user's deadline (a minute) with the probe, sent at 3 s,

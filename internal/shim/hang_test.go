@@ -79,6 +79,44 @@ func (h *harness) stepFor(d time.Duration) (killedAt time.Duration) {
 	return killedAt
 }
 
+// stepAnswered runs the janitor for d of fake time, letting each probe be
+// answered: the answer comes by real time, so it is let in before the
+// clock moves on, and the probe's time-out is never what fires.
+func (h *harness) stepAnswered(d time.Duration) {
+	h.t.Helper()
+	for elapsed := time.Duration(0); elapsed < d; {
+		elapsed += h.step()
+		testenv.WaitFor(h.t, 10*time.Second, "the probe to be answered", func() bool { return !h.probing() })
+	}
+}
+
+// cancelSeen sends the client's cancel of call id (Claude Code's tool
+// time-out) and waits, 5 s at most, until the shim has marked it
+// cancelled.
+func (h *harness) cancelSeen(id string) {
+	h.t.Helper()
+	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `,"reason":"timeout"}}`)
+	testenv.WaitFor(h.t, 5*time.Second, "the cancel to be seen", func() bool {
+		h.s.mu.Lock()
+		defer h.s.mu.Unlock()
+		e := h.s.inflight[id]
+		return e != nil && e.cancelled
+	})
+}
+
+// busyCall is a harness on the fake clock whose server is working on a
+// hang2 call (it answers pings meanwhile): the server's pid, the call's id
+// and answer, and the pings the server had been sent by then.
+func busyCall(t *testing.T) (h *harness, pid int, id string, call <-chan []byte, pings int) {
+	t.Helper()
+	h = newHarness(t, hopt{fakeClock: true, opts: defaults})
+	h.handshake()
+	pid = h.waitUp(0)
+	id, call = h.start("tools/call", `{"name":"hang2"}`)
+	h.waitCalls("hang2", 1)
+	return h, pid, id, call, h.countEvents("ping")
+}
+
 // With the defaults `wrap` writes, silence alone never kills a server:
 // neither one deaf to everything (the hang tool) nor a single-threaded one
 // that answers its ping only after a long call (Serial, the gate tool). A
@@ -135,14 +173,8 @@ func TestCancelledThenDeafRestarted(t *testing.T) {
 	h.handshake()
 	old := h.waitUp(0)
 	id, hang := h.start("tools/call", `{"name":"hang"}`)
-	testenv.WaitFor(t, 5*time.Second, "the hang call to reach the server", func() bool { return h.countEvents("call hang") == 1 })
-	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `,"reason":"timeout"}}`)
-	testenv.WaitFor(t, 5*time.Second, "the cancel to be seen", func() bool {
-		h.s.mu.Lock()
-		defer h.s.mu.Unlock()
-		e := h.s.inflight[id]
-		return e != nil && e.cancelled
-	})
+	h.waitCalls("hang", 1)
+	h.cancelSeen(id)
 	at := h.stepFor(30 * time.Second)
 	if at == 0 {
 		t.Fatal("a server deaf after a cancel was not killed within 30 s")
@@ -188,13 +220,7 @@ func TestCancelledQuietGoesAtOnce(t *testing.T) {
 			h.waitUp(0)
 			id, _ := h.start("tools/call", `{"name":"gate"}`)
 			h.waitCalls("gate", 1)
-			h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `,"reason":"timeout"}}`)
-			testenv.WaitFor(t, 5*time.Second, "the cancel to be seen", func() bool {
-				h.s.mu.Lock()
-				defer h.s.mu.Unlock()
-				e := h.s.inflight[id]
-				return e != nil && e.cancelled
-			})
+			h.cancelSeen(id)
 			h.stepFor(30 * time.Second)
 			if q := h.quiet(); !q.cancelled {
 				t.Fatalf("not published as not answering since the cancel: %+v", q)
@@ -215,17 +241,9 @@ func TestCancelledQuietGoesAtOnce(t *testing.T) {
 // A cancelled call of a server that still answers pings is no hang: the
 // server is kept.
 func TestCancelledButAnsweringKept(t *testing.T) {
-	h := newHarness(t, hopt{fakeClock: true, opts: defaults})
-	h.handshake()
-	pid := h.waitUp(0)
-	id, _ := h.start("tools/call", `{"name":"hang2"}`)
-	h.waitCalls("hang2", 1)
-	pings := h.countEvents("ping")
+	h, pid, id, _, pings := busyCall(t)
 	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `}}`)
-	for elapsed := time.Duration(0); elapsed < time.Minute; {
-		elapsed += h.step()
-		testenv.WaitFor(t, 10*time.Second, "the probe to be answered", func() bool { return !h.probing() })
-	}
+	h.stepAnswered(time.Minute)
 	if h.kills() > 0 || h.childPID() != pid {
 		t.Fatalf("a server answering pings was killed after a cancel")
 	}
@@ -242,7 +260,7 @@ func TestDeadlineKills(t *testing.T) {
 	h.handshake()
 	old := h.waitUp(0)
 	_, hang := h.start("tools/call", `{"name":"hang"}`)
-	testenv.WaitFor(t, 5*time.Second, "the hang call to reach the server", func() bool { return h.countEvents("call hang") == 1 })
+	h.waitCalls("hang", 1)
 	at := h.stepFor(40 * time.Second)
 	if at < 20*time.Second || at > 20*time.Second+2*h.s.janitorTick() {
 		t.Errorf("killed at %v, want at the 20 s deadline", at)
@@ -271,7 +289,7 @@ func TestHungServerKilledOnce(t *testing.T) {
 	h.handshake()
 	old := h.waitUp(0)
 	id, _ := h.start("tools/call", `{"name":"hang"}`)
-	testenv.WaitFor(t, 5*time.Second, "the hang call to reach the server", func() bool { return h.countEvents("call hang") == 1 })
+	h.waitCalls("hang", 1)
 	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `}}`)
 	tick := h.s.janitorTick()
 	for elapsed := time.Duration(0); ; elapsed += tick {
@@ -318,18 +336,8 @@ func (x *holdHandler) open() { x.openOnce.Do(func() { close(x.release) }) }
 // A server that answers pings while a call runs is busy, not hung: it is
 // pinged after each silence and never killed, however long the call takes.
 func TestBusyServerNeverKilled(t *testing.T) {
-	h := newHarness(t, hopt{fakeClock: true, opts: defaults})
-	h.handshake()
-	pid := h.waitUp(0)
-	_, call := h.start("tools/call", `{"name":"hang2"}`)
-	h.waitCalls("hang2", 1)
-	pings := h.countEvents("ping")
-	for elapsed := time.Duration(0); elapsed < 3*time.Minute; {
-		elapsed += h.step()
-		// The probe's answer comes by real time: let it before the
-		// clock moves on, so that its time-out is never what fires.
-		testenv.WaitFor(t, 10*time.Second, "the probe to be answered", func() bool { return !h.probing() })
-	}
+	h, pid, _, call, pings := busyCall(t)
+	h.stepAnswered(3 * time.Minute)
 	select {
 	case r := <-call:
 		t.Fatalf("the slow call was answered by the shim: %s", r)
