@@ -134,44 +134,33 @@ func TestChaosKept(t *testing.T) {
 	}
 	note(handshake(cur))
 
-	stop := make(chan struct{})
 	var kills [3]int
-	var killer sync.WaitGroup
-	killer.Add(1)
-	go func() {
-		defer killer.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(500*time.Millisecond + rand.N(time.Second)):
-			}
-			mu.Lock()
-			c := cur
-			mu.Unlock()
-			// The server's pid from the shim's record (the freshest).
-			srv := 0
-			files, _ := filepath.Glob(filepath.Join(dir, "mcp-heal", "shims", strconv.Itoa(c.cmd.Process.Pid)+".json"))
-			for _, f := range files {
-				b, _ := os.ReadFile(f)
-				srv = int(gjson.GetBytes(b, "child_pid").Int())
-			}
-			note(srv)
-			switch n := rand.IntN(3); {
-			case n == 0:
-				syscall.Kill(c.cmd.Process.Pid, syscall.SIGKILL)
-				kills[0]++
-			case n == 1 && srv > 0:
-				if g := testenv.ParentPID(srv); g > 1 && g != c.cmd.Process.Pid {
-					syscall.Kill(g, syscall.SIGKILL)
-					kills[1]++
-				}
-			case srv > 0:
-				syscall.Kill(srv, syscall.SIGKILL)
-				kills[2]++
-			}
+	stopKiller := killAtRandom(500*time.Millisecond, time.Second, func() {
+		mu.Lock()
+		c := cur
+		mu.Unlock()
+		// The server's pid from the shim's record (the freshest).
+		srv := 0
+		files, _ := filepath.Glob(filepath.Join(dir, "mcp-heal", "shims", strconv.Itoa(c.cmd.Process.Pid)+".json"))
+		for _, f := range files {
+			b, _ := os.ReadFile(f)
+			srv = int(gjson.GetBytes(b, "child_pid").Int())
 		}
-	}()
+		note(srv)
+		switch n := rand.IntN(3); {
+		case n == 0:
+			syscall.Kill(c.cmd.Process.Pid, syscall.SIGKILL)
+			kills[0]++
+		case n == 1 && srv > 0:
+			if g := testenv.ParentPID(srv); g > 1 && g != c.cmd.Process.Pid {
+				syscall.Kill(g, syscall.SIGKILL)
+				kills[1]++
+			}
+		case srv > 0:
+			syscall.Kill(srv, syscall.SIGKILL)
+			kills[2]++
+		}
+	})
 
 	type result struct{ tool, key, res string }
 	var results []result
@@ -201,8 +190,7 @@ func TestChaosKept(t *testing.T) {
 		r := c.call(id, "tools/call", `{"name":"`+tool+`","arguments":`+args+`}`)
 		results = append(results, result{tool, key, r})
 	}
-	close(stop)
-	killer.Wait()
+	stopKiller()
 	mu.Lock()
 	c := cur
 	mu.Unlock()
@@ -213,35 +201,21 @@ func TestChaosKept(t *testing.T) {
 	stopCmd.Run() // nothing to stop is fine: the last guardian may have been killed
 
 	b, _ := os.ReadFile(events)
-	executed := map[string]int{}
-	for _, e := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(e); len(f) == 3 && f[0] == "call" {
-			executed[f[1]+" "+f[2]]++
-		}
-	}
+	executed := executedCalls(strings.Split(string(b), "\n"))
 	var ok, lost, failed int
 	for _, r := range results {
 		n := executed[r.tool+" "+r.key]
-		switch {
-		case r.res == "TIMEOUT":
-			t.Errorf("%s %s: no outcome within 30s", r.tool, r.key)
-		case strings.HasPrefix(r.res, "DUPLICATE"):
-			t.Errorf("%s %s: %s", r.tool, r.key, r.res)
+		switch v := judgeCall(t, r.tool, r.key, r.res, n); {
+		case v == "ok":
+			ok++
+		case v == "failed":
+			failed++
 		case r.res == "LOST":
 			lost++
-		case strings.Contains(r.res, `"result"`):
-			ok++
-			if r.tool == "write" && n != 1 {
-				t.Errorf("write %s answered but ran %d times", r.key, n)
-			}
+		case r.res == "TIMEOUT":
+			t.Errorf("%s %s: no outcome within 30s", r.tool, r.key)
 		default:
-			failed++
-			if !strings.Contains(r.res, `"code":-32603`) {
-				t.Errorf("%s %s: unexpected error %s", r.tool, r.key, r.res)
-			}
-		}
-		if r.tool == "write" && n > 1 {
-			t.Errorf("write %s ran %d times: unsafe retry", r.key, n)
+			t.Errorf("%s %s: %s", r.tool, r.key, r.res)
 		}
 	}
 	// No process of any server tree or guardian is left.

@@ -27,23 +27,12 @@ func TestChaos(t *testing.T) {
 	h := newHarness(t, hopt{opts: func(o *Options) { o.StableAfter = 500 * time.Millisecond }})
 	h.handshake()
 
-	stop := make(chan struct{})
 	var kills int
-	var killer sync.WaitGroup
-	killer.Add(1)
-	go func() {
-		defer killer.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(time.Second + rand.N(2*time.Second)):
-			}
-			if pid := h.childPID(); pid != 0 && syscall.Kill(pid, syscall.SIGKILL) == nil {
-				kills++
-			}
+	stopKiller := killAtRandom(time.Second, 2*time.Second, func() {
+		if pid := h.childPID(); pid != 0 && syscall.Kill(pid, syscall.SIGKILL) == nil {
+			kills++
 		}
-	}()
+	})
 
 	type outcome struct {
 		tool, key, result string
@@ -87,41 +76,28 @@ func TestChaos(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	close(stop)
-	killer.Wait()
+	stopKiller()
 
-	executed := map[string]int{}
-	for _, e := range h.events() {
-		if f := strings.Fields(e); len(f) == 3 && f[0] == "call" {
-			executed[f[1]+" "+f[2]]++
-		}
-	}
+	executed := executedCalls(h.events())
 	var ok, failed, timeouts, unsafe int
 	var lat []time.Duration
 	for _, o := range outcomes {
 		lat = append(lat, o.latency)
 		n := executed[o.tool+" "+o.key]
-		switch {
-		case o.result == "TIMEOUT":
-			timeouts++
-			t.Errorf("%s %s: no response within 20s", o.tool, o.key)
-		case strings.Contains(o.result, `"result"`):
+		if o.tool == "write" && n > 1 {
+			unsafe++
+		}
+		switch judgeCall(t, o.tool, o.key, o.result, n) {
+		case "ok":
 			ok++
-			if o.tool == "write" && n != 1 {
-				t.Errorf("write %s succeeded but ran %d times", o.key, n)
-			}
-		default:
+		case "failed":
 			failed++
-			if !strings.Contains(o.result, `"code":-32603`) {
-				t.Errorf("%s %s: unexpected error %s", o.tool, o.key, o.result)
-			}
 			if o.tool != "write" && !strings.Contains(o.result, "retries-exhausted") {
 				t.Errorf("%s %s (safe to retry) failed: %s", o.tool, o.key, o.result)
 			}
-		}
-		if o.tool == "write" && n > 1 {
-			unsafe++
-			t.Errorf("write %s executed %d times: unsafe retry", o.key, n)
+		default:
+			timeouts++
+			t.Errorf("%s %s: no response within 20s", o.tool, o.key)
 		}
 	}
 	h.mu.Lock()
@@ -137,4 +113,61 @@ func TestChaos(t *testing.T) {
 	if kills < minKills {
 		t.Errorf("only %d kills in %v", kills, duration)
 	}
+}
+
+// killAtRandom calls kill after every wait of least plus up to spread
+// more, until the stop it returns, which waits for the last kill to end.
+func killAtRandom(least, spread time.Duration, kill func()) (stop func()) {
+	done := make(chan struct{})
+	var killer sync.WaitGroup
+	killer.Add(1)
+	go func() {
+		defer killer.Done()
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(least + rand.N(spread)):
+			}
+			kill()
+		}
+	}()
+	return func() { close(done); killer.Wait() }
+}
+
+// executedCalls counts the calls the example server logged ("call TOOL
+// KEY" event lines), by "TOOL KEY".
+func executedCalls(events []string) map[string]int {
+	executed := map[string]int{}
+	for _, e := range events {
+		if f := strings.Fields(e); len(f) == 3 && f[0] == "call" {
+			executed[f[1]+" "+f[2]]++
+		}
+	}
+	return executed
+}
+
+// judgeCall holds a chaos call of tool (key) that the server ran n times
+// to the rules of both chaos tests (a write never runs twice: no unsafe
+// retry; an answered write ran once; an error is the shim's -32603) and
+// says what res is: "ok" (an answer), "failed" (an error), or "" for the
+// test's own marks (TIMEOUT, LOST, DUPLICATE…), which the caller judges.
+func judgeCall(t *testing.T, tool, key, res string, n int) string {
+	t.Helper()
+	if tool == "write" && n > 1 {
+		t.Errorf("write %s ran %d times: unsafe retry", key, n)
+	}
+	switch {
+	case res == "TIMEOUT" || res == "LOST" || strings.HasPrefix(res, "DUPLICATE"):
+		return ""
+	case strings.Contains(res, `"result"`):
+		if tool == "write" && n != 1 {
+			t.Errorf("write %s answered but ran %d times", key, n)
+		}
+		return "ok"
+	}
+	if !strings.Contains(res, `"code":-32603`) {
+		t.Errorf("%s %s: unexpected error %s", tool, key, res)
+	}
+	return "failed"
 }
