@@ -3,8 +3,6 @@
 package status
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,9 +19,7 @@ import (
 // running: not started since it was wrapped", though it had started and
 // died. Now it names the death and what to run.
 func TestShimExitedStatus(t *testing.T) {
-	testenv.UseStateDir(t, testenv.TempDir(t))
-	home, proj := testenv.TempDir(t), testenv.TempDir(t)
-	os.WriteFile(filepath.Join(home, ".claude.json"), []byte(`{"mcpServers":{"notes":{"command":"/opt/mh/mcp-heal","args":["shim","--name","notes","--","notes-server"]}}}`), 0o600)
+	home, proj := newHome(t, `{"mcpServers":{"notes":{"command":"/opt/mh/mcp-heal","args":["shim","--name","notes","--","notes-server"]}}}`), testenv.TempDir(t)
 	claude := testenv.StartProcess(t, "sleep", "60") // the session's Claude Code: still running
 	shim := testenv.StartProcess(t, "sleep", "60")
 	fakeshim.WriteRecord(t, state.Record{Server: "notes", Session: "s1", ClaudePID: claude.Process.Pid, ShimPID: shim.Process.Pid, Mode: state.ModeStdio, State: state.Running, ChildPID: 1, Started: time.Now()})

@@ -14,17 +14,26 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
+// newHome points the state directory at a fresh one, and returns a fresh
+// HOME whose ~/.claude.json holds config.
+func newHome(t *testing.T, config string) string {
+	t.Helper()
+	testenv.UseStateDir(t, testenv.TempDir(t))
+	home := testenv.TempDir(t)
+	if err := os.WriteFile(filepath.Join(home, ".claude.json"), []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return home
+}
+
 // TestUnapprovedStatus: a cloned repository's pending "github" beside the
 // user's own is shown as pending, not as the user's server: the user's
 // shims and incidents are the user's entry's.
 func TestUnapprovedStatus(t *testing.T) {
-	testenv.UseStateDir(t, testenv.TempDir(t))
-	base := testenv.TempDir(t)
-	home, repo := filepath.Join(base, "home"), filepath.Join(base, "clone")
+	repo := filepath.Join(testenv.TempDir(t), "clone")
 	os.MkdirAll(filepath.Join(repo, ".git"), 0o700)
-	os.MkdirAll(home, 0o700)
 	repo, _ = filepath.EvalSymlinks(repo)
-	os.WriteFile(filepath.Join(home, ".claude.json"), []byte(`{"mcpServers":{"github":{"command":"users-own"}},"projects":{"`+cfgtest.JSON(repo)+`":{"hasTrustDialogAccepted":true}}}`), 0o600)
+	home := newHome(t, `{"mcpServers":{"github":{"command":"users-own"}},"projects":{"`+cfgtest.JSON(repo)+`":{"hasTrustDialogAccepted":true}}}`)
 	os.WriteFile(filepath.Join(repo, ".mcp.json"), []byte(`{"mcpServers":{"github":{"command":"the-repositorys"}}}`), 0o600)
 	now := time.Now()
 	if err := state.AppendIncident(state.Incident{Session: "s", Server: "github", Class: string(health.NotConnected), Time: now.Add(-time.Minute)}); err != nil {
