@@ -71,6 +71,15 @@ func TestCheck(t *testing.T) {
 	}
 }
 
+// checkAndHeal checks s as doctor does, heals what the check found, and
+// returns its report.
+func checkAndHeal(t *testing.T, s claudecfg.Server) *doctor.Report {
+	d := doctor.New(t.TempDir(), 5*time.Second)
+	reports := d.Check(context.Background(), []claudecfg.Server{s})
+	d.Heal(context.Background(), reports)
+	return reports[0]
+}
+
 func TestHeal(t *testing.T) {
 	bin := testenv.Binary(t)
 	good := claudecfg.Server{Name: "tiny", Scope: claudecfg.ScopeUser, Transport: "stdio", Command: bin, Args: []string{"example-server"}, Wrapped: true}
@@ -79,10 +88,7 @@ func TestHeal(t *testing.T) {
 	code := 1
 	t.Run("failed shim, command works", func(t *testing.T) {
 		hups := tinyShim(t, state.Record{State: state.Failed, LastExit: &state.Exit{Code: &code}})
-		d := doctor.New(t.TempDir(), 5*time.Second)
-		reports := d.Check(context.Background(), []claudecfg.Server{good})
-		d.Heal(context.Background(), reports)
-		r := reports[0]
+		r := checkAndHeal(t, good)
 		if len(r.Actions) != 1 || !strings.Contains(r.Actions[0], "restarted the server under shim") || !r.Healed() {
 			t.Fatalf("got actions %q next %q", r.Actions, r.Next)
 		}
@@ -113,10 +119,7 @@ func TestHeal(t *testing.T) {
 	})
 	t.Run("failed shim, command still fails", func(t *testing.T) {
 		hups := tinyShim(t, state.Record{State: state.Failed, LastExit: &state.Exit{Code: &code}})
-		d := doctor.New(t.TempDir(), 5*time.Second)
-		reports := d.Check(context.Background(), []claudecfg.Server{bad})
-		d.Heal(context.Background(), reports)
-		r := reports[0]
+		r := checkAndHeal(t, bad)
 		if !strings.Contains(r.Next, "fix tiny first: install mcp-heal-no-such-server") || r.Healed() {
 			t.Fatalf("got next %q", r.Next)
 		}
@@ -127,17 +130,12 @@ func TestHeal(t *testing.T) {
 		state.AppendIncident(state.Incident{Server: "tiny", Class: "not-connected", Event: "PostToolUseFailure"})
 		unwrapped := good
 		unwrapped.Wrapped = false
-		d := doctor.New(t.TempDir(), 5*time.Second)
-		reports := d.Check(context.Background(), []claudecfg.Server{unwrapped})
-		d.Heal(context.Background(), reports)
-		if r := reports[0]; !strings.Contains(r.Next, "/mcp reconnect tiny") {
+		if r := checkAndHeal(t, unwrapped); !strings.Contains(r.Next, "/mcp reconnect tiny") {
 			t.Fatalf("got next %q, want /mcp reconnect tiny", r.Next)
 		}
 		// Once a call succeeded (PreToolUse records ok), nothing is left.
 		state.AppendIncident(state.Incident{Server: "tiny", Class: "ok", Event: "PreToolUse"})
-		reports = d.Check(context.Background(), []claudecfg.Server{unwrapped})
-		d.Heal(context.Background(), reports)
-		if r := reports[0]; r.Next != "" || len(r.Incidents) != 0 {
+		if r := checkAndHeal(t, unwrapped); r.Next != "" || len(r.Incidents) != 0 {
 			t.Fatalf("after recovery: got next %q incidents %v", r.Next, r.Incidents)
 		}
 	})
