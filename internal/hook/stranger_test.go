@@ -82,6 +82,29 @@ func TestNoSignalToStranger(t *testing.T) {
 	}
 }
 
+// failingRemote runs the PostToolUseFailure hook, in a world of its own,
+// for Claude Code giving up on the user's remote server name, at path on
+// a server that answers every request with HTTP 500 and body(r). It
+// returns the world, the hook's reply, and how many requests reached the
+// server.
+func failingRemote(t *testing.T, name, path string, body func(r *http.Request) string) (w *world, out []byte, asked int64) {
+	t.Helper()
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		rw.WriteHeader(http.StatusInternalServerError)
+		io.WriteString(rw, body(r))
+	}))
+	defer srv.Close()
+	w = newWorld(t)
+	w.userConfig(t, `{"`+name+`":{"type":"http","url":"`+srv.URL+path+`"}}`)
+	p := sharedPayload(t, "PostToolUseFailure.stdio-not-connected.json")
+	p["tool_name"], p["error"] = "mcp__"+name+"__echo", `MCP server "`+name+`" is not connected`
+	p["mcp_server"] = map[string]any{"name": name, "source": "user"}
+	out = w.hook(t, "PostToolUseFailure", marshal(p))
+	return w, out, n.Load()
+}
+
 // TestHookOutputRedacted: Claude Code gave up on a remote server whose URL
 // carries its API key, and whose error body would echo the key. The hook
 // does not contact it (a hook starts nothing from a config entry: no
@@ -89,22 +112,12 @@ func TestNoSignalToStranger(t *testing.T) {
 // incident log shows the key.
 func TestHookOutputRedacted(t *testing.T) {
 	const secret = "HOOKSECRETk3j4h5"
-	var asked atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		asked.Add(1)
-		w.WriteHeader(http.StatusInternalServerError)
-		io.WriteString(w, `{"error":"unknown key","api_key":"`+r.URL.Query().Get("token")+`"}`)
-	}))
-	defer srv.Close()
-	w := newWorld(t)
-	w.userConfig(t, `{"keyed":{"type":"http","url":"`+srv.URL+`/mcp?token=`+secret+`"}}`)
-	p := sharedPayload(t, "PostToolUseFailure.stdio-not-connected.json")
-	p["tool_name"], p["error"] = "mcp__keyed__echo", `MCP server "keyed" is not connected`
-	p["mcp_server"] = map[string]any{"name": "keyed", "source": "user"}
-	out := w.hook(t, "PostToolUseFailure", marshal(p))
+	w, out, asked := failingRemote(t, "keyed", "/mcp?token="+secret, func(r *http.Request) string {
+		return `{"error":"unknown key","api_key":"` + r.URL.Query().Get("token") + `"}`
+	})
 	r := decode(t, out)
-	if !strings.Contains(r.HookSpecificOutput.AdditionalContext, "/mcp reconnect keyed") || asked.Load() != 0 {
-		t.Fatalf("got %s after %d requests to the server, want advice without contacting it", out, asked.Load())
+	if !strings.Contains(r.HookSpecificOutput.AdditionalContext, "/mcp reconnect keyed") || asked != 0 {
+		t.Fatalf("got %s after %d requests to the server, want advice without contacting it", out, asked)
 	}
 	if strings.Contains(string(out), secret) {
 		t.Errorf("the hook's reply shows the key:\n%s", out)
@@ -143,23 +156,13 @@ func TestPreToolUseIgnoresReusedPid(t *testing.T) {
 // contacted by the failure hook (no probe), and nothing of its answer
 // reaches the model or the user's terminal.
 func TestHookOutputQuoted(t *testing.T) {
-	var asked atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		asked.Add(1)
-		w.WriteHeader(http.StatusInternalServerError)
-		io.WriteString(w, "down \x1b]52;c;cm0gLXJmIH4=\x07 \x1b]0;pwned\x07 \x1b[2J")
-	}))
-	defer srv.Close()
-	w := newWorld(t)
-	w.userConfig(t, `{"esc":{"type":"http","url":"`+srv.URL+`/mcp"}}`)
-	p := sharedPayload(t, "PostToolUseFailure.stdio-not-connected.json")
-	p["tool_name"], p["error"] = "mcp__esc__echo", `MCP server "esc" is not connected`
-	p["mcp_server"] = map[string]any{"name": "esc", "source": "user"}
-	out := w.hook(t, "PostToolUseFailure", marshal(p))
+	_, out, asked := failingRemote(t, "esc", "/mcp", func(*http.Request) string {
+		return "down \x1b]52;c;cm0gLXJmIH4=\x07 \x1b]0;pwned\x07 \x1b[2J"
+	})
 	r := decode(t, out)
 	got := r.HookSpecificOutput.AdditionalContext + r.SystemMessage
-	if strings.Contains(got, "HTTP 500") || asked.Load() != 0 {
-		t.Fatalf("got %s after %d requests to the server, want advice without contacting it", out, asked.Load())
+	if strings.Contains(got, "HTTP 500") || asked != 0 {
+		t.Fatalf("got %s after %d requests to the server, want advice without contacting it", out, asked)
 	}
 	if strings.ContainsAny(got, "\x1b\x07") {
 		t.Errorf("the hook's reply carries raw terminal escapes: %q", got)
