@@ -346,13 +346,7 @@ func shimFindings(t *testing.T, add func(name string, code int, out, errs string
 // state a session's servers can be in.
 func statusLines(add func(name string, code int, out, errs string)) {
 	now := time.Date(2026, 12, 7, 14, 0, 0, 0, time.UTC)
-	rec := func(name, st string, f func(r *state.Record)) *state.Record {
-		r := &state.Record{Server: name, State: st, Started: now.Add(-time.Hour), ChildStarted: now.Add(-time.Hour), Updated: now}
-		if f != nil {
-			f(r)
-		}
-		return r
-	}
+	rec := fakeshim.Records(now)
 	ok := rec("web", state.Running, nil)
 	for _, c := range []struct {
 		name string

@@ -6,19 +6,14 @@ import (
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/state"
+	"github.com/mcp-heal/mcp-heal/internal/testenv/fakeshim"
 )
 
 // TestLine: what the line says for the records of a session, worst news
 // first, action first, within 80 columns.
 func TestLine(t *testing.T) {
 	now := time.Date(2026, 12, 7, 14, 0, 0, 0, time.UTC)
-	rec := func(name, st string, f func(r *state.Record)) *state.Record {
-		r := &state.Record{Server: name, State: st, Started: now.Add(-time.Hour), ChildStarted: now.Add(-time.Hour), Updated: now}
-		if f != nil {
-			f(r)
-		}
-		return r
-	}
+	rec := fakeshim.Records(now)
 	ok := func(name string) *state.Record { return rec(name, state.Running, nil) }
 	restarted := func(name string, ago time.Duration) *state.Record {
 		return rec(name, state.Running, func(r *state.Record) { r.Restarts = 1; r.ChildStarted = now.Add(-ago) })
