@@ -26,7 +26,7 @@ func (p *Policy) Exclusive() string { return p.exclusive }
 func (p *Policy) Denies(e Entry, names ...string) (bool, string) {
 	ex := p.expand(e)
 	for _, r := range p.deny {
-		if r.matches(e, names...) || r.command != nil && r.matches(ex) || r.url != nil && e.remote() && r.url.deniesLoosely(e.URL) {
+		if r.matches(e, names...) || r.name == "" && r.matches(ex) || r.url != nil && e.remote() && (r.url.deniesLoosely(e.URL) || r.url.deniesLoosely(ex.URL)) {
 			return true, fmt.Sprintf("deniedMcpServers in %s blocks it by %s", r.file, r.kind())
 		}
 	}
@@ -51,7 +51,7 @@ func (p *Policy) Allows(e Entry, names ...string) bool {
 	for _, r := range p.allow {
 		switch {
 		case r.command != nil && !e.remote(), r.url != nil && e.remote():
-			if r.matches(e) || r.command != nil && r.matches(p.expand(e)) {
+			if r.matches(e) || r.matches(p.expand(e)) {
 				return true
 			}
 		case r.name != "" && (e.remote() && !byURL || !e.remote() && !byCmd):

@@ -6,9 +6,9 @@ import (
 )
 
 // envRef is a ${VAR} or ${VAR:-default} reference, as Claude Code
-// expands it in an entry's command and arguments and in a serverCommand
-// rule before comparing them (read in the 2.1.328 and 2.1.332 binaries,
-// checked by TestPolicyMatchesClaude).
+// expands it in an entry's command, arguments and URL and in a
+// serverCommand or serverUrl rule before comparing them (read in the
+// 2.1.328 and 2.1.332 binaries, checked by TestPolicyMatchesClaude).
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}`)
 
 // expandVars replaces each reference in s: the variable's value when set,
@@ -35,12 +35,13 @@ func (o Options) getenv() func(string) string {
 	return os.Getenv
 }
 
-// expand is e with ${VAR} expanded in its command and arguments: Claude
-// Code matches a serverCommand rule against the entry as written and as
-// expanded.
+// expand is e with ${VAR} expanded in its command, arguments and URL:
+// Claude Code matches a serverCommand or serverUrl rule against the entry
+// as written and as expanded.
 func (p *Policy) expand(e Entry) Entry {
 	get := p.o.getenv()
 	e.Command = expandVars(e.Command, get)
+	e.URL = expandVars(e.URL, get)
 	args := make([]string, len(e.Args))
 	for i, a := range e.Args {
 		args[i] = expandVars(a, get)

@@ -213,7 +213,8 @@ func Load(o Options) *Policy {
 
 // rules reads a deniedMcpServers or allowedMcpServers list. An entry must
 // hold exactly one of serverName, serverCommand, serverUrl; others are
-// skipped. A command's ${VAR} are expanded, as Claude Code does.
+// skipped. A command's and a URL's ${VAR} are expanded, as Claude Code
+// does.
 func rules(v gjson.Result, file string, getenv func(string) string) []rule {
 	var out []rule
 	v.ForEach(func(_, e gjson.Result) bool {
@@ -235,7 +236,7 @@ func rules(v gjson.Result, file string, getenv func(string) string) []rule {
 			}
 		}
 		if x := last(e, "serverUrl"); x.Type == gjson.String {
-			up := urlPattern(x.Str)
+			up := urlPattern(expandVars(x.Str, getenv))
 			r.url, n = &up, n+1
 		}
 		if n == 1 {

@@ -16,10 +16,11 @@ import (
 // URL from the managed file, a drop-in, user, project and local settings;
 // allowlists that add up across sources unless the managed settings say
 // allowManagedMcpServersOnly; an empty allowlist; an exclusive
-// managed-mcp.json.
+// managed-mcp.json; ${VAR} in a URL rule or entry.
 func TestDecide(t *testing.T) {
 	x := ccpolicy.Entry{Name: "x", Command: "/bin/srv", Args: []string{"--a", "b"}}
 	remote := ccpolicy.Entry{Name: "r", URL: "https://mcp.example.com/v1/mcp"}
+	remoteVar := ccpolicy.Entry{Name: "r", URL: "https://mcp.example.com/${MCP_PATH}/mcp"}
 	for _, tt := range []struct {
 		name  string
 		files map[string]string // relative to the base: managed/, home/, proj/
@@ -32,6 +33,11 @@ func TestDecide(t *testing.T) {
 		{"deny command needs every arg", map[string]string{"home/.claude/settings.json": `{"deniedMcpServers":[{"serverCommand":["/bin/srv","--a"]}]}`}, x, ccpolicy.Runs},
 		{"deny url pattern", map[string]string{"home/.claude/settings.json": `{"deniedMcpServers":[{"serverUrl":"https://*.example.com/*"}]}`}, remote, ccpolicy.Denied},
 		{"deny url other host", map[string]string{"home/.claude/settings.json": `{"deniedMcpServers":[{"serverUrl":"https://*.example.org/*"}]}`}, remote, ccpolicy.Runs},
+		{"deny url rule var", map[string]string{"home/.claude/settings.json": `{"deniedMcpServers":[{"serverUrl":"https://mcp.example.com/${MCP_PATH}/*"}]}`}, remote, ccpolicy.Denied},
+		{"deny url entry var", map[string]string{"home/.claude/settings.json": `{"deniedMcpServers":[{"serverUrl":"https://mcp.example.com/v1/*"}]}`}, remoteVar, ccpolicy.Denied},
+		{"deny url rule default", map[string]string{"home/.claude/settings.json": `{"deniedMcpServers":[{"serverUrl":"https://mcp.example.com/${UNSET:-v1}/mcp"}]}`}, remote, ccpolicy.Denied},
+		{"allow url rule var", map[string]string{"managed/managed-settings.json": `{"allowedMcpServers":[{"serverUrl":"https://mcp.example.com/${MCP_PATH}/mcp"}]}`}, remote, ccpolicy.Runs},
+		{"allow url entry var", map[string]string{"managed/managed-settings.json": `{"allowedMcpServers":[{"serverUrl":"https://mcp.example.com/v1/mcp"}]}`}, remoteVar, ccpolicy.Runs},
 		{"project deny", map[string]string{"proj/.claude/settings.json": `{"deniedMcpServers":[{"serverName":"x"}]}`}, x, ccpolicy.Denied},
 		{"local deny", map[string]string{"proj/.claude/settings.local.json": `{"deniedMcpServers":[{"serverName":"x"}]}`}, x, ccpolicy.Denied},
 		{"managed deny", map[string]string{"managed/managed-settings.json": `{"deniedMcpServers":[{"serverName":"x"}]}`}, x, ccpolicy.Denied},
@@ -48,6 +54,9 @@ func TestDecide(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			o := setup(t, tt.files)
+			// ${VAR} in a URL rule or entry is expanded first, as in a
+			// command ("deny url - rule var" ... in TestPolicyMatchesClaude).
+			o.Getenv = func(k string) string { return map[string]string{"MCP_PATH": "v1"}[k] }
 			if got := ccpolicy.Load(o).Decide(tt.e); got.Code != tt.want || (got.Code != "" && got.Why == "") {
 				t.Errorf("got %+v, want %q", got, tt.want)
 			}

@@ -69,6 +69,7 @@ func TestPolicyMatchesClaude(t *testing.T) {
 		named                                             bool   // x's URL names the host localhost, not 127.0.0.1
 		extra                                             string // one more argument of x's command, as written (POLICY_ARG=val in the environment)
 		suffix                                            string // added to x's URL (a query, a slash)
+		urlPath                                           string // x's URL's path instead of /mcp, as written (POLICY_PATH=mcp in the environment)
 		newerBlocks                                       bool   // 2.1.332 blocks x, 2.1.328 runs it: mcp-heal runs it on neither
 		plugin                                            string // a plugin provides an x too: "own" (its own command), "same" (the user's x's command and arguments)
 		repo                                              string // the clone's record in ~/.claude.json under its parent ("" none): x also in its .mcp.json
@@ -151,6 +152,13 @@ func TestPolicyMatchesClaude(t *testing.T) {
 		"managed allow url - entry query - rule path": {managed: `{"allowedMcpServers":[{"serverUrl":"http://127.0.0.1:*/mcp"}]}`, remote: true, suffix: "?k=1"},
 		"managed allow url pattern":                   {managed: `{"allowedMcpServers":[{"serverUrl":"http://127.0.0.1:*/*"}]}`, remote: true},
 		"managed allow url - another host":            {managed: `{"allowedMcpServers":[{"serverUrl":"http://localhost:*/*"}]}`, remote: true},
+
+		// ${VAR} in a URL rule or entry.
+		"deny url - rule var":                    {user: denyURL("http://127.0.0.1:*/${POLICY_PATH}"), remote: true},
+		"deny url - rule var default":            {user: denyURL("http://127.0.0.1:*/${POLICY_UNSET:-mcp}"), remote: true},
+		"deny url - entry var - rule its value":  {user: denyURL("http://127.0.0.1:*/mcp"), remote: true, urlPath: "/${POLICY_PATH}"},
+		"deny url - entry var - rule as written": {user: denyURL("http://127.0.0.1:*/${POLICY_PATH}"), remote: true, urlPath: "/${POLICY_PATH}"},
+		"managed allow url - rule var":           {managed: `{"allowedMcpServers":[{"serverUrl":"http://127.0.0.1:*/${POLICY_PATH}"}]}`, remote: true},
 	}
 	for _, version := range []string{testenv.ClaudeCode, testenv.ClaudeCode332} {
 		claude := testenv.NPMBin(t, "claude", version)
@@ -159,6 +167,9 @@ func TestPolicyMatchesClaude(t *testing.T) {
 				t.Run(name, func(t *testing.T) {
 					t.Parallel()
 					p := newPolicyWorld(t, claude, heal, st.remote, st.relative, st.named, st.extra)
+					if st.urlPath != "" {
+						p.setURL(strings.TrimSuffix(p.url, "/mcp") + st.urlPath)
+					}
 					if st.suffix != "" {
 						p.setURL(p.url + st.suffix)
 					}
@@ -300,7 +311,7 @@ func newPolicyWorld(t *testing.T, claude, bin string, remote, relative, named bo
 	if extra != "" {
 		p.cmd = append(p.cmd, extra) // sh's $0
 	}
-	p.env = []string{"POLICY_ARG=val"}
+	p.env = []string{"POLICY_ARG=val", "POLICY_PATH=mcp"}
 	entry, _ := json.Marshal(map[string]any{"command": p.cmd[0], "args": p.cmd[1:]})
 	if remote {
 		p.url, p.requests = countingServer(t)
