@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -66,20 +65,15 @@ func TestConcurrentIncidentsNearCap(t *testing.T) {
 				t.Fatal(err)
 			}
 			goFile := filepath.Join(testenv.TempDir(t), "go")
-			var cmds []*exec.Cmd
+			var waits []func() error
 			for i := range 16 {
-				cmd := exec.Command(os.Args[0])
-				cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+dir, "MCP_HEAL_TEST_APPEND=tool-"+strconv.Itoa(i), "MCP_HEAL_TEST_GO="+goFile)
-				cmd.Stderr = os.Stderr
-				if err := cmd.Start(); err != nil {
-					t.Fatal(err)
-				}
-				cmds = append(cmds, cmd)
+				cmd := startSelf(t, "XDG_STATE_HOME="+dir, "MCP_HEAL_TEST_APPEND=tool-"+strconv.Itoa(i), "MCP_HEAL_TEST_GO="+goFile)
+				waits = append(waits, cmd.Wait)
 			}
 			time.Sleep(200 * time.Millisecond) // let them all reach the barrier
 			os.WriteFile(goFile, nil, 0o600)
-			for _, c := range cmds {
-				if err := c.Wait(); err != nil {
+			for _, wait := range waits {
+				if err := wait(); err != nil {
 					t.Fatalf("appender: %v", err)
 				}
 			}

@@ -14,16 +14,24 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
-// child runs the test binary as a process that exits at once ("exit") or
-// lives until killed ("live"), and returns it started.
-func child(t *testing.T, kind string) *exec.Cmd {
+// startSelf starts the test binary as one of TestMain's stand-ins, with
+// env added to the test's own; its stderr is the test's.
+func startSelf(t *testing.T, env ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "MCP_HEAL_TEST_CHILD="+kind)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	return cmd
+}
+
+// child runs the test binary as a process that exits at once ("exit") or
+// lives until killed ("live"), and returns it started.
+func child(t *testing.T, kind string) *exec.Cmd {
+	t.Helper()
+	return startSelf(t, "MCP_HEAL_TEST_CHILD="+kind)
 }
 
 // modes says whether file modes mean anything here: Windows has none (Go
