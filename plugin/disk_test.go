@@ -3,8 +3,6 @@
 package plugin_test
 
 import (
-	"bytes"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,23 +66,11 @@ func runOnDisk(t *testing.T, disk brokenDisk, root, path, stdin string, args ...
 	cmd.Env = append(hookEnv(withPath(claudeEnv(home), path), root, home), "DISK="+string(disk))
 	cmd.Dir = "/"
 	cmd.Stdin = strings.NewReader(stdin)
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err = cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee) && ee.ExitCode() == 99:
-		t.Fatalf("setting up the %s disk: %s", disk, e.String())
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	default:
-		t.Fatalf("unshare: %v (a mount namespace is needed)\n%s", err, e.String())
+	code, stdout, stderr = testenv.RunCode(t, cmd)
+	if code == 99 || strings.Contains(stderr, "unshare:") || strings.Contains(stderr, "mount:") {
+		t.Fatalf("setting up the %s disk: %s", disk, stderr)
 	}
-	if strings.Contains(e.String(), "unshare:") || strings.Contains(e.String(), "mount:") {
-		t.Fatalf("setting up the %s disk: %s", disk, e.String())
-	}
-	return code, o.String(), e.String()
+	return code, stdout, stderr
 }
 
 // TestLauncherExitsZeroOnBrokenDisk is issue 16 item 4: with the data dir
