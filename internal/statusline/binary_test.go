@@ -4,7 +4,6 @@ package statusline_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,8 +18,9 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
-// world is a state directory with real shims (the mcp-heal binary in
-// front of its example server) of two Claude Code sessions.
+// world is a state directory (this process's too) with real shims (the
+// mcp-heal binary in front of its example server) of two Claude Code
+// sessions.
 type world struct {
 	t     *testing.T
 	bin   string
@@ -28,7 +28,7 @@ type world struct {
 }
 
 func newWorld(t *testing.T) *world {
-	return &world{t: t, bin: testenv.Binary(t), state: testenv.TempDir(t)}
+	return &world{t: t, bin: testenv.Binary(t), state: testenv.UseStateDir(t, testenv.TempDir(t))}
 }
 
 // shim starts `mcp-heal shim --name name` of session, in front of the
@@ -40,17 +40,10 @@ func (w *world) shim(name, session string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// record is the state record of the shim cmd.
+// record is the state record of the shim cmd (nil until it writes one).
 func (w *world) record(cmd *exec.Cmd) *state.Record {
-	b, err := os.ReadFile(filepath.Join(w.state, "mcp-heal", "shims", strconv.Itoa(cmd.Process.Pid)+".json"))
-	if err != nil {
-		return nil
-	}
-	var r state.Record
-	if json.Unmarshal(b, &r) != nil {
-		return nil
-	}
-	return &r
+	r, _ := state.Read(cmd.Process.Pid)
+	return r
 }
 
 // line runs `mcp-heal statusline` as Claude Code does: the payload on a
