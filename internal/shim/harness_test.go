@@ -159,16 +159,8 @@ func (h *harness) close() {
 	}
 	h.cancel()
 	if h.t.Failed() {
-		h.t.Logf("shim logs:\n%s", lastN(h.logs.String(), 60))
+		h.t.Logf("shim logs:\n%s", testenv.LastLines(h.logs.String(), 60))
 	}
-}
-
-func lastN(s string, n int) string {
-	lines := strings.Split(s, "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 func (h *harness) read(r io.Reader) {

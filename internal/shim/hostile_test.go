@@ -152,7 +152,7 @@ func startHostile(t *testing.T, flags ...string) *hostileShim {
 	t.Cleanup(func() {
 		testenv.CloseAndWait(cmd, h.stdin, 10*time.Second)
 		if t.Failed() {
-			t.Logf("shim stderr (tail):\n%s", lastN(h.stderr.String(), 4000))
+			t.Logf("shim stderr (tail):\n%s", testenv.LastLines(h.stderr.String(), 4000))
 		}
 	})
 	if r := h.call("initialize", initParams); !r.Get("result").Exists() {
@@ -383,7 +383,7 @@ func startLines(t *testing.T, argv []string, env ...string) *lineSession {
 	t.Cleanup(func() {
 		testenv.CloseAndWait(cmd, in, 10*time.Second)
 		if t.Failed() {
-			t.Logf("%s stderr (tail):\n%s", argv[0], lastN(stderr.String(), 3000))
+			t.Logf("%s stderr (tail):\n%s", argv[0], testenv.LastLines(stderr.String(), 3000))
 		}
 	})
 	s.call("initialize", initParams)

@@ -122,7 +122,7 @@ func startRawShimEnv(t *testing.T, fake string, env []string, flags ...string) *
 	t.Cleanup(func() {
 		testenv.CloseAndWait(cmd, stdin, 10*time.Second)
 		if t.Failed() {
-			t.Logf("shim stderr (tail):\n%s", lastN(stderr.String(), 4000))
+			t.Logf("shim stderr (tail):\n%s", testenv.LastLines(stderr.String(), 4000))
 		}
 	})
 	s := &rawShim{t: t, cmd: cmd, stdin: stdin, out: bufio.NewReaderSize(out, 1<<20), state: stateDir}
