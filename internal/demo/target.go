@@ -87,15 +87,10 @@ func (t *target) serverPIDNow() int {
 	if !t.viaShim {
 		return t.cmd.Process.Pid
 	}
-	shimPID := t.cmd.Process.Pid
-	b, err := os.ReadFile(filepath.Join(t.stateDir, "mcp-heal", "shims", strconv.Itoa(shimPID)+".json"))
-	if err == nil {
-		var r state.Record
-		if json.Unmarshal(b, &r) == nil && r.ChildPID > 0 && procinfo.Alive(r.ChildPID) && r.State == state.Running {
-			return r.ChildPID
-		}
+	if r := t.record(); r != nil && r.ChildPID > 0 && procinfo.Alive(r.ChildPID) && r.State == state.Running {
+		return r.ChildPID
 	}
-	return procChild(shimPID)
+	return procChild(t.cmd.Process.Pid)
 }
 
 // record returns the shim's state record, or nil.
