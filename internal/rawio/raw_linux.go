@@ -121,22 +121,7 @@ func (r *raw) Read(p []byte) (int, error) {
 // read is one try of Read: false when the pipe is empty (the poller waits).
 func (r *raw) read(fd uintptr) bool {
 	for {
-		var m uintptr
-		var e syscall.Errno
-		if r.rnowait {
-			r.riov.Base = unsafe.SliceData(r.rp)
-			r.riov.SetLen(len(r.rp))
-			m, _, e = syscall.RawSyscall6(unix.SYS_PREADV2, fd, uintptr(unsafe.Pointer(&r.riov)), 1, ^uintptr(0), ^uintptr(0), unix.RWF_NOWAIT)
-			r.riov.Base = nil
-			if refused(e) {
-				r.rnowait = false
-				continue
-			}
-		} else if blocking(fd) {
-			m, _, e = syscall.Syscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(unsafe.SliceData(r.rp))), uintptr(len(r.rp)))
-		} else {
-			m, _, e = syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(unsafe.SliceData(r.rp))), uintptr(len(r.rp)))
-		}
+		m, e := try(fd, r.rp, &r.riov, &r.rnowait, unix.SYS_PREADV2, syscall.SYS_READ)
 		if e == syscall.EINTR {
 			continue
 		}
@@ -164,22 +149,7 @@ func (r *raw) Write(p []byte) (int, error) {
 func (r *raw) write(fd uintptr) bool {
 	for r.wdone < len(r.wp) {
 		rest := r.wp[r.wdone:]
-		var m uintptr
-		var e syscall.Errno
-		if r.wnowait {
-			r.wiov.Base = unsafe.SliceData(rest)
-			r.wiov.SetLen(len(rest))
-			m, _, e = syscall.RawSyscall6(unix.SYS_PWRITEV2, fd, uintptr(unsafe.Pointer(&r.wiov)), 1, ^uintptr(0), ^uintptr(0), unix.RWF_NOWAIT)
-			r.wiov.Base = nil
-			if refused(e) {
-				r.wnowait = false
-				continue
-			}
-		} else if blocking(fd) {
-			m, _, e = syscall.Syscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(unsafe.SliceData(rest))), uintptr(len(rest)))
-		} else {
-			m, _, e = syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(unsafe.SliceData(rest))), uintptr(len(rest)))
-		}
+		m, e := try(fd, rest, &r.wiov, &r.wnowait, unix.SYS_PWRITEV2, syscall.SYS_WRITE)
 		switch e {
 		case 0:
 			r.wdone += int(m)
@@ -192,6 +162,31 @@ func (r *raw) write(fd uintptr) bool {
 		}
 	}
 	return true
+}
+
+// try is one system call of a read (trap SYS_READ, vtrap SYS_PREADV2)
+// or a write (SYS_WRITE, SYS_PWRITEV2) of p on fd: with vtrap and
+// RWF_NOWAIT (through iov) while *nowait holds, else with trap, through
+// syscall.Syscall when fd's description is blocking (raw's comment says
+// why). When the kernel refuses RWF_NOWAIT, *nowait is cleared for good
+// and the call is made the other way.
+func try(fd uintptr, p []byte, iov *unix.Iovec, nowait *bool, vtrap, trap uintptr) (uintptr, syscall.Errno) {
+	if *nowait {
+		iov.Base = unsafe.SliceData(p)
+		iov.SetLen(len(p))
+		m, _, e := syscall.RawSyscall6(vtrap, fd, uintptr(unsafe.Pointer(iov)), 1, ^uintptr(0), ^uintptr(0), unix.RWF_NOWAIT)
+		iov.Base = nil
+		if !refused(e) {
+			return m, e
+		}
+		*nowait = false
+	}
+	if blocking(fd) {
+		m, _, e := syscall.Syscall(trap, fd, uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)))
+		return m, e
+	}
+	m, _, e := syscall.RawSyscall(trap, fd, uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)))
+	return m, e
 }
 
 // blocking reports whether fd's description is in blocking mode now (or
