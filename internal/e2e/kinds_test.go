@@ -3,11 +3,7 @@
 package e2e
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -17,9 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tidwall/gjson"
-
-	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
@@ -68,71 +61,16 @@ func sleptPID(text string) int {
 // shimClient speaks JSON-RPC to a real `mcp-heal shim` as Claude Code
 // does.
 type shimClient struct {
-	t     *testing.T
-	cmd   *exec.Cmd
-	in    io.WriteCloser
-	lines chan []byte
-	next  int
-	xdg   string
-	errb  *bytes.Buffer
+	*testenv.RPCClient
+	t   *testing.T
+	xdg string
 }
 
 func startShimClient(t *testing.T, name string, server, env []string) *shimClient {
 	t.Helper()
-	c := &shimClient{t: t, lines: make(chan []byte, 64), xdg: t.TempDir(), errb: &bytes.Buffer{}}
-	args := append([]string{"shim", "--name", name, "--"}, server...)
-	c.cmd = exec.Command(testenv.Binary(t), args...)
-	c.cmd.Env = append(append(os.Environ(), "XDG_STATE_HOME="+c.xdg), env...)
-	c.cmd.Stderr = c.errb // read only once Wait returned
-	in, out := testenv.StartPiped(t, c.cmd)
-	c.in = in
-	go func() {
-		r := jsonrpc.NewReader(out)
-		for {
-			l, err := r.Next()
-			if err != nil {
-				close(c.lines)
-				return
-			}
-			c.lines <- bytes.Clone(l)
-		}
-	}()
-	t.Cleanup(func() {
-		testenv.CloseAndWait(c.cmd, c.in, 10*time.Second)
-		if t.Failed() {
-			t.Logf("shim stderr:\n%s", c.errb)
-		}
-	})
-	return c
-}
-
-// request sends a request and waits up to timeout for its answer (ok
-// false: none came).
-func (c *shimClient) request(method, params string, timeout time.Duration) (gjson.Result, bool) {
-	c.t.Helper()
-	c.next++
-	id := strconv.Itoa(c.next)
-	c.send(string(jsonrpc.NewRequest([]byte(id), method, []byte(params))))
-	deadline := time.After(timeout)
-	for {
-		select {
-		case l, ok := <-c.lines:
-			if !ok {
-				c.t.Fatalf("the shim closed its stdout before answering %s", method)
-			}
-			if r := gjson.ParseBytes(l); r.Get("id").Raw == id && !r.Get("method").Exists() {
-				return r, true
-			}
-		case <-deadline:
-			return gjson.Result{}, false
-		}
-	}
-}
-
-func (c *shimClient) send(line string) {
-	if _, err := io.WriteString(c.in, line+"\n"); err != nil {
-		c.t.Fatalf("write to the shim: %v", err)
-	}
+	xdg := t.TempDir()
+	c := testenv.StartShimRPC(t, append([]string{"XDG_STATE_HOME=" + xdg}, env...), append([]string{"--name", name, "--"}, server...)...)
+	return &shimClient{RPCClient: c, t: t, xdg: xdg}
 }
 
 // handshake is Claude Code's: server/discover, which a server may never
@@ -140,13 +78,13 @@ func (c *shimClient) send(line string) {
 // it), then initialize, initialized and tools/list.
 func (c *shimClient) handshake() {
 	c.t.Helper()
-	c.request("server/discover", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`, 3*time.Second)
-	r, ok := c.request("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"claude-code","version":"2.1.332"}}`, 30*time.Second)
+	c.Request("server/discover", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`, 3*time.Second)
+	r, ok := c.Request("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"claude-code","version":"2.1.332"}}`, 30*time.Second)
 	if !ok || !r.Get("result.protocolVersion").Exists() {
 		c.t.Fatalf("initialize: %s", r.Raw)
 	}
-	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	if r, ok := c.request("tools/list", `{}`, 30*time.Second); !ok || !r.Get("result.tools").Exists() {
+	c.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	if r, ok := c.Request("tools/list", `{}`, 30*time.Second); !ok || !r.Get("result.tools").Exists() {
 		c.t.Fatalf("tools/list: %s", r.Raw)
 	}
 }
@@ -155,13 +93,7 @@ func (c *shimClient) handshake() {
 func (c *shimClient) record() state.Record {
 	c.t.Helper()
 	var r state.Record
-	b, err := os.ReadFile(filepath.Join(c.xdg, "mcp-heal", "shims", strconv.Itoa(c.cmd.Process.Pid)+".json"))
-	if err == nil {
-		err = json.Unmarshal(b, &r)
-	}
-	if err != nil {
-		c.t.Fatalf("the shim's record: %v", err)
-	}
+	readJSONFile(c.t, filepath.Join(c.xdg, "mcp-heal", "shims", strconv.Itoa(c.Cmd.Process.Pid)+".json"), &r)
 	return r
 }
 
@@ -169,7 +101,7 @@ func (c *shimClient) record() state.Record {
 func (c *shimClient) sleep(secs int) int {
 	c.t.Helper()
 	start := time.Now()
-	r, ok := c.request("tools/call", fmt.Sprintf(`{"name":"sleep","arguments":{"seconds":%d}}`, secs), time.Duration(secs)*time.Second+time.Minute)
+	r, ok := c.Request("tools/call", fmt.Sprintf(`{"name":"sleep","arguments":{"seconds":%d}}`, secs), time.Duration(secs)*time.Second+time.Minute)
 	took := time.Since(start)
 	if !ok {
 		c.t.Fatalf("a %d s call: no answer after %v", secs, took)
