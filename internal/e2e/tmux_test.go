@@ -4,9 +4,7 @@ package e2e
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -49,13 +47,7 @@ func (s *session) startInteractive(ready string, within time.Duration) *tmuxSess
 	if _, err := exec.LookPath("tmux"); err != nil {
 		s.t.Fatalf("tmux is required for the interactive scenarios: %v", err)
 	}
-	// A socket path must stay under 108 bytes: keep it short.
-	sockDir, err := os.MkdirTemp("", "e2e-tmux-")
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	s.t.Cleanup(func() { os.RemoveAll(sockDir) })
-	ts := &tmuxSession{t: s.t, s: s, socket: filepath.Join(sockDir, "s"), name: "e2e"}
+	ts := &tmuxSession{t: s.t, s: s, socket: testenv.SocketPath(s.t, "tmux"), name: "e2e"}
 	var cmdline []string
 	cmdline = append(cmdline, "env", "-i")
 	cmdline = append(cmdline, s.environ()...)

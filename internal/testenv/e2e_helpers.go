@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -96,4 +97,18 @@ func (c *RPCClient) Send(line string) {
 	if _, err := io.WriteString(c.in, line+"\n"); err != nil {
 		c.tb.Fatalf("write to %s: %v", c.Cmd.Path, err)
 	}
+}
+
+// SocketPath returns the path of name in a new directory of the system's
+// temporary directory, removed when tb ends: short enough for a unix
+// socket, whose path must stay under 104 bytes (macOS) or 108 (Linux),
+// which tb.TempDir's directory named after the test may not be.
+func SocketPath(tb testing.TB, name string) string {
+	tb.Helper()
+	dir, err := os.MkdirTemp("", "sock-")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { os.RemoveAll(dir) })
+	return filepath.Join(dir, name)
 }
