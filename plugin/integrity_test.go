@@ -166,9 +166,7 @@ func TestLauncherUpgradeKeepsRunningShims(t *testing.T) {
 	}
 
 	// The update: the same plugin at a new version.
-	manifest := filepath.Join(root, ".claude-plugin", "plugin.json")
-	b, _ := os.ReadFile(manifest)
-	os.WriteFile(manifest, []byte(strings.Replace(string(b), `"version": "`+pluginVersion(t)+`"`, `"version": "9.9.9"`, 1)), 0o644)
+	setVersion(t, root, "9.9.9")
 	runPlugin(t, root, home, "", "version")
 	if v, _ := os.ReadFile(stable + ".version"); strings.TrimSpace(string(v)) != "9.9.9" {
 		t.Fatalf("stable copy version after the update: %q, want 9.9.9", v)
