@@ -1,16 +1,15 @@
 package plugin_test
 
 import (
-	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/sha256sums/sumstest"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
@@ -149,17 +148,14 @@ func TestLauncherUpgradeKeepsRunningShims(t *testing.T) {
 	}
 	// A wrapped server running from the stable copy: the example server,
 	// answering on its stdio.
-	srv := exec.Command(stable, "example-server")
-	in, out := testenv.StartPiped(t, srv)
-	defer func() { in.Close(); srv.Wait() }()
+	srv := testenv.StartRPC(t, exec.Command(stable, "example-server"))
 	ask := func() string {
 		t.Helper()
-		io.WriteString(in, `{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n")
-		line, err := bufio.NewReader(out).ReadString('\n')
-		if err != nil {
-			t.Fatalf("running server: %v", err)
+		r, ok := srv.Request("ping", `{}`, 30*time.Second)
+		if !ok {
+			t.Fatal("running server: no answer to ping")
 		}
-		return line
+		return r.Raw
 	}
 	if r := ask(); !strings.Contains(r, `"result"`) {
 		t.Fatalf("ping before the update: %q", r)
