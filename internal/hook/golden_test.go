@@ -2,15 +2,12 @@ package hook_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"flag"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
@@ -50,21 +47,14 @@ func (w *world) env() []string {
 // stdout; it fails the test on a non-zero exit or anything on stderr.
 func (w *world) hook(t *testing.T, event string, payload []byte) []byte {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, testenv.Binary(t), "hook", event)
-	cmd.Env = w.env()
-	cmd.Dir = w.project
-	cmd.Stdin = bytes.NewReader(payload)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("mcp-heal hook %s: %v\nstderr: %s", event, err, stderr.String())
+	code, stdout, stderr := testenv.RunBinary(t, w.env(), w.project, string(payload), "hook", event)
+	if code != 0 {
+		t.Fatalf("mcp-heal hook %s: exit %d\nstderr: %s", event, code, stderr)
 	}
-	if stderr.Len() > 0 {
-		t.Fatalf("mcp-heal hook %s wrote to stderr: %s", event, stderr.String())
+	if stderr != "" {
+		t.Fatalf("mcp-heal hook %s wrote to stderr: %s", event, stderr)
 	}
-	return stdout.Bytes()
+	return []byte(stdout)
 }
 
 // incidents returns the incident log with times removed.
