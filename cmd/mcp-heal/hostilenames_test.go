@@ -129,21 +129,8 @@ func TestHostileServerNames(t *testing.T) {
 		"CLAUDE_CODE_SESSION_ID=s1", fmt.Sprintf("CLAUDE_PID=%d", claudePID)}
 	run := func(stdin string, args ...string) string {
 		t.Helper()
-		cmd := exec.Command(bin, args...)
-		cmd.Env, cmd.Dir, cmd.Stdin = env, proj, strings.NewReader(stdin)
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		done := make(chan struct{})
-		go func() {
-			select {
-			case <-done:
-			case <-time.After(60 * time.Second):
-				cmd.Process.Kill()
-			}
-		}()
-		cmd.Run()
-		close(done)
-		return out.String() + errb.String()
+		_, out, errs := testenv.RunBinary(t, env, proj, stdin, args...)
+		return out + errs
 	}
 
 	// The monitor, watching the session while each server's shim fails
@@ -257,7 +244,6 @@ func checkHookJSON(t *testing.T, what, out string) {
 // only through the one rule, in each form of the line: in a crash loop
 // (the name after the command), restarting, restarted.
 func TestStatuslineHostileNames(t *testing.T) {
-	bin := testenv.Binary(t)
 	stateDir := testenv.UseStateDir(t, testenv.TempDir(t))
 	now := time.Now()
 	forms := []func(r *state.Record){
@@ -271,14 +257,11 @@ func TestStatuslineHostileNames(t *testing.T) {
 			r := state.Record{Server: h, Session: fmt.Sprintf("h%d-%d", i, j), ShimPID: pid, Mode: state.ModeStdio, State: state.Running, Started: now}
 			f(&r)
 			fakeshim.WriteRecord(t, r)
-			cmd := exec.Command(bin, "statusline")
-			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "XDG_STATE_HOME=" + stateDir}
-			cmd.Stdin = strings.NewReader(`{"session_id":"` + r.Session + `"}`)
-			out, err := cmd.Output()
-			if err != nil || !strings.HasPrefix(string(out), "\x1b[") || strings.Count(string(out), "\n") != 1 {
-				t.Errorf("name %d, form %d: %v %q", i+1, j, err, out)
+			code, out, _ := testenv.RunBinary(t, []string{"PATH=" + os.Getenv("PATH"), "XDG_STATE_HOME=" + stateDir}, "", `{"session_id":"`+r.Session+`"}`, "statusline")
+			if code != 0 || !strings.HasPrefix(out, "\x1b[") || strings.Count(out, "\n") != 1 {
+				t.Errorf("name %d, form %d: exit %d %q", i+1, j, code, out)
 			}
-			line := strings.TrimSuffix(string(out), "\n")
+			line := strings.TrimSuffix(out, "\n")
 			// The line's own colour, then what checkNames reads.
 			line = line[strings.IndexByte(line, 'm')+1 : strings.LastIndex(line, "\x1b[0m")]
 			checkNames(t, "statusline", line)

@@ -3,13 +3,11 @@
 package main
 
 import (
-	"bytes"
 	"flag"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -150,13 +148,9 @@ func commandLines(t *testing.T) (cases, outs, conts []string) {
 	// statusline's setup needs a stable copy to name, which an in-process
 	// run (a test binary) is not: run the built binary.
 	runb := func(args ...string) {
-		cmd := exec.Command(bin, args...)
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + c.vars["HOME"], "XDG_STATE_HOME=" + filepath.Join(base, "state"), "XDG_DATA_HOME=" + filepath.Join(base, "data"), health.EnvContext + "=" + health.ContextClaude}
-		cmd.Stdin = strings.NewReader("")
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		cmd.Run()
-		add("mcp-heal "+strings.Join(args, " "), cmd.ProcessState.ExitCode(), out.String(), errb.String())
+		env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + c.vars["HOME"], "XDG_STATE_HOME=" + filepath.Join(base, "state"), "XDG_DATA_HOME=" + filepath.Join(base, "data"), health.EnvContext + "=" + health.ContextClaude}
+		code, out, errs := testenv.RunBinary(t, env, "", "", args...)
+		add("mcp-heal "+strings.Join(args, " "), code, out, errs)
 	}
 	runb("statusline")
 	runb("statusline", "--install")
