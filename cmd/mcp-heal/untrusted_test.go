@@ -113,6 +113,26 @@ func hookEnv(t *testing.T) (env []string, home, stateDir string) {
 	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_STATE_HOME=" + stateDir}, home, stateDir
 }
 
+// hookProject is a clean environment for a hook (hookEnv) and a project
+// in its HOME whose .mcp.json plant makes (plant is given its path).
+func hookProject(t *testing.T, plant func(path string) error) (env []string, proj string) {
+	t.Helper()
+	env, home, _ := hookEnv(t)
+	proj = filepath.Join(home, "proj")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := plant(filepath.Join(proj, ".mcp.json")); err != nil {
+		t.Fatal(err)
+	}
+	return env, proj
+}
+
+// writeMCPJSON plants a .mcp.json holding data.
+func writeMCPJSON(data string) func(path string) error {
+	return func(path string) error { return os.WriteFile(path, []byte(data), 0o644) }
+}
+
 // needsAttention puts a marker in the attention directory under stateDir,
 // as the launcher sees it when it starts the binary for PreToolUse (on
 // the healthy path, none, it answers by itself).
@@ -157,14 +177,7 @@ func TestHookDeepPayloadFailsOpen(t *testing.T) {
 // status, wrap and the SessionStart hook, none of which crashes. They used to overflow the Go stack (exit 2
 // and a trace).
 func TestDeepMCPJSON(t *testing.T) {
-	env, home, _ := hookEnv(t)
-	proj := filepath.Join(home, "proj")
-	if err := os.MkdirAll(proj, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(proj, ".mcp.json"), []byte(`{"mcpServers":{"x":`+strings.Repeat("[", 5_000_000)+strings.Repeat("]", 5_000_000)+`}}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	env, proj := hookProject(t, writeMCPJSON(`{"mcpServers":{"x":`+strings.Repeat("[", 5_000_000)+strings.Repeat("]", 5_000_000)+`}}`))
 	want := ".mcp.json:1:10018: invalid JSON: nested deeper than 10000 levels"
 	for _, args := range [][]string{{"status"}, {"wrap", "--all", "--dry-run"}} {
 		r := runCapped(t, proj, env, nil, args...)
@@ -294,14 +307,7 @@ func TestPlantedMCPJSON(t *testing.T) {
 	}
 	for name, mk := range plant {
 		t.Run(name, func(t *testing.T) {
-			env, home, _ := hookEnv(t)
-			proj := filepath.Join(home, "proj")
-			if err := os.MkdirAll(proj, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := mk(filepath.Join(proj, ".mcp.json")); err != nil {
-				t.Fatal(err)
-			}
+			env, proj := hookProject(t, mk)
 			r := runCapped(t, proj, env, nil, "status")
 			if want := ".mcp.json: not a regular file"; r.code == 2 || !strings.Contains(r.stderr, want) {
 				t.Errorf("status: exit %d, stderr:\n%.1000s\nwant a line saying %q", r.code, r.stderr, want)
@@ -331,15 +337,7 @@ func TestPlantedMCPJSON(t *testing.T) {
 // TestLargeMCPJSON: a .mcp.json over regfile.MaxConfigBytes is refused by name,
 // having read no more than the cap.
 func TestLargeMCPJSON(t *testing.T) {
-	env, home, _ := hookEnv(t)
-	proj := filepath.Join(home, "proj")
-	if err := os.MkdirAll(proj, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	big := `{"mcpServers":{},"x":"` + strings.Repeat("a", 17<<20) + `"}`
-	if err := os.WriteFile(filepath.Join(proj, ".mcp.json"), []byte(big), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	env, proj := hookProject(t, writeMCPJSON(`{"mcpServers":{},"x":"`+strings.Repeat("a", 17<<20)+`"}`))
 	r := runCapped(t, proj, env, nil, "status")
 	if want := ".mcp.json: larger than mcp-heal accepts (16 MiB)"; !strings.Contains(r.stderr, want) {
 		t.Errorf("status: exit %d, stderr:\n%.1000s\nwant a line saying %q", r.code, r.stderr, want)
