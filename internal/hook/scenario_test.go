@@ -7,11 +7,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -27,23 +25,6 @@ import (
 // test can write the records the binary reads.
 func (w *world) useState(t *testing.T) {
 	testenv.UseStateDir(t, w.state)
-}
-
-// start runs a real background process for the test and kills it at the end.
-func start(t *testing.T, name string, args ...string) *exec.Cmd {
-	t.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
-	})
-	return cmd
 }
 
 func sharedPayload(t *testing.T, name string) map[string]any {
@@ -144,9 +125,7 @@ func TestPreToolUseShimStates(t *testing.T) {
 	t.Run("stale record", func(t *testing.T) {
 		w := newWorld(t)
 		w.useState(t)
-		cmd := exec.Command("true")
-		cmd.Run()
-		fakeshim.WriteRecord(t, state.Record{Server: "everything", Session: preSession, ShimPID: cmd.Process.Pid, Mode: state.ModeStdio, State: state.Failed})
+		fakeshim.WriteRecord(t, state.Record{Server: "everything", Session: preSession, ShimPID: testenv.EndedPID(t), Mode: state.ModeStdio, State: state.Failed})
 		if out := w.hook(t, "PreToolUse", payload); len(out) != 0 {
 			t.Fatalf("got %s, want no output for a dead shim's record", out)
 		}
@@ -231,7 +210,7 @@ func TestHungUnwrappedServerKilled(t *testing.T) {
 	// The stand-in Claude Code: its child runs the configured command (a
 	// wrapper shell whose child is the "real server"), and a bystander
 	// child runs something else.
-	claude := start(t, "sh", "-c", "sh -c '"+script+"' & sleep 86399 & wait")
+	claude := testenv.StartProcess(t, "sh", "-c", "sh -c '"+script+"' & sleep 86399 & wait")
 	var wrapper, server, bystander int
 	testenv.WaitFor(t, 5*time.Second, "the fake server to start", func() bool {
 		wrapper, bystander = childRunning(claude.Process.Pid, script), childRunning(claude.Process.Pid, "86399")

@@ -61,7 +61,7 @@ func TestNoSignalToStranger(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWorld(t)
 			w.useState(t)
-			stranger := start(t, "sleep", "1000")
+			stranger := testenv.StartProcess(t, "sleep", "1000")
 			path := staleRecord(t, w.state, stranger.Process.Pid, p["session_id"].(string), tt.withIdentity)
 
 			w.hook(t, "PostToolUseFailure", marshal(p))
@@ -135,7 +135,7 @@ func TestHookOutputRedacted(t *testing.T) {
 // deny calls to the server on the strength of it.
 func TestPreToolUseIgnoresReusedPid(t *testing.T) {
 	w := newWorld(t)
-	stranger := start(t, "sleep", "1000")
+	stranger := testenv.StartProcess(t, "sleep", "1000")
 	path := staleRecord(t, w.state, stranger.Process.Pid, preSession, true)
 	b, _ := os.ReadFile(path)
 	var r map[string]any

@@ -34,14 +34,21 @@ func StartProcess(tb testing.TB, name string, args ...string) *Process {
 // then says how it ended).
 func (p *Process) Exited() <-chan struct{} { return p.done }
 
-// Kill SIGKILLs p's process group, unless p has ended and been reaped,
-// and returns once it is reaped.
+// Kill SIGKILLs p's process group (p and what it started, which may
+// outlive it) and returns once p is reaped.
 func (p *Process) Kill() {
-	select {
-	case <-p.done:
-		return
-	default:
-	}
 	syscall.Kill(-p.Process.Pid, syscall.SIGKILL)
 	<-p.done
+}
+
+// EndedPID returns the pid of a process that has run to its end and been
+// reaped: one that names no process (until the system reuses it), as a
+// record or an incident of a process long gone does.
+func EndedPID(tb testing.TB) int {
+	tb.Helper()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		tb.Fatalf("run true: %v", err)
+	}
+	return cmd.Process.Pid
 }
