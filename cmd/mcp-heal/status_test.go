@@ -144,13 +144,9 @@ func TestStatusWithRealShim(t *testing.T) {
 // live session's dead server is failed, naming that session.
 func TestStatusShellSessions(t *testing.T) {
 	c := wrappedCfgEnv(t, "")
-	ended := exec.Command("true")
-	if err := ended.Run(); err != nil {
-		t.Fatal(err)
-	}
 	now := time.Now().UTC()
 	for _, in := range []state.Incident{
-		{Time: now.Add(-2 * time.Minute), Session: "p-session-ended", ClaudePID: ended.Process.Pid, Server: "local-one", Event: "PostToolUseFailure", Class: "not-connected"},
+		{Time: now.Add(-2 * time.Minute), Session: "p-session-ended", ClaudePID: testenv.EndedPID(t), Server: "local-one", Event: "PostToolUseFailure", Class: "not-connected"},
 		{Time: now.Add(-time.Minute), Session: "live-session", ClaudePID: os.Getpid(), Server: "mem", Event: "PostToolUseFailure", Class: "not-connected"},
 	} {
 		if err := state.AppendIncident(in); err != nil {
