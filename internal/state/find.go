@@ -16,9 +16,10 @@ import (
 )
 
 // Find returns the live shim records for server in one Claude Code
-// session, oldest first: matched by session id when both sides know it,
-// else by the Claude Code pid (hooks get CLAUDE_PID; a shim's parent is
-// that process). Empty session and zero pid match every record of server.
+// session, oldest first: matched by session id or by the Claude Code pid
+// (hooks and the status line get CLAUDE_PID; a shim's parent is that
+// process), so a session's servers stay its own across /clear, which
+// changes the id. Empty session and zero pid match every record of server.
 //
 // It is the one rule for "find this server's shim", the per-call hooks'
 // too: a record of another server is passed over from a gjson peek, before
@@ -101,10 +102,19 @@ func find(server string, all bool, session string, claudePID int) ([]*Record, er
 }
 
 // matches reports whether a record in session recSession under Claude
-// Code recClaude is one of the session asked for.
+// Code recClaude is one of the session asked for: the same session id,
+// or the same Claude Code process (/clear gives a session a new id and
+// keeps its MCP servers, whose shims recorded the old one). With neither
+// side's pid known, two known ids that differ decide it.
 func matches(recSession string, recClaude int, session string, claudePID int) bool {
-	if session != "" && recSession != "" {
-		return recSession == session
+	if session != "" && recSession == session {
+		return true
 	}
-	return claudePID <= 0 || recClaude == claudePID
+	if claudePID > 0 && recClaude == claudePID {
+		return true
+	}
+	if session != "" && recSession != "" {
+		return false
+	}
+	return claudePID <= 0
 }

@@ -148,6 +148,9 @@ func TestFind(t *testing.T) {
 	}{
 		{"a", "s1", 0, 2}, // s1, plus the record without a session matched by nothing else: pid 0 matches all
 		{"a", "s2", 200, 1},
+		{"a", "s3", 100, 1}, // /clear: a new id under Claude Code 100 keeps s1's shim
+		{"a", "s3", 0, 1},   // an unknown id, no pid: only the record without a session
+		{"a", "s2", 100, 2}, // by id and by pid
 		{"a", "", 300, 1},
 		{"a", "", 0, 3},
 		{"b", "", 0, 0},
