@@ -38,6 +38,24 @@ func (l *launcherEnv) run(t *testing.T, stdin []byte, args ...string) (stdout, s
 	return runZero(t, cmd, string(stdin))
 }
 
+// waitBuilt waits until the launcher's background build has left name in
+// the plugin data dir data's bin/, and fails when it has not within; a
+// failed test shows the build's log.
+func waitBuilt(t *testing.T, data, name string, within time.Duration) {
+	t.Helper()
+	bin := filepath.Join(data, "bin")
+	t.Cleanup(func() {
+		if t.Failed() {
+			log, _ := os.ReadFile(filepath.Join(bin, "build.log"))
+			t.Logf("build.log:\n%s", log)
+		}
+	})
+	testenv.WaitFor(t, within, "the background build of "+name, func() bool {
+		_, err := os.Stat(filepath.Join(bin, name))
+		return err == nil
+	})
+}
+
 func pluginVersion(t *testing.T) string {
 	b, err := os.ReadFile(filepath.Join(testenv.ModuleRoot(t), ".claude-plugin", "plugin.json"))
 	if err != nil {
@@ -235,18 +253,7 @@ func TestLauncherHookBuildsInBackground(t *testing.T) {
 	if out, _ := l.run(t, []byte(`{}`), "hook", "PostToolUseFailure"); out != "" {
 		t.Fatalf("a hook during the build: got %q, want nothing (pass through)", out)
 	}
-	bin := filepath.Join(l.data, "bin", "mcp-heal-"+pluginVersion(t))
-	deadline := time.Now().Add(5 * time.Minute)
-	for {
-		if _, err := os.Stat(bin); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(l.data, "bin", "build.log"))
-			t.Fatalf("the background build never finished; build.log:\n%s", log)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	waitBuilt(t, l.data, "mcp-heal-"+pluginVersion(t), 5*time.Minute)
 	if out, _ := l.run(t, nil, "version"); !strings.HasPrefix(out, "mcp-heal "+pluginVersion(t)) {
 		t.Fatalf("after the build: got %q", out)
 	}
@@ -271,16 +278,10 @@ func TestLauncherGoTooOld(t *testing.T) {
 		t.Fatalf("first hook: got %q", out)
 	}
 	fail := filepath.Join(l.data, "bin", ".build-failed-"+pluginVersion(t))
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if _, err := os.Stat(fail); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the build with an old Go did not record its failure")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testenv.WaitFor(t, 30*time.Second, "the build with an old Go to record its failure", func() bool {
+		_, err := os.Stat(fail)
+		return err == nil
+	})
 	out, _ = l.run(t, []byte(`{}`), "hook", "PostToolUseFailure")
 	if !strings.Contains(out, "needs Go 1.26.8 or newer, found go1.25.1") {
 		t.Fatalf("next hook: got %q, want the real requirement and the Go found", out)

@@ -194,17 +194,7 @@ func TestInstallFromLocalMarketplace(t *testing.T) {
 	if out, _ := hook(); !strings.Contains(out, "building its binary from source") {
 		t.Fatalf("first hook of a source install: got %q, want the one line saying it builds", out)
 	}
-	deadline := time.Now().Add(10 * time.Minute)
-	for {
-		if _, err := os.Stat(filepath.Join(data, "bin", "mcp-heal-0.1.0")); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(data, "bin", "build.log"))
-			t.Fatalf("the background build did not finish; build.log:\n%s", log)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	waitBuilt(t, data, "mcp-heal-0.1.0", 10*time.Minute)
 	out, errOut := hook()
 	var reply struct {
 		HookSpecificOutput struct {
