@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-
-	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // Issue 30, item 5, through the real Claude Code: a server dies by SIGKILL
@@ -69,7 +67,5 @@ func scenarioCutAnswer(t *testing.T, m mode) outcome {
 }
 
 func TestScenario12CutAnswerOneAccount(t *testing.T) {
-	testenv.NeedsFull(t, "Claude Code")
-	t.Parallel()
-	aloneAndHealed(t, func(t *testing.T, m mode) { scenarioCutAnswer(t, m) })
+	aloneAndHealed(t, "Claude Code", func(t *testing.T, m mode) { scenarioCutAnswer(t, m) })
 }

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"testing"
 	"time"
-
-	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // Issue 30, item 4, through the real Claude Code: a server that exits with
@@ -62,7 +60,5 @@ func scenarioIdleExit(t *testing.T, m mode) outcome {
 }
 
 func TestScenario11IdleExitStartsOnNextCall(t *testing.T) {
-	testenv.NeedsFull(t, "Claude Code in tmux")
-	t.Parallel()
-	aloneAndHealed(t, func(t *testing.T, m mode) { scenarioIdleExit(t, m) })
+	aloneAndHealed(t, "Claude Code in tmux", func(t *testing.T, m mode) { scenarioIdleExit(t, m) })
 }

@@ -33,9 +33,13 @@ func (m mode) String() string {
 func (m mode) plugin() bool { return m != alone }
 func (m mode) wrap() bool   { return m == healed }
 
-// aloneAndHealed runs f as two parallel subtests, one per mode: Claude
-// Code alone (the baseline) and with mcp-heal.
-func aloneAndHealed(t *testing.T, f func(t *testing.T, m mode)) {
+// aloneAndHealed is a scenario test that needs the full suite (needs
+// says what for: testenv.NeedsFull) and runs in parallel: it runs f as two
+// parallel subtests, one per mode: Claude Code alone (the baseline) and
+// with mcp-heal.
+func aloneAndHealed(t *testing.T, needs string, f func(t *testing.T, m mode)) {
+	testenv.NeedsFull(t, needs)
+	t.Parallel()
 	for _, m := range []mode{alone, healed} {
 		t.Run(m.String(), func(t *testing.T) {
 			t.Parallel()

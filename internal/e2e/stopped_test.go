@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/procinfo"
-	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
 // Issue 30, items 2 and 3, through the real Claude Code, side by side with
@@ -94,9 +93,7 @@ func scenarioStoppedChild(t *testing.T, m mode) outcome {
 }
 
 func TestScenario13StoppedChildKeepsServer(t *testing.T) {
-	testenv.NeedsFull(t, "Claude Code")
-	t.Parallel()
-	aloneAndHealed(t, func(t *testing.T, m mode) { scenarioStoppedChild(t, m) })
+	aloneAndHealed(t, "Claude Code", func(t *testing.T, m mode) { scenarioStoppedChild(t, m) })
 }
 
 // Scenario 14's timings: Claude Code cancels the call at frozenTimeout
@@ -220,9 +217,7 @@ func scenarioStoppedTogether(t *testing.T, m mode) outcome {
 }
 
 func TestScenario14StoppedWithShimKeepsServer(t *testing.T) {
-	testenv.NeedsFull(t, "Claude Code")
-	t.Parallel()
-	aloneAndHealed(t, func(t *testing.T, m mode) { scenarioStoppedTogether(t, m) })
+	aloneAndHealed(t, "Claude Code", func(t *testing.T, m mode) { scenarioStoppedTogether(t, m) })
 }
 
 // wantKeptByShim checks a healed run of a stopped-process scenario: the

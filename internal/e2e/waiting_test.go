@@ -256,9 +256,7 @@ func wantHealed(t *testing.T, s *session, w *waitingServer, healTurn int) {
 }
 
 func TestScenario10CancelledWaitKeepsServer(t *testing.T) {
-	testenv.NeedsFull(t, "Claude Code")
-	t.Parallel()
-	aloneAndHealed(t, func(t *testing.T, m mode) { scenarioCancelledWait(t, m) })
+	aloneAndHealed(t, "Claude Code", func(t *testing.T, m mode) { scenarioCancelledWait(t, m) })
 }
 
 // The interactive timings: the user presses Esc escDelay into a call that
@@ -362,7 +360,5 @@ func scenarioCancelledEsc(t *testing.T, m mode) outcome {
 }
 
 func TestScenario10CancelledByEscKeepsServer(t *testing.T) {
-	testenv.NeedsFull(t, "Claude Code in tmux")
-	t.Parallel()
-	aloneAndHealed(t, func(t *testing.T, m mode) { scenarioCancelledEsc(t, m) })
+	aloneAndHealed(t, "Claude Code in tmux", func(t *testing.T, m mode) { scenarioCancelledEsc(t, m) })
 }
