@@ -145,11 +145,9 @@ func TestNoAnswerAfterStdinEnds(t *testing.T) {
 	}()
 	io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`+"\n")
 	io.WriteString(inW, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{"ms":5000}}}`+"\n")
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(strings.Join(readEvents(t, events), "\n"), "call slow"); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the call did not reach the server")
-		}
-	}
+	testenv.WaitFor(t, 10*time.Second, "the call to reach the server", func() bool {
+		return strings.Contains(strings.Join(readEvents(t, events), "\n"), "call slow")
+	})
 	inW.Close()
 	if err := <-done; err != nil {
 		t.Fatalf("Run: %v", err)
