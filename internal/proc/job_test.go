@@ -289,13 +289,7 @@ func TestJobCmdWrapper(t *testing.T) {
 	if runtime.GOOS != "windows" {
 		t.Skip("a .cmd wrapper is Windows'")
 	}
-	dir, err := os.MkdirTemp("", "jobcmd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Not t.TempDir: its clean-up fails the test under Wine, whose
-	// os.RemoveAll fails with Go 1.26; removal is best effort.
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir := testenv.TempDir(t)
 	wrapper := dir + `\server.cmd`
 	if err := os.WriteFile(wrapper, []byte("@echo off\r\n\""+selfExe()+"\" %*\r\n"), 0o600); err != nil {
 		t.Fatal(err)

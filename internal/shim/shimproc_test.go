@@ -58,18 +58,6 @@ func init() {
 	os.Exit(0)
 }
 
-// processTempDir is a temporary directory removed on a best-effort basis:
-// t.TempDir's clean-up fails the test under Wine, whose os.RemoveAll fails
-// on Go 1.26 (what is left is in the Wine prefix's temp dir).
-func processTempDir(t *testing.T) string {
-	dir, err := os.MkdirTemp("", "shimproc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
-
 // shimClient is the test's side of a shim process: Claude Code's.
 type shimClient struct {
 	t   *testing.T
@@ -153,7 +141,7 @@ func (c *shimClient) infoFromNew(old int, version, what string) int {
 }
 
 func TestShimProcess(t *testing.T) {
-	dir := processTempDir(t)
+	dir := testenv.TempDir(t)
 	t.Setenv("XDG_STATE_HOME", dir)
 	exe, err := os.Executable()
 	if err != nil {
