@@ -36,21 +36,17 @@ type env struct {
 }
 
 func newEnv(t *testing.T) *env {
-	// Short paths: a unix socket path must stay under 104 bytes on macOS.
-	rt, err := os.MkdirTemp("", "kr")
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt := testenv.RuntimeDir(t)
 	e := &env{bin: testenv.Binary(t), state: t.TempDir(), runtime: rt}
 	t.Cleanup(func() {
 		// Runs after every shim of the test was killed (cleanups run last
-		// registered first): a kept server the test left must not wait out
-		// its window. Each guardian's socket is in e.runtime.
+		// registered first), and before rt is removed: a kept server the
+		// test left must not wait out its window. Each guardian's socket
+		// is in e.runtime.
 		socks, _ := filepath.Glob(filepath.Join(rt, "mcp-heal", "*.sock"))
 		for _, s := range socks {
 			_ = keep.Stop(s)
 		}
-		os.RemoveAll(rt)
 	})
 	return e
 }

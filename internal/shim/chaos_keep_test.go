@@ -292,10 +292,5 @@ func TestKeptOpenServerRequestAnswered(t *testing.T) {
 // runtime dir of its own for the keeper's socket, removed at the end.
 func keptEnv(t *testing.T, dir string) []string {
 	t.Helper()
-	rt, err := os.MkdirTemp("", "kt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(rt) })
-	return append(os.Environ(), "GORACE=atexit_sleep_ms=0", serverEnv(testServer(dir)), "XDG_STATE_HOME="+dir, "XDG_RUNTIME_DIR="+rt)
+	return append(os.Environ(), "GORACE=atexit_sleep_ms=0", serverEnv(testServer(dir)), "XDG_STATE_HOME="+dir, "XDG_RUNTIME_DIR="+testenv.RuntimeDir(t))
 }

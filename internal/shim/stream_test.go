@@ -410,12 +410,7 @@ func cutAnswerOneAccount(t *testing.T, order string) {
 // on as they come, this test fails, and upstream.Handler's account of
 // the two paths changes with it.
 func TestLongAnswerHeldWholeWhenKept(t *testing.T) {
-	rt, err := os.MkdirTemp("", "kw") // short: the keeper's socket path must stay under 104 bytes
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(rt) })
-	env := []string{"XDG_RUNTIME_DIR=" + rt, "XDG_STATE_HOME=" + t.TempDir()}
+	env := []string{"XDG_RUNTIME_DIR=" + testenv.RuntimeDir(t), "XDG_STATE_HOME=" + t.TempDir()}
 	t.Cleanup(func() {
 		// A kept server outlives its shim: stop it once the shim is gone.
 		stop := exec.Command(testenv.Binary(t), "stop", "--all")
