@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
@@ -278,6 +280,13 @@ func TestKeptOpenServerRequestAnswered(t *testing.T) {
 	}
 	b.in.Close()
 	<-b.gone
+	// `stop` finds a kept server by the record its guardian writes once
+	// it sees the shim gone: wait for it, or stop may find none.
+	testenv.UseStateDir(t, dir)
+	testenv.WaitFor(t, 10*time.Second, "the detached kept server's record", func() bool {
+		recs, _ := state.List()
+		return slices.ContainsFunc(recs, func(r *state.Record) bool { return r.Kept && r.DetachedSince != nil })
+	})
 	stop := exec.Command(bin, "stop", "chaos")
 	stop.Env = env
 	if out, err := stop.CombinedOutput(); err != nil {
