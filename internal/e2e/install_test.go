@@ -265,3 +265,31 @@ func TestInstallFromDistBranch(t *testing.T) {
 		t.Fatalf("first hook of the plugin installed from the dist branch: got %q", out)
 	}
 }
+
+// shellLine runs one line of the README in the user's shell: HOME, the
+// PATH the README's export line gives (~/.local/bin first, no Go).
+func (s *session) shellLine(t *testing.T, line string) string {
+	t.Helper()
+	cmd := exec.Command("/bin/sh", "-c", line)
+	cmd.Dir = s.work
+	cmd.Env = []string{"HOME=" + s.home, "PATH=" + filepath.Join(s.home, ".local", "bin") + ":/usr/bin:/bin",
+		"XDG_DATA_HOME=" + filepath.Join(s.home, ".local", "share"), "XDG_STATE_HOME=" + s.stateDir()}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("$ %s: %v\n%s", line, err, out)
+	}
+	return string(out)
+}
+
+// claudeCLI runs `claude <args>` (the shell form of a /plugin line).
+func (s *session) claudeCLI(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(s.claude, args...)
+	cmd.Dir = s.work
+	cmd.Env = s.environ()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("claude %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}

@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -189,4 +190,34 @@ func (w *readWatch) killDuringCall() error {
 	}
 	time.Sleep(300 * time.Millisecond)
 	return syscall.Kill(w.p.PID, syscall.SIGKILL)
+}
+
+// processesOf lists the processes whose environment has HOME=home: what
+// Claude Code, shims, guardians and servers of this test's HOME run.
+func processesOf(home string) []string {
+	var out []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil || !bytes.Contains(append([]byte{0}, env...), []byte("\x00HOME="+home+"\x00")) {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		out = append(out, fmt.Sprintf("%d %s", pid, bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})))
+	}
+	return out
+}
+
+// killProcessesOf SIGKILLs every process of home (processesOf): what a
+// test that failed half-way left running there.
+func killProcessesOf(home string) {
+	for _, p := range processesOf(home) {
+		if pid, err := strconv.Atoi(strings.Fields(p)[0]); err == nil {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
 }

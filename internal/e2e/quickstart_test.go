@@ -4,47 +4,15 @@ package e2e
 
 import (
 	"bytes"
-	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
-
-// shellLine runs one line of the README in the user's shell: HOME, the
-// PATH the README's export line gives (~/.local/bin first, no Go).
-func (s *session) shellLine(t *testing.T, line string) string {
-	t.Helper()
-	cmd := exec.Command("/bin/sh", "-c", line)
-	cmd.Dir = s.work
-	cmd.Env = []string{"HOME=" + s.home, "PATH=" + filepath.Join(s.home, ".local", "bin") + ":/usr/bin:/bin",
-		"XDG_DATA_HOME=" + filepath.Join(s.home, ".local", "share"), "XDG_STATE_HOME=" + s.stateDir()}
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("$ %s: %v\n%s", line, err, out)
-	}
-	return string(out)
-}
-
-// claudeCLI runs `claude <args>` (the shell form of a /plugin line).
-func (s *session) claudeCLI(t *testing.T, args ...string) string {
-	t.Helper()
-	cmd := exec.Command(s.claude, args...)
-	cmd.Dir = s.work
-	cmd.Env = s.environ()
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("claude %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
 
 // slash runs one /mcp-heal line in a new `claude -p` session of s and
 // returns the report the model was given.
@@ -55,26 +23,6 @@ func (s *session) slash(t *testing.T, line string) string {
 		t.Fatalf("claude -p %q: %v\n%s", line, r.Err, r.Stderr)
 	}
 	return s.model.ForTurn(0).UserText()
-}
-
-// processesOf lists the processes whose environment has HOME=home: what
-// Claude Code, shims, guardians and servers of this test's HOME run.
-func processesOf(home string) []string {
-	var out []string
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err != nil || !bytes.Contains(append([]byte{0}, env...), []byte("\x00HOME="+home+"\x00")) {
-			continue
-		}
-		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		out = append(out, fmt.Sprintf("%d %s", pid, bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})))
-	}
-	return out
 }
 
 // TestReleasedQuickStartAndUninstall is issue 18 items 1 and 5 with the
@@ -102,13 +50,7 @@ func TestReleasedQuickStartAndUninstall(t *testing.T) {
 	s.allow = []string{"Bash(mcp-heal:*)"}
 	// A run that fails half-way leaves the kept server of its HOME: stop
 	// what runs there (only processes of this test's HOME).
-	t.Cleanup(func() {
-		for _, p := range processesOf(s.home) {
-			if pid, err := strconv.Atoi(strings.Fields(p)[0]); err == nil {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
-	})
+	t.Cleanup(func() { killProcessesOf(s.home) })
 	before, err := os.ReadFile(filepath.Join(s.home, ".claude.json"))
 	if err != nil {
 		t.Fatal(err)
