@@ -105,18 +105,14 @@ func TestStatusWithRealShim(t *testing.T) {
 		}
 		return rep.Servers[0]
 	}
-	waitFor := func(what string, ok func(status.Server) bool) status.Server {
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			s := current()
-			if ok(s) {
-				return s
+	waitFor := func(what string, ok func(status.Server) bool) (s status.Server) {
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("the server's last status: %+v", s)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s: %+v", what, s)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		})
+		testenv.WaitFor(t, 20*time.Second, what, func() bool { s = current(); return ok(s) })
+		return s
 	}
 	s := waitFor("a running child", func(s status.Server) bool { return len(s.Shims) == 1 && s.Shims[0].ChildPID > 0 && s.Health == "ok" })
 	first := s.Shims[0].ChildPID
@@ -223,10 +219,7 @@ func TestStatuslineSetup(t *testing.T) {
 	home := testenv.TempDir(t)
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state"), "XDG_DATA_HOME=" + filepath.Join(home, "data")}
 	run := func(args ...string) (int, string, string) {
-		cmd := exec.Command(bin, args...)
-		cmd.Env = append(env, "MCP_HEAL_CONTEXT=claude-code")
-		cmd.Stdin = strings.NewReader("")
-		return testenv.RunCode(t, cmd)
+		return testenv.RunBinary(t, append(env, "MCP_HEAL_CONTEXT=claude-code"), "", "", args...)
 	}
 	settings := filepath.Join(home, ".claude", "settings.json")
 	// What /mcp-heal statusline runs: the plugin's launcher, whose
