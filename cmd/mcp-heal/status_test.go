@@ -61,11 +61,7 @@ func TestStatusReportsShimsAndFailures(t *testing.T) {
 		t.Errorf("another session's incident shown:\n%s", out)
 	}
 
-	code, out, _ := c.run("status", "--json")
-	var rep status.Report
-	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil {
-		t.Fatalf("exit %d, %v\n%s", code, err, out)
-	}
+	rep, out := c.statusJSON()
 	got := map[string]string{}
 	for _, s := range rep.Servers {
 		got[s.Name] = s.Health
@@ -95,10 +91,9 @@ func TestStatusWithRealShim(t *testing.T) {
 	cmd, _ := testenv.StartShim(t, []string{"CLAUDE_CODE_SESSION_ID=sess-real"}, "--name", "ex", "--", bin, "example-server")
 
 	current := func() status.Server {
-		_, out, _ := c.run("status", "--json", "ex")
-		var rep status.Report
-		if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Servers) != 1 {
-			t.Fatalf("status --json: %v\n%s", err, out)
+		rep, out := c.statusJSON("ex")
+		if len(rep.Servers) != 1 {
+			t.Fatalf("status --json ex: %d servers\n%s", len(rep.Servers), out)
 		}
 		return rep.Servers[0]
 	}
@@ -204,4 +199,16 @@ func (c *cfgEnv) status(res ...string) string {
 		}
 	}
 	return out
+}
+
+// statusJSON runs `mcp-heal status --json` with args, fails the test
+// unless it exits 0 with a report, and returns the report and the JSON.
+func (c *cfgEnv) statusJSON(args ...string) (status.Report, string) {
+	c.t.Helper()
+	code, out, errs := c.run(append([]string{"status", "--json"}, args...)...)
+	var rep status.Report
+	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil {
+		c.t.Fatalf("status --json: exit %d, %v\n%s%s", code, err, out, errs)
+	}
+	return rep, out
 }
