@@ -27,6 +27,19 @@ func (w *world) useState(t *testing.T) {
 	testenv.UseStateDir(t, w.state)
 }
 
+// tinyCall is the shared payload name for a call of the tool echo of
+// "tiny", a server Claude Code learned of at run time, in session (nil:
+// the payload's own).
+func tinyCall(t *testing.T, name string, session any) map[string]any {
+	t.Helper()
+	p := sharedPayload(t, name)
+	if session != nil {
+		p["session_id"] = session
+	}
+	p["tool_name"], p["mcp_server"] = "mcp__tiny__echo", map[string]any{"name": "tiny", "source": "dynamic"}
+	return p
+}
+
 func sharedPayload(t *testing.T, name string) map[string]any {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(testenv.HookPayloadDir(t), name))
@@ -293,8 +306,7 @@ func TestNotConnected(t *testing.T) {
 			if _, err := os.Stat(marker); err != nil {
 				t.Fatalf("no attention marker after the failure: %v", err)
 			}
-			pre := sharedPayload(t, "PreToolUse.mcp.json")
-			pre["session_id"], pre["tool_name"], pre["mcp_server"] = fail["session_id"], "mcp__tiny__echo", map[string]any{"name": "tiny", "source": "dynamic"}
+			pre := tinyCall(t, "PreToolUse.mcp.json", fail["session_id"])
 			r = decode(t, w.hook(t, "PreToolUse", marshal(pre)))
 			if !strings.Contains(r.HookSpecificOutput.AdditionalContext, "was found disconnected") || r.HookSpecificOutput.PermissionDecision != "" {
 				t.Fatalf("PreToolUse after the failure: got %+v, want a note that tiny is disconnected", r)
@@ -338,8 +350,7 @@ func TestFailedCallKeepsIncidentOpen(t *testing.T) {
 	w := newWorld(t)
 	w.userConfig(t, `{}`)
 	fail := sharedPayload(t, "PostToolUseFailure.stdio-not-connected.json")
-	pre := sharedPayload(t, "PreToolUse.mcp.json")
-	pre["session_id"], pre["tool_name"], pre["mcp_server"] = fail["session_id"], "mcp__tiny__echo", map[string]any{"name": "tiny", "source": "dynamic"}
+	pre := tinyCall(t, "PreToolUse.mcp.json", fail["session_id"])
 	w.hook(t, "PostToolUseFailure", marshal(fail))
 	for i := range 3 {
 		pre["prompt_id"] = fmt.Sprint("turn-", i) // told once per turn (TestContextOncePerTurn)
@@ -448,8 +459,7 @@ func TestWrappedIncidentCloses(t *testing.T) {
 	w.useState(t)
 	w.userConfig(t, `{}`)
 	pid, _ := fakeshim.Start(t)
-	fail := sharedPayload(t, "PostToolUseFailure.stdio-server-died-mid-call.json")
-	fail["tool_name"], fail["mcp_server"] = "mcp__tiny__echo", map[string]any{"name": "tiny", "source": "dynamic"}
+	fail := tinyCall(t, "PostToolUseFailure.stdio-server-died-mid-call.json", nil)
 	fail["error"] = `MCP error -32603: the MCP server process "tiny" exited during this call and mcp-heal restarted it; the call was not retried and may or may not have taken effect`
 	fakeshim.WriteRecord(t, state.Record{Server: "tiny", Session: fmt.Sprint(fail["session_id"]), ShimPID: pid, Mode: state.ModeStdio, State: state.Running})
 	w.hook(t, "PostToolUseFailure", marshal(fail))
@@ -460,8 +470,7 @@ func TestWrappedIncidentCloses(t *testing.T) {
 	if _, err := os.Stat(marker); err != nil {
 		t.Fatalf("no attention marker after the failure: %v", err)
 	}
-	pre := sharedPayload(t, "PreToolUse.mcp.json")
-	pre["session_id"], pre["tool_name"], pre["mcp_server"] = fail["session_id"], "mcp__tiny__echo", map[string]any{"name": "tiny", "source": "dynamic"}
+	pre := tinyCall(t, "PreToolUse.mcp.json", fail["session_id"])
 	for i := range 2 {
 		if out := w.hook(t, "PreToolUse", marshal(pre)); len(out) != 0 {
 			t.Fatalf("PreToolUse %d to a running shim: got %s, want nothing", i, out)
@@ -482,8 +491,7 @@ func TestIncidentsOfTwoSessions(t *testing.T) {
 	w := newWorld(t)
 	w.userConfig(t, `{}`)
 	fail := sharedPayload(t, "PostToolUseFailure.stdio-not-connected.json")
-	pre := sharedPayload(t, "PreToolUse.mcp.json")
-	pre["tool_name"], pre["mcp_server"] = "mcp__tiny__echo", map[string]any{"name": "tiny", "source": "dynamic"}
+	pre := tinyCall(t, "PreToolUse.mcp.json", nil)
 	as := func(p map[string]any, session string) []byte {
 		p["session_id"] = session
 		return marshal(p)
@@ -522,10 +530,8 @@ func TestIncidentsOfTwoSessions(t *testing.T) {
 func TestInterruptIsNoAnswer(t *testing.T) {
 	w := newWorld(t)
 	w.userConfig(t, `{}`)
-	fail := sharedPayload(t, "PostToolUseFailure.stdio-server-died-mid-call.json")
-	fail["tool_name"], fail["mcp_server"] = "mcp__tiny__echo", map[string]any{"name": "tiny", "source": "dynamic"}
-	pre := sharedPayload(t, "PreToolUse.mcp.json")
-	pre["session_id"], pre["tool_name"], pre["mcp_server"] = fail["session_id"], "mcp__tiny__echo", map[string]any{"name": "tiny", "source": "dynamic"}
+	fail := tinyCall(t, "PostToolUseFailure.stdio-server-died-mid-call.json", nil)
+	pre := tinyCall(t, "PreToolUse.mcp.json", fail["session_id"])
 	w.hook(t, "PostToolUseFailure", marshal(fail))
 	w.hook(t, "PreToolUse", marshal(pre))
 	interrupted := map[string]any{}

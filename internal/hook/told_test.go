@@ -30,9 +30,7 @@ func TestUserToldOncePerIncident(t *testing.T) {
 	w := newWorld(t)
 	w.userConfig(t, `{}`)
 	fail := marshal(sharedPayload(t, "PostToolUseFailure.stdio-not-connected.json"))
-	pre := sharedPayload(t, "PreToolUse.mcp.json")
-	pre["session_id"] = sharedPayload(t, "PostToolUseFailure.stdio-not-connected.json")["session_id"]
-	pre["tool_name"], pre["mcp_server"] = "mcp__tiny__echo", map[string]any{"name": "tiny", "source": "dynamic"}
+	pre := tinyCall(t, "PreToolUse.mcp.json", sharedPayload(t, "PostToolUseFailure.stdio-not-connected.json")["session_id"])
 	want := "mcp-heal: run /mcp reconnect tiny: MCP server \"tiny\" is disconnected; Claude Code will not use it again in this session (if that fails too, /mcp-heal doctor tiny says why)."
 	var told []string
 	for range 3 {
@@ -66,8 +64,7 @@ func TestHeadlessAdvice(t *testing.T) {
 			t.Errorf("%s in a headless session: %q", what, text)
 		}
 	}
-	pre := sharedPayload(t, "PreToolUse.mcp.json")
-	pre["session_id"], pre["tool_name"], pre["mcp_server"] = failP["session_id"], "mcp__tiny__echo", map[string]any{"name": "tiny", "source": "dynamic"}
+	pre := tinyCall(t, "PreToolUse.mcp.json", failP["session_id"])
 	r = decode(t, w.hook(t, "PreToolUse", marshal(pre)))
 	if n := r.HookSpecificOutput.AdditionalContext; !strings.Contains(n, "was found disconnected") || strings.Contains(n, "/mcp reconnect tiny") {
 		t.Errorf("PreToolUse notice in a headless session: %q", n)
