@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -26,6 +27,24 @@ import (
 )
 
 type lockedBuffer = testenv.LockedBuffer
+
+// startLogged starts cmd (the real binary, or a server) with its stdin
+// and stdout piped and its stderr kept. When t ends, its stdin is closed
+// and it is waited for (10 s, then killed), and a failed test's log gets
+// the end of its stderr.
+func startLogged(t *testing.T, cmd *exec.Cmd) (io.WriteCloser, io.ReadCloser, *lockedBuffer) {
+	t.Helper()
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	in, out := testenv.StartPiped(t, cmd)
+	t.Cleanup(func() {
+		testenv.CloseAndWait(cmd, in, 10*time.Second)
+		if t.Failed() {
+			t.Logf("%s stderr (tail):\n%s", strings.Join(cmd.Args, " "), testenv.LastLines(stderr.String(), 4000))
+		}
+	})
+	return in, out, stderr
+}
 
 // gateDialer holds every Dial after the first until the test lets it go.
 type gateDialer struct {

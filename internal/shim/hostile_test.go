@@ -134,10 +134,8 @@ func startHostile(t *testing.T, flags ...string) *hostileShim {
 	args := append(append([]string{"shim", "--name", "hostile"}, flags...), "--", os.Args[0])
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "FAKE_MCP=hostile", "XDG_STATE_HOME="+t.TempDir())
-	h := &hostileShim{t: t, cmd: cmd, lines: make(chan []byte, 100), stderr: &lockedBuffer{}}
-	cmd.Stderr = h.stderr
-	in, out := testenv.StartPiped(t, cmd)
-	h.stdin = in
+	in, out, stderr := startLogged(t, cmd)
+	h := &hostileShim{t: t, cmd: cmd, stdin: in, lines: make(chan []byte, 100), stderr: stderr}
 	go func() {
 		r := jsonrpc.NewReader(out)
 		for {
@@ -149,12 +147,6 @@ func startHostile(t *testing.T, flags ...string) *hostileShim {
 			h.lines <- bytes.Clone(l)
 		}
 	}()
-	t.Cleanup(func() {
-		testenv.CloseAndWait(cmd, h.stdin, 10*time.Second)
-		if t.Failed() {
-			t.Logf("shim stderr (tail):\n%s", testenv.LastLines(h.stderr.String(), 4000))
-		}
-	})
 	if r := h.call("initialize", initParams); !r.Get("result").Exists() {
 		t.Fatalf("initialize: %s", r.Raw)
 	}
@@ -365,9 +357,7 @@ func startLines(t *testing.T, argv []string, env ...string) *lineSession {
 	t.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
-	in, out := testenv.StartPiped(t, cmd)
+	in, out, _ := startLogged(t, cmd)
 	s := &lineSession{t: t, in: in, out: make(chan []byte, 16)}
 	go func() {
 		defer close(s.out)
@@ -380,12 +370,6 @@ func startLines(t *testing.T, argv []string, env ...string) *lineSession {
 			s.out <- bytes.TrimSuffix(l, []byte("\n"))
 		}
 	}()
-	t.Cleanup(func() {
-		testenv.CloseAndWait(cmd, in, 10*time.Second)
-		if t.Failed() {
-			t.Logf("%s stderr (tail):\n%s", argv[0], testenv.LastLines(stderr.String(), 3000))
-		}
-	})
 	s.call("initialize", initParams)
 	io.WriteString(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
 	return s

@@ -116,15 +116,7 @@ func startRawShimEnv(t *testing.T, fake string, env []string, flags ...string) *
 	cmd := exec.Command(testenv.Binary(t), args...)
 	stateDir := t.TempDir()
 	cmd.Env = append(append(os.Environ(), "FAKE_MCP="+fake, "XDG_STATE_HOME="+stateDir), env...)
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
-	stdin, out := testenv.StartPiped(t, cmd)
-	t.Cleanup(func() {
-		testenv.CloseAndWait(cmd, stdin, 10*time.Second)
-		if t.Failed() {
-			t.Logf("shim stderr (tail):\n%s", testenv.LastLines(stderr.String(), 4000))
-		}
-	})
+	stdin, out, _ := startLogged(t, cmd)
 	s := &rawShim{t: t, cmd: cmd, stdin: stdin, out: bufio.NewReaderSize(out, 1<<20), state: stateDir}
 	s.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":` + initParams + `}`)
 	if l := s.line(); !gjson.Get(l, "result").Exists() {
