@@ -37,27 +37,6 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func readPids(t *testing.T, path string, n int) []int {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		b, _ := os.ReadFile(path)
-		var pids []int
-		for _, f := range strings.Fields(string(b)) {
-			if p, err := strconv.Atoi(f); err == nil {
-				pids = append(pids, p)
-			}
-		}
-		if len(pids) >= n {
-			return pids
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pid file %s: %q", path, b)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // TestShimKilledLeavesNothing: the shim SIGKILLed (Claude Code killing it,
 // the OOM killer) must leave no process of its server's tree behind: a
 // shell's background job and the server behind `exec` included. Without
@@ -76,7 +55,7 @@ func TestShimKilledLeavesNothing(t *testing.T) {
 	if err != nil || !strings.Contains(line, `"result"`) {
 		t.Fatalf("initialize through the shim: %q %v", line, err)
 	}
-	pids := readPids(t, pidfile, 2) // sleep, then the server (the shell exec'ed it)
+	pids := testenv.ReadPIDs(t, pidfile, 2, 15*time.Second) // sleep, then the server (the shell exec'ed it)
 	g := testenv.ParentPID(pids[1])
 	if g == shim.Process.Pid {
 		t.Errorf("the server is the shim's own child: no guardian")
@@ -104,7 +83,7 @@ func TestGuardianKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	pids := readPids(t, pidfile, 2)
+	pids := testenv.ReadPIDs(t, pidfile, 2, 15*time.Second)
 	g := testenv.ParentPID(pids[1])
 	syscall.Kill(g, syscall.SIGKILL)
 	select {
@@ -136,7 +115,7 @@ func TestDaemonizingServer(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("the daemonizing server did not end")
 	}
-	daemon := readPids(t, pidfile, 1)[0]
+	daemon := testenv.ReadPIDs(t, pidfile, 1, 15*time.Second)[0]
 	if r := p.Exit().Reason; !strings.Contains(r, "outside its process group") || !strings.Contains(r, strconv.Itoa(daemon)) || strings.Contains(r, "daemonized") {
 		t.Errorf("exit reason %q does not name the daemon %d, or blames the server", r, daemon)
 	}
@@ -167,7 +146,7 @@ func TestStopLadderAndData(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no echo")
 	}
-	pids := readPids(t, pidfile, 1)
+	pids := testenv.ReadPIDs(t, pidfile, 1, 15*time.Second)
 	g := testenv.ParentPID(pids[0])
 	start := time.Now()
 	p.Close()

@@ -5,7 +5,6 @@ package shim
 import (
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -233,15 +232,10 @@ func TestShutdown(t *testing.T) {
 	})
 }
 
+// readPID waits (5 s at most) for the pid a fake server wrote to path.
 func readPID(t *testing.T, path string) int {
 	t.Helper()
-	var pid int
-	testenv.WaitFor(t, 5*time.Second, "pid file "+path, func() bool {
-		b, _ := os.ReadFile(path)
-		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-		return pid > 0
-	})
-	return pid
+	return testenv.ReadPIDs(t, path, 1, 5*time.Second)[0]
 }
 
 // SIGHUP (Restart) restarts the child on purpose.
