@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/claudecfg"
@@ -31,10 +32,11 @@ func runStatus(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	a, session, now := health.FromEnv(env.Getenv), env.Getenv("CLAUDE_CODE_SESSION_ID"), time.Now()
-	rep := status.Status(o, session, now, fs.Args(), a)
+	claudePID, _ := strconv.Atoi(env.Getenv("CLAUDE_PID"))
+	rep := status.Status(o, session, claudePID, now, fs.Args(), a)
 	if missing := rep.Missing(fs.Args()); len(missing) > 0 {
 		var known []claudecfg.Server
-		for _, s := range status.Status(o, session, now, nil, a).Servers {
+		for _, s := range status.Status(o, session, claudePID, now, nil, a).Servers {
 			known = append(known, s.Server)
 		}
 		return noServerError(o.ProjectDir, missing, known)

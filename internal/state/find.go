@@ -101,6 +101,13 @@ func find(server string, all bool, session string, claudePID int) ([]*Record, er
 	return out, nil
 }
 
+// InSession reports whether r is a shim of the session (id session, under
+// the Claude Code of claudePID), by Find's rule: status's, for the records
+// it has listed already.
+func InSession(r *Record, session string, claudePID int) bool {
+	return matches(r.Session, r.ClaudePID, session, claudePID)
+}
+
 // matches reports whether a record in session recSession under Claude
 // Code recClaude is one of the session asked for: the same session id,
 // or the same Claude Code process (/clear gives a session a new id and

@@ -46,9 +46,10 @@ type Report struct {
 
 // Status gathers what `status` shows for the project of o: the servers
 // Claude Code would load (only those named, when only is not empty), the
-// live shims of session (all sessions when empty), incidents of the last
+// live shims of session (state.InSession: its id or the Claude Code of
+// claudePID; all sessions when both are unset), incidents of the last
 // day, and each server's verdict. What cannot be read goes to Errors.
-func Status(o claudecfg.Options, session string, now time.Time, only []string, a health.Audience) Report {
+func Status(o claudecfg.Options, session string, claudePID int, now time.Time, only []string, a health.Audience) Report {
 	rep := Report{Project: o.ProjectDir, Session: session, Servers: []Server{}, Incidents: []Incident{}}
 	servers, err := claudecfg.Discover(o)
 	if err != nil {
@@ -62,7 +63,7 @@ func Status(o claudecfg.Options, session string, now time.Time, only []string, a
 	for _, r := range recs {
 		// A kept server no client is attached to belongs to no session
 		// yet: show it (internal/keep).
-		if session == "" || r.Session == session || (r.Kept && !r.Attached) {
+		if state.InSession(r, session, claudePID) || (r.Kept && !r.Attached) {
 			mine = append(mine, r)
 		}
 	}

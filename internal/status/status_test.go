@@ -39,7 +39,7 @@ func TestUnapprovedStatus(t *testing.T) {
 	if err := state.AppendIncident(state.Incident{Session: "s", Server: "github", Class: string(health.NotConnected), Time: now.Add(-time.Minute)}); err != nil {
 		t.Fatal(err)
 	}
-	rep := Status(claudecfg.Options{Home: home, ProjectDir: repo}, "", now, nil, health.Shell)
+	rep := Status(claudecfg.Options{Home: home, ProjectDir: repo}, "", 0, now, nil, health.Shell)
 	got := map[string]string{}
 	for _, s := range rep.Servers {
 		got[s.Command] = s.Health
