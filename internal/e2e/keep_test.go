@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -21,25 +20,6 @@ import (
 // keepWindow is the --keep window of the kept-server scenarios: long
 // enough for a second session to start, short enough to wait out.
 const keepWindow = 15 * time.Second
-
-// killDirectChild SIGTERMs the process Claude Code started for the
-// server whose command line holds word (the shim when wrapped, the server
-// alone): what Claude Code does to its stdio servers in the bug report.
-func (s *session) killDirectChild(word string) (proc, error) {
-	for _, p := range descendants(s.claudePID()) {
-		line := strings.Join(p.Argv, " ")
-		if strings.Contains(line, word) && testenv.ParentPID(p.PID) == s.claudePID() {
-			if err := syscall.Kill(p.PID, syscall.SIGTERM); err != nil {
-				return p, err
-			}
-			if !testenv.Gone(10*time.Second, p.PID) {
-				return p, fmt.Errorf("%v still there 10 s after SIGTERM", p)
-			}
-			return p, nil
-		}
-	}
-	return proc{}, fmt.Errorf("no child of claude %d runs %q: %v", s.claudePID(), word, descendants(s.claudePID()))
-}
 
 // sessionPID is the server pid a session_info result reports.
 func sessionPID(tr ToolResult) int { return int(gjson.Get(tr.Text, "pid").Int()) }

@@ -120,6 +120,25 @@ func (s *session) killServer(match func([]string) bool) (proc, error) {
 	return p, err
 }
 
+// killDirectChild SIGTERMs the process Claude Code started for the
+// server whose command line holds word (the shim when wrapped, the server
+// alone): what Claude Code does to its stdio servers in the bug report.
+func (s *session) killDirectChild(word string) (proc, error) {
+	for _, p := range descendants(s.claudePID()) {
+		line := strings.Join(p.Argv, " ")
+		if strings.Contains(line, word) && testenv.ParentPID(p.PID) == s.claudePID() {
+			if err := syscall.Kill(p.PID, syscall.SIGTERM); err != nil {
+				return p, err
+			}
+			if !testenv.Gone(10*time.Second, p.PID) {
+				return p, fmt.Errorf("%v still there 10 s after SIGTERM", p)
+			}
+			return p, nil
+		}
+	}
+	return proc{}, fmt.Errorf("no child of claude %d runs %q: %v", s.claudePID(), word, descendants(s.claudePID()))
+}
+
 // killRestarted kills the server that matches (killServer) and waits up
 // to within for the shim to start a new one in its place.
 func (s *session) killRestarted(match func([]string) bool, within time.Duration) error {
