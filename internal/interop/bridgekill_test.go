@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -66,34 +65,6 @@ func (r *restartable) kill() {
 	<-r.exited
 }
 
-var listedScenario = regexp.MustCompile(`^  - (\S+)$`)
-
-// serverScenarios lists the server scenarios a requirement set requires.
-func serverScenarios(t *testing.T, node, conformance, set string) []string {
-	t.Helper()
-	out, err := exec.Command(node, conformance, "list", "--server", "--requirements", set).CombinedOutput()
-	if err != nil {
-		t.Fatalf("conformance list --requirements %s: %v\n%s", set, err, out)
-	}
-	var names []string
-	server := false
-	for _, line := range strings.Split(string(out), "\n") {
-		switch {
-		case strings.HasPrefix(line, "Server scenarios"):
-			server = true
-		case strings.HasPrefix(line, "Client scenarios"):
-			server = false
-		}
-		if m := listedScenario.FindStringSubmatch(line); m != nil && server {
-			names = append(names, m[1])
-		}
-	}
-	if len(names) == 0 {
-		t.Fatalf("conformance list --requirements %s listed no server scenario:\n%s", set, out)
-	}
-	return names
-}
-
 // TestBridgeStatelessScenariosKilledBetween: every server scenario the
 // 2026-07-28 requirement set requires, run one by one at that wire
 // through the bridge (supergateway -> `mcp-heal shim --url` -> the Go SDK
@@ -117,7 +88,7 @@ func TestBridgeStatelessScenariosKilledBetween(t *testing.T) {
 	node, conformance, supergateway := conformanceKit(t, npmConformanceNextPkgs...)
 	fixture := goFixture(t)
 	bin := testenv.Binary(t)
-	scenarios := serverScenarios(t, node, conformance, set)
+	scenarios, _ := listScenarios(t, node, conformance, set)
 
 	steady := startGoFixtureHTTP(t, false)
 	killed := &restartable{t: t, fixture: fixture, port: testenv.FreePort(t)}

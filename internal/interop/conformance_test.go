@@ -233,26 +233,46 @@ func notForAProxy(scenario string) string {
 	return ""
 }
 
-var clientListItem = regexp.MustCompile(`(?m)^  - (\S+)$|^    - (\S+) \[client\]$`)
+var (
+	// listedItem is a scenario a requirement set requires: "  - name".
+	listedItem = regexp.MustCompile(`^  - (\S+)$`)
+	// listedClientItem is a client scenario the set runs without scoring:
+	// "    - name [client]".
+	listedClientItem = regexp.MustCompile(`^    - (\S+) \[client\]$`)
+)
 
-// clientScenarios lists the client scenarios of a requirement set, scored
-// and not.
-func clientScenarios(t *testing.T, node, conformance, set string) []string {
+// listScenarios lists the scenarios of a requirement set: the server
+// scenarios it requires, and its client scenarios, scored and not.
+func listScenarios(t *testing.T, node, conformance, set string) (server, client []string) {
 	t.Helper()
 	out, err := exec.Command(node, conformance, "list", "--requirements", set).CombinedOutput()
 	if err != nil {
 		t.Fatalf("conformance list --requirements %s: %v\n%s", set, err, out)
 	}
-	text := string(out)
-	i := strings.Index(text, "Client scenarios")
-	if i < 0 {
-		t.Fatalf("conformance list --requirements %s: no client scenarios:\n%s", set, out)
+	section := ""
+	for _, line := range strings.Split(string(out), "\n") {
+		switch {
+		case strings.HasPrefix(line, "Server scenarios"):
+			section = "server"
+		case strings.HasPrefix(line, "Client scenarios"):
+			section = "client"
+		}
+		m := listedItem.FindStringSubmatch(line)
+		if m == nil && section == "client" {
+			m = listedClientItem.FindStringSubmatch(line)
+		}
+		switch {
+		case m == nil:
+		case section == "server":
+			server = append(server, m[1])
+		case section == "client":
+			client = append(client, m[1])
+		}
 	}
-	var names []string
-	for _, m := range clientListItem.FindAllStringSubmatch(text[i:], -1) {
-		names = append(names, m[1]+m[2])
+	if len(server) == 0 || section != "client" {
+		t.Fatalf("conformance list --requirements %s: no server scenarios or no client section:\n%s", set, out)
 	}
-	return names
+	return server, client
 }
 
 var clientPassed = regexp.MustCompile(`Passed: (\d+)/(\d+), (\d+) failed`)
@@ -288,7 +308,8 @@ func TestBridgeClientScenarios(t *testing.T) {
 	t.Run("run", func(t *testing.T) {
 		for _, set := range requirementSets {
 			results[set] = map[string]clientResult{}
-			for _, sc := range clientScenarios(t, node, conformance, set) {
+			_, clients := listScenarios(t, node, conformance, set)
+			for _, sc := range clients {
 				if why := notForAProxy(sc); why != "" {
 					results[set][sc] = clientResult{skipped: why}
 					continue
