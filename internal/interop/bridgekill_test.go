@@ -4,66 +4,15 @@ package interop
 
 import (
 	"fmt"
-	"net/http"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
-
-// restartable is the Go SDK fixture serving the stateless era over
-// Streamable HTTP on one port, which a test kills and starts again there.
-type restartable struct {
-	t       *testing.T
-	fixture string
-	port    int
-	cmd     *exec.Cmd
-	exited  chan struct{}
-	starts  []int // the pid of every start
-}
-
-func (r *restartable) url() string { return fmt.Sprintf("http://127.0.0.1:%d/mcp", r.port) }
-
-// start starts the fixture on its port and waits until it answers there.
-func (r *restartable) start() {
-	r.t.Helper()
-	cmd := exec.Command(r.fixture, "-http=127.0.0.1:"+strconv.Itoa(r.port), "-stateless=true")
-	if err := cmd.Start(); err != nil {
-		r.t.Fatalf("start the fixture: %v", err)
-	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	r.cmd, r.exited = cmd, exited
-	r.starts = append(r.starts, cmd.Process.Pid)
-	client := &http.Client{Timeout: time.Second}
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
-		select {
-		case <-exited:
-			r.t.Fatalf("the fixture exited on start %d (port %d taken?)", len(r.starts), r.port)
-		default:
-		}
-		if resp, err := client.Get(r.url()); err == nil {
-			resp.Body.Close()
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	r.t.Fatalf("the fixture did not answer on port %d within 30 s", r.port)
-}
-
-// kill SIGKILLs the running fixture and waits for it to be gone.
-func (r *restartable) kill() {
-	r.t.Helper()
-	if err := syscall.Kill(r.cmd.Process.Pid, syscall.SIGKILL); err != nil {
-		r.t.Fatalf("kill -9 the fixture %d: %v", r.cmd.Process.Pid, err)
-	}
-	<-r.exited
-}
 
 // TestBridgeStatelessScenariosKilledBetween: every server scenario the
 // 2026-07-28 requirement set requires, run one by one at that wire
@@ -91,9 +40,11 @@ func TestBridgeStatelessScenariosKilledBetween(t *testing.T) {
 	scenarios, _ := listScenarios(t, node, conformance, set)
 
 	steady := startGoFixtureHTTP(t, false)
-	killed := &restartable{t: t, fixture: fixture, port: testenv.FreePort(t)}
-	killed.start()
-	t.Cleanup(func() { killed.kill() })
+	// The fixture serving the stateless era on one port, which the test
+	// kills and starts again there.
+	killed := newRemote(t, "fixture", "/mcp", func(port int) *exec.Cmd {
+		return exec.Command(fixture, "-http=127.0.0.1:"+strconv.Itoa(port), "-stateless=true")
+	})
 	bridge := func(url string) string {
 		return startRelay(t, node, supergateway, bin+" shim --name fixture --url "+url, t.TempDir(), false)
 	}
@@ -104,8 +55,7 @@ func TestBridgeStatelessScenariosKilledBetween(t *testing.T) {
 	passPlain, passKill := 0, 0
 	for _, name := range scenarios {
 		plain := runScenario(t, node, conformance, plainURL, set, name, filepath.Join(t.TempDir(), "out"))
-		killed.kill()
-		killed.start()
+		killed.restart(syscall.SIGKILL)
 		withKill := runScenario(t, node, conformance, killURL, set, name, filepath.Join(t.TempDir(), "out"))
 		cell := func(r scenarioResult) string {
 			if r.ok() {
@@ -125,10 +75,10 @@ func TestBridgeStatelessScenariosKilledBetween(t *testing.T) {
 		}
 	}
 	fmt.Fprintf(&report, "passing: %d of %d through the bridge, %d of %d with the server killed before each (%d starts of it)\n",
-		passPlain, len(scenarios), passKill, len(scenarios), len(killed.starts))
+		passPlain, len(scenarios), passKill, len(scenarios), killed.starts)
 	t.Logf("requirement set %s, one scenario at a time:\n%s", set, report.String())
-	if len(killed.starts) != len(scenarios)+1 {
-		t.Errorf("the fixture was started %d times for %d scenarios, want one start more than scenarios", len(killed.starts), len(scenarios))
+	if killed.starts != len(scenarios)+1 {
+		t.Errorf("the fixture was started %d times for %d scenarios, want one start more than scenarios", killed.starts, len(scenarios))
 	}
 	if passPlain == 0 {
 		t.Error("no scenario passed through the bridge: the comparison shows nothing")

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -472,4 +473,99 @@ func (p *stdioProc) pid() int { return p.cmd.Process.Pid }
 func (p *stdioProc) stop() bool {
 	p.once.Do(func() { p.onTime = testenv.CloseAndWait(p.cmd, p.in, 10*time.Second) })
 	return p.onTime
+}
+
+// remote is an HTTP (Streamable HTTP or SSE) server the test runs on a
+// fixed port, so that a server started again after a kill is found at the
+// same URL.
+type remote struct {
+	t       *testing.T
+	name    string
+	port    int
+	path    string // "/mcp", "/sse"
+	command func(port int) *exec.Cmd
+
+	cmd    *exec.Cmd
+	exited chan struct{}
+	starts int // how many times it started and listened
+}
+
+// newRemote starts the server made by command on a free port and stops it
+// when the test ends.
+func newRemote(t *testing.T, name, path string, command func(port int) *exec.Cmd) *remote {
+	t.Helper()
+	r := &remote{t: t, name: name, path: path, command: command}
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		r.port = testenv.FreePort(t)
+		if err = r.start(); err == nil {
+			t.Cleanup(func() { r.signal(syscall.SIGKILL) })
+			return r
+		}
+	}
+	t.Fatalf("%s: %v", name, err)
+	return nil
+}
+
+func (r *remote) url() string { return fmt.Sprintf("http://127.0.0.1:%d%s", r.port, r.path) }
+
+// start runs the server on r.port and waits until it accepts connections.
+func (r *remote) start() error {
+	cmd := r.command(r.port)
+	cmd.Stdout = &testWriter{t: r.t, prefix: r.name + " stdout: "}
+	cmd.Stderr = &testWriter{t: r.t, prefix: r.name + " stderr: "}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start: %v", err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	r.cmd, r.exited = cmd, exited
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			return fmt.Errorf("exited before it listened on port %d", r.port)
+		default:
+		}
+		if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", r.port), time.Second); err == nil {
+			c.Close()
+			r.starts++
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	r.signal(syscall.SIGKILL)
+	return fmt.Errorf("not listening on port %d within 60s", r.port)
+}
+
+// signal sends sig to the running server; for SIGKILL and SIGTERM it
+// waits until the process is gone (SIGKILL after 10 s for SIGTERM).
+func (r *remote) signal(sig syscall.Signal) {
+	if r.cmd == nil {
+		return
+	}
+	select {
+	case <-r.exited:
+		return
+	default:
+	}
+	r.cmd.Process.Signal(sig)
+	if sig != syscall.SIGKILL && sig != syscall.SIGTERM {
+		return
+	}
+	select {
+	case <-r.exited:
+	case <-time.After(10 * time.Second):
+		r.cmd.Process.Kill()
+		<-r.exited
+	}
+}
+
+// restart stops the server with sig and starts it again on the same port.
+func (r *remote) restart(sig syscall.Signal) {
+	r.t.Helper()
+	r.signal(sig)
+	if err := r.start(); err != nil {
+		r.t.Fatalf("%s: start again on port %d: %v", r.name, r.port, err)
+	}
 }
