@@ -167,6 +167,16 @@ func conformanceKit(t *testing.T, pkgs ...string) (node, conformance, supergatew
 	return node, filepath.Join(bin, "conformance"), filepath.Join(bin, "supergateway")
 }
 
+// runConformance runs the conformance suite with args for at most timeout
+// and returns its output (stdout and stderr), whether the timeout ended
+// it, and the error of the run.
+func runConformance(timeout time.Duration, node, conformance string, args ...string) (out []byte, timedOut bool, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	out, err = exec.CommandContext(ctx, node, append([]string{conformance}, args...)...).CombinedOutput()
+	return out, ctx.Err() != nil, err
+}
+
 // scenarioSummary is one scenario's line in the suite's summary.
 type scenarioSummary struct {
 	name           string
@@ -180,10 +190,8 @@ type scenarioSummary struct {
 // caller to compare.
 func runServerSuite(t *testing.T, node, conformance, url, what string, timeout time.Duration, args ...string) (string, []scenarioSummary) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, node, append([]string{conformance, "server", "--url", url}, args...)...).CombinedOutput()
-	if ctx.Err() != nil {
+	out, timedOut, err := runConformance(timeout, node, conformance, append([]string{"server", "--url", url}, args...)...)
+	if timedOut {
 		t.Fatalf("conformance %s against %s timed out:\n%s", what, url, out)
 	}
 	var sums []scenarioSummary
@@ -319,10 +327,8 @@ func TestBridgeClientScenarios(t *testing.T) {
 					t.Parallel()
 					sem <- struct{}{}
 					defer func() { <-sem }()
-					ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-					defer cancel()
-					out, _ := exec.CommandContext(ctx, node, conformance, "client", "--command", command, "--scenario", sc,
-						"--spec-version", set, "-o", t.TempDir()).CombinedOutput()
+					out, _, _ := runConformance(3*time.Minute, node, conformance, "client", "--command", command, "--scenario", sc,
+						"--spec-version", set, "-o", t.TempDir())
 					m := clientPassed.FindStringSubmatch(string(out))
 					if m == nil {
 						t.Errorf("%s %s: no result:\n%s", set, sc, out)

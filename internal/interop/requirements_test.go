@@ -3,12 +3,10 @@
 package interop
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -162,9 +160,7 @@ func runRequirements(t *testing.T, node, conformance, url, set, outDir string) s
 // runScenario runs one scenario alone at the wire of a requirement set.
 func runScenario(t *testing.T, node, conformance, url, set, scenario, outDir string) scenarioResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	out, _ := exec.CommandContext(ctx, node, conformance, "server", "--url", url, "--scenario", scenario, "--spec-version", set, "-o", outDir).CombinedOutput()
+	out, _, _ := runConformance(3*time.Minute, node, conformance, "server", "--url", url, "--scenario", scenario, "--spec-version", set, "-o", outDir)
 	r, ok := aloneResult(out, scenario)
 	if !ok {
 		return scenarioResult{failed: 1, failedChecks: "no result when run alone: " + string(out)}
