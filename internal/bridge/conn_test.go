@@ -38,6 +38,18 @@ func echoTool(kind string) tool {
 	return tool{"echo", "message", ""}
 }
 
+// dialTool dials a new session, initializes it and calls kind's echo
+// tool with text, failing t if the call fails; it returns the session.
+func dialTool(t *testing.T, d *Dialer, kind, text string) *client {
+	t.Helper()
+	cl := dialClient(t, d)
+	cl.initialize()
+	if err := cl.tool(kind, text); err != nil {
+		t.Fatal(err)
+	}
+	return cl
+}
+
 func (cl *client) tool(kind, text string) error {
 	tl := echoTool(kind)
 	if tl.want != "" {
@@ -94,11 +106,7 @@ func TestStaleSessionIsReportedAndUndelivered(t *testing.T) {
 			if err := cl.c.Send([]byte(initialized)); !errors.Is(err, ErrDead) {
 				t.Errorf("send on a dead conn: got %v, want ErrDead", err)
 			}
-			cl2 := dialClient(t, d)
-			cl2.initialize()
-			if err := cl2.tool(tc.kind, "after"); err != nil {
-				t.Fatal(err)
-			}
+			dialTool(t, d, tc.kind, "after")
 		})
 	}
 }
@@ -111,22 +119,14 @@ func TestGetStreamNoticesRestartWhileIdle(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			srv := newServer(t, kind)
 			d := newDialer(t, Options{URL: srv.URL})
-			cl := dialClient(t, d)
-			cl.initialize()
-			if err := cl.tool(kind, "x"); err != nil {
-				t.Fatal(err)
-			}
+			cl := dialTool(t, d, kind, "x")
 			time.Sleep(200 * time.Millisecond) // let the GET stream open
 			srv.Restart()
 			ex := cl.waitDead(15 * time.Second)
 			if !strings.HasPrefix(ex.Reason, "session lost: HTTP 4") && !strings.HasPrefix(ex.Reason, "server unreachable: ") {
 				t.Errorf("exit reason %q, want session lost or server unreachable", ex.Reason)
 			}
-			cl2 := dialClient(t, d)
-			cl2.initialize()
-			if err := cl2.tool(kind, "y"); err != nil {
-				t.Fatal(err)
-			}
+			dialTool(t, d, kind, "y")
 		})
 	}
 }
@@ -149,11 +149,7 @@ func TestLegacySSE(t *testing.T) {
 	if !strings.HasPrefix(ex.Reason, "session lost: SSE stream closed") {
 		t.Errorf("exit reason %q, want the SSE stream closing", ex.Reason)
 	}
-	cl2 := dialClient(t, d)
-	cl2.initialize()
-	if err := cl2.tool(everythingSSE, "again"); err != nil {
-		t.Fatal(err)
-	}
+	dialTool(t, d, everythingSSE, "again")
 	// --transport sse on a Streamable HTTP server is a clear Dial error.
 	srvHTTP := newServer(t, goSDKStateful)
 	_, err := newDialer(t, Options{URL: srvHTTP.URL, Transport: TransportSSE}).Dial(context.Background())
@@ -192,11 +188,7 @@ func TestServerDown(t *testing.T) {
 		t.Errorf("dial a stopped server took %s", el)
 	}
 	srv.Start()
-	cl2 := dialClient(t, d)
-	cl2.initialize()
-	if err := cl2.tool(goSDKStateful, ""); err != nil {
-		t.Fatal(err)
-	}
+	dialTool(t, d, goSDKStateful, "")
 }
 
 // The 2026-07-28 stateless era passes through: server/discover, no
