@@ -360,15 +360,7 @@ func TestBridgeClientScenarios(t *testing.T) {
 		}
 		return
 	}
-	b, err := os.ReadFile(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	section, err := sectionOf(string(b), clientBegin, clientEnd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if section != table {
+	if docSection(t, doc, clientBegin, clientEnd) != table {
 		t.Errorf("docs/conformance.md's client table is not what was measured: run go test ./internal/interop -run TestBridgeClientScenarios -args -conformance-report")
 	}
 }

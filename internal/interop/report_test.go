@@ -83,13 +83,20 @@ func explain(set, mode, col, scenario string) string {
 	return ""
 }
 
-// sectionOf returns what stands between begin and end in doc.
-func sectionOf(doc, begin, end string) (string, error) {
+// docSection returns what stands between begin and end in the file at
+// path, failing t when the file or the section is missing.
+func docSection(t *testing.T, path, begin, end string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
 	i, j := strings.Index(doc, begin), strings.Index(doc, end)
 	if i < 0 || j < i {
-		return "", fmt.Errorf("no %q ... %q section", strings.TrimSpace(begin), strings.TrimSpace(end))
+		t.Fatalf("%s: no %q ... %q section", path, strings.TrimSpace(begin), strings.TrimSpace(end))
 	}
-	return doc[i+len(begin) : j], nil
+	return doc[i+len(begin) : j]
 }
 
 // replaceSection writes body between begin and end in the file at path.

@@ -532,14 +532,7 @@ func (run requirementsRun) table() string {
 // set, fixture mode and column, the pass count measured now.
 func checkDocCounts(t *testing.T, doc string, run requirementsRun) {
 	t.Helper()
-	b, err := os.ReadFile(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	section, err := sectionOf(string(b), conformanceBegin, conformanceEnd)
-	if err != nil {
-		t.Fatal(err)
-	}
+	section := docSection(t, doc, conformanceBegin, conformanceEnd)
 	heading := regexp.MustCompile(`(?m)^### Requirement set (\S+), fixture (\S+)$`)
 	total := regexp.MustCompile(`(?m)^\| \*\*scenarios passing\*\* \|(.*)\|$`)
 	parts := heading.FindAllStringSubmatchIndex(section, -1)
