@@ -33,9 +33,11 @@ const eraMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"
 // server/discover and serves subscriptions/listen) that logs every POST
 // it receives to dir/requests as "pid method name id cut", one line each.
 // Its tools slow_read (readOnlyHint) and slow_write (no annotations)
-// run while the file dir/block exists (a run cancelled meanwhile is logged
-// as "pid cancelled read|write text false"); add_tool adds a tool, which tells
-// the listen streams that asked for it (notifications/tools/list_changed).
+// run while the file dir/block exists (a run is logged as "pid running
+// read|write text false" when it starts, and as "pid cancelled read|write
+// text false" when it is cancelled meanwhile); add_tool adds a tool, which
+// tells the listen streams that asked for it
+// (notifications/tools/list_changed).
 // While the file dir/cut exists, it drops each subscriptions/listen
 // stream 300 ms after it opened, with no response (cutAfter).
 func serveEra(port, dir string) {
@@ -47,6 +49,7 @@ func serveEra(port, dir string) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "era", Version: "1.0.0"}, nil)
 	slow := func(kind string) func(context.Context, *mcp.CallToolRequest, echoIn) (*mcp.CallToolResult, any, error) {
 		return func(ctx context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+			fmt.Fprintf(log, "%d running %s %s false\n", os.Getpid(), kind, in.Text)
 			for {
 				if _, err := os.Stat(filepath.Join(dir, "block")); err != nil {
 					break
@@ -284,6 +287,21 @@ func (s *server) waitCalls(t *testing.T, ids ...string) []eraRequest {
 	})
 }
 
+// waitRunning waits until the server's slow tools have started the runs
+// named "read|write text".
+func (s *server) waitRunning(t *testing.T, runs ...string) {
+	t.Helper()
+	s.waitRequests(t, fmt.Sprintf("the runs %v", runs), func(rs []eraRequest) bool {
+		n := 0
+		for _, r := range rs {
+			if r.method == "running" && slices.Contains(runs, r.name+" "+r.id) {
+				n++
+			}
+		}
+		return n == len(runs)
+	})
+}
+
 // restartDuring waits until the calls with these ids, held by the file
 // block, reach the server, then kills it, removes block and starts it
 // again. It returns the pid of the process killed.
@@ -500,8 +518,10 @@ func TestShimStatelessCancelClosesStream(t *testing.T) {
 	listenID, listenCh := sh.listen(t)
 	block := srv.touch(t, "block")
 	wid, _ := sh.startCall("slow_write", "cancel-me")
-	rid, rch := sh.startCall("slow_read", "keep")
-	srv.waitCalls(t, wid, rid)
+	_, rch := sh.startCall("slow_read", "keep")
+	// Both handlers run: a call whose stream closes before its handler
+	// starts is never run, so there is no cancellation for it to see.
+	srv.waitRunning(t, "write cancel-me", "read keep")
 	sh.write([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + wid + `,"reason":"user"}}`))
 	srv.waitRequests(t, "the cancellation of slow_write (its handler never saw one)", func(rs []eraRequest) bool {
 		for _, r := range rs {
