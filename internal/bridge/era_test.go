@@ -184,18 +184,21 @@ func (c *cutWriter) Flush() {
 // eraListen is the params of a subscriptions/listen for tools/list_changed.
 const eraListen = `{"notifications":{"toolsListChanged":true},` + eraMeta + `}`
 
-// startEra starts a statelessEra server and a shim bridging to it, and
-// discovers the server and lists its tools through the shim.
-func startEra(t *testing.T) (*server, *shimProc) {
+// startEra starts a statelessEra server and a shim bridging to it,
+// discovers the server and lists its tools through the shim, and opens a
+// subscriptions/listen stream (sh.listen), whose id and response channel
+// it returns.
+func startEra(t *testing.T) (srv *server, sh *shimProc, listenID string, listenCh chan []byte) {
 	t.Helper()
-	srv := newServer(t, statelessEra)
-	sh := startShim(t, "--name", "era", "--url", srv.URL)
+	srv = newServer(t, statelessEra)
+	sh = startShim(t, "--name", "era", "--url", srv.URL)
 	for _, method := range []string{"server/discover", "tools/list"} {
 		if _, err := sh.ok(method, "{"+eraMeta+"}", 30*time.Second); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return srv, sh
+	listenID, listenCh = sh.listen(t)
+	return srv, sh, listenID, listenCh
 }
 
 // touch makes the file name in the server's directory (block, cut: see
@@ -371,8 +374,7 @@ func (s *shimProc) waitNote(t *testing.T, method, sub string) []byte {
 // id, and its notifications reach the client under the client's own
 // subscription id.
 func TestShimStatelessLostStream(t *testing.T) {
-	srv, sh := startEra(t)
-	listenID, listenCh := sh.listen(t)
+	srv, sh, listenID, listenCh := startEra(t)
 
 	block := srv.touch(t, "block")
 	readID, readCh := sh.startCall("slow_read", "r")
@@ -419,7 +421,7 @@ func TestShimStatelessLostStream(t *testing.T) {
 // then the client gets one error, not a loop, and the other listen
 // streams are untouched.
 func TestShimStatelessListenReopen(t *testing.T) {
-	srv, sh := startEra(t)
+	srv, sh, id, ch := startEra(t)
 	listens := func() []string {
 		var ids []string
 		for _, r := range srv.requests(t) {
@@ -429,7 +431,6 @@ func TestShimStatelessListenReopen(t *testing.T) {
 		}
 		return ids
 	}
-	id, ch := sh.listen(t)
 	block := srv.touch(t, "block")
 	wid, wch := sh.startCall("slow_write", "w")
 	srv.waitCalls(t, wid)
@@ -514,8 +515,7 @@ func TestShimStatelessListenReopen(t *testing.T) {
 // notifications/cancelled is expected), so the server's handler stops; a
 // call and a listen stream in flight on other streams are untouched.
 func TestShimStatelessCancelClosesStream(t *testing.T) {
-	srv, sh := startEra(t)
-	listenID, listenCh := sh.listen(t)
+	srv, sh, listenID, listenCh := startEra(t)
 	block := srv.touch(t, "block")
 	wid, _ := sh.startCall("slow_write", "cancel-me")
 	_, rch := sh.startCall("slow_read", "keep")
@@ -550,8 +550,7 @@ func TestShimStatelessCancelClosesStream(t *testing.T) {
 // state); the other one gets one error that says to start the call again
 // from the first round. Neither first round is sent again.
 func TestShimStatelessMRTRKilled(t *testing.T) {
-	srv, sh := startEra(t)
-	sh.listen(t)
+	srv, sh, _, _ := startEra(t)
 	state := map[string]string{}
 	for _, name := range []string{"mrtr_read", "mrtr_write"} {
 		r, err := sh.ok("tools/call", `{"name":"`+name+`","arguments":{"text":"m"},`+eraMeta+`}`, 30*time.Second)
