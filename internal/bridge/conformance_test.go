@@ -4,7 +4,6 @@ package bridge
 
 import (
 	"context"
-	"net"
 	"os"
 	"os/exec"
 	"regexp"
@@ -47,15 +46,8 @@ func runConformance(t *testing.T, stdioCmd string, env []string) map[string]int 
 			<-done
 		}
 	}()
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		if c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("supergateway did not listen within 30s")
-		}
-		time.Sleep(50 * time.Millisecond)
+	if err := testenv.WaitListening("127.0.0.1:"+strconv.Itoa(port), 30*time.Second, nil); err != nil {
+		t.Fatalf("supergateway: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()

@@ -181,17 +181,8 @@ func (s *server) Start() {
 		s.t.Fatalf("start %s: %v", s.kind, err)
 	}
 	s.cmd = cmd
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(s.port), time.Second)
-		if err == nil {
-			c.Close()
-			return
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("%s did not listen on port %d within 30s", s.kind, s.port)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if err := testenv.WaitListening("127.0.0.1:"+strconv.Itoa(s.port), 30*time.Second, nil); err != nil {
+		s.t.Fatalf("%s: %v", s.kind, err)
 	}
 }
 

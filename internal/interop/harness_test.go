@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -520,22 +519,12 @@ func (r *remote) start() error {
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
 	r.cmd, r.exited = cmd, exited
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case <-exited:
-			return fmt.Errorf("exited before it listened on port %d", r.port)
-		default:
-		}
-		if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", r.port), time.Second); err == nil {
-			c.Close()
-			r.starts++
-			return nil
-		}
-		time.Sleep(50 * time.Millisecond)
+	if err := testenv.WaitListening(fmt.Sprintf("127.0.0.1:%d", r.port), 60*time.Second, exited); err != nil {
+		r.signal(syscall.SIGKILL)
+		return err
 	}
-	r.signal(syscall.SIGKILL)
-	return fmt.Errorf("not listening on port %d within 60s", r.port)
+	r.starts++
+	return nil
 }
 
 // signal sends sig to the running server; for SIGKILL and SIGTERM it
