@@ -206,12 +206,7 @@ func TestIdleExitEightSeconds(t *testing.T) {
 // start, not as a crash loop after five, and is not respawned at full
 // backoff: the shim waits for the file to change, then starts it.
 func TestCommandCannotStart(t *testing.T) {
-	testenv.UseStateDir(t, t.TempDir())
-	life, err := state.OpenLog("fake")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer life.Close()
+	life := lifecycleLog(t)
 	server := filepath.Join(t.TempDir(), "server")
 	h := newHarness(t, hopt{
 		command: []string{server},

@@ -14,12 +14,7 @@ import (
 
 // Rule 8: the state record, the lifecycle log and the traffic log.
 func TestObservability(t *testing.T) {
-	testenv.UseStateDir(t, t.TempDir())
-	life, err := state.OpenLog("fake")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer life.Close()
+	life := lifecycleLog(t)
 	traffic, err := state.OpenTrafficLog("fake")
 	if err != nil {
 		t.Fatal(err)
@@ -89,3 +84,16 @@ func TestObservability(t *testing.T) {
 }
 
 func itoa(n int) string { return string(itoaID(int64(n))) }
+
+// lifecycleLog points the state directory at a new one of the test's and
+// opens the lifecycle log of the server "fake" there, closed when t ends.
+func lifecycleLog(t *testing.T) *state.LogFile {
+	t.Helper()
+	testenv.UseStateDir(t, t.TempDir())
+	life, err := state.OpenLog("fake")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { life.Close() })
+	return life
+}
