@@ -39,36 +39,27 @@ import (
 //	          elsewhere (FAKE_PIDFILE: the child's pid; liveness_binary_test.go)
 //	idler     exits by itself when idle (exits_test.go)
 func TestMain(m *testing.M) {
-	switch os.Getenv("FAKE_MCP") {
-	case "wrapper":
-		fakeWrapper()
+	if fake := fakes[os.Getenv("FAKE_MCP")]; fake != nil {
+		fake()
 		os.Exit(0)
-	case "flood":
-		fakeFlood()
-		os.Exit(0)
-	case "sink":
-		fakeSink()
-		os.Exit(0)
-	case "hostile":
-		fakeHostile()
-		os.Exit(0)
-	case "bigfile":
-		fakeBigFile()
-		os.Exit(0)
-	case "halfway":
-		fakeHalfway()
-		os.Exit(0)
-	case "spin":
-		fakeSpin()
-	case "withchild":
-		fakeWithChild()
-	case "idler":
-		fakeIdler()
 	}
 	if o, ok, err := example.OptionsFromEnv(); ok {
 		os.Exit(serveExample(o, err))
 	}
 	os.Exit(m.Run())
+}
+
+// fakes are the children FAKE_MCP picks (TestMain says what each is).
+var fakes = map[string]func(){
+	"wrapper":   fakeWrapper,
+	"flood":     fakeFlood,
+	"sink":      fakeSink,
+	"hostile":   fakeHostile,
+	"bigfile":   fakeBigFile,
+	"halfway":   fakeHalfway,
+	"spin":      fakeSpin,
+	"withchild": fakeWithChild,
+	"idler":     fakeIdler,
 }
 
 // serveExample runs the example server on this process's stdio and
