@@ -159,6 +159,21 @@ func (s *rawShim) line() string {
 	return string(l)
 }
 
+// checkMiBAnswer fails t unless whole is, byte for byte, the halfway
+// server's answer to call id of 1 MiB (kb 1024), its id where order puts
+// it.
+func checkMiBAnswer(t *testing.T, whole, id, order string) {
+	t.Helper()
+	result := `{"content":[{"type":"text","text":"` + strings.Repeat("x", 1<<20) + `"}]}`
+	want := `{"jsonrpc":"2.0","id":` + id + `,"result":` + result + "}\n"
+	if order == "last" {
+		want = `{"result":` + result + `,"jsonrpc":"2.0","id":` + id + "}\n"
+	}
+	if whole != want {
+		t.Fatalf("id %s: the answer differs from the server's (%d bytes against %d): %.80q…%q", order, len(whole), len(want), whole, whole[max(0, len(whole)-40):])
+	}
+}
+
 // TestLongAnswerPassedOnAsItComes: the first part of a long answer reaches
 // the client while the server has not written the rest yet, as through a
 // byte relay (issue 25: the shim held the whole line first, so a 16 MiB
@@ -176,13 +191,7 @@ func TestLongAnswerPassedOnAsItComes(t *testing.T) {
 		})
 		s.send(`{"jsonrpc":"2.0","method":"notifications/rest"}`)
 		whole := string(head) + s.line()
-		want := `{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"` + strings.Repeat("x", 1<<20) + `"}]}}` + "\n"
-		if order == "last" {
-			want = `{"result":{"content":[{"type":"text","text":"` + strings.Repeat("x", 1<<20) + `"}]},"jsonrpc":"2.0","id":` + id + `}` + "\n"
-		}
-		if whole != want {
-			t.Fatalf("id %s: the answer differs from the server's (%d bytes against %d): %.80q…%q", order, len(whole), len(want), whole, whole[max(0, len(whole)-40):])
-		}
+		checkMiBAnswer(t, whole, id, order)
 	}
 	// Settled: a short call is answered next, and nothing else is.
 	s.send(`{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"read","arguments":{"kb":1,"order":"first"}}}`)
@@ -433,12 +442,6 @@ func TestLongAnswerHeldWholeWhenKept(t *testing.T) {
 		var b byte
 		within(t, 20*time.Second, "the answer once the server wrote its end", func() { b = <-first })
 		whole := string(b) + s.line()
-		want := `{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"` + strings.Repeat("x", 1<<20) + `"}]}}` + "\n"
-		if order == "last" {
-			want = `{"result":{"content":[{"type":"text","text":"` + strings.Repeat("x", 1<<20) + `"}]},"jsonrpc":"2.0","id":` + id + `}` + "\n"
-		}
-		if whole != want {
-			t.Fatalf("id %s: the answer differs from the server's (%d bytes against %d): %.80q…%q", order, len(whole), len(want), whole, whole[max(0, len(whole)-40):])
-		}
+		checkMiBAnswer(t, whole, id, order)
 	}
 }
