@@ -245,21 +245,32 @@ func fakeWithChild() {
 	os.Exit(code)
 }
 
+// startStopped starts the shim (startBinShim) in front of the fake
+// server fake, which starts a process of its own and writes its pid to
+// FAKE_PIDFILE (withchild: the server's child; wrapper: the server behind
+// it), and stops that process (SIGSTOP) until the test ends. It returns
+// the pid the shim runs and the stopped one, once the stop shows.
+func startStopped(t *testing.T, fake string) (b *binShim, runs, stopped int) {
+	t.Helper()
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	b = startBinShim(t, nil, example.Options{Era: example.EraHandshake, Faults: example.Faults{TestTools: true}}, "FAKE_MCP="+fake, "FAKE_PIDFILE="+pidfile)
+	runs = b.server()
+	stopped = readPID(t, pidfile)
+	if err := syscall.Kill(stopped, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(stopped, syscall.SIGCONT) })
+	testenv.WaitFor(t, 5*time.Second, "the "+fake+" fake's process stopped", func() bool { p, _ := procinfo.StoppedIn(runs); return p == stopped })
+	return b, runs, stopped
+}
+
 // Issue 30 item 2: a stopped child is not a stopped server. The server's
 // own child (stdout elsewhere) is stopped, then a 4 s call goes out: it
 // is answered by the same server, which nobody killed. On the old code
 // the server was killed 2 s into the call: "stopped by a signal (SIGSTOP)
 // while tools/call was outstanding (process CHILD)".
 func TestBinaryStoppedChildIsNoStoppedServer(t *testing.T) {
-	pidfile := filepath.Join(t.TempDir(), "child.pid")
-	b := startBinShim(t, nil, example.Options{Era: example.EraHandshake, Faults: example.Faults{TestTools: true}}, "FAKE_MCP=withchild", "FAKE_PIDFILE="+pidfile)
-	pid := b.server()
-	child := readPID(t, pidfile)
-	if err := syscall.Kill(child, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Kill(child, syscall.SIGCONT)
-	testenv.WaitFor(t, 5*time.Second, "the child stopped", func() bool { p, _ := procinfo.StoppedIn(pid); return p == child })
+	b, pid, child := startStopped(t, "withchild")
 	if got := b.tool("1", "slowwrite", `{"ms":4000}`); got != "waited 4000 ms" {
 		t.Fatalf("the 4 s call: %s", got)
 	}
@@ -430,15 +441,7 @@ func TestBinaryStoppedShimAfterCancel(t *testing.T) {
 // and a call waiting on it is answered by a new one. Issue 23's "a
 // stopped server caught within 2 s".
 func TestBinaryStoppedServerBehindWrapper(t *testing.T) {
-	pidfile := filepath.Join(t.TempDir(), "server.pid")
-	b := startBinShim(t, nil, example.Options{Era: example.EraHandshake, Faults: example.Faults{TestTools: true}}, "FAKE_MCP=wrapper", "FAKE_PIDFILE="+pidfile)
-	wrapper := b.server()
-	server := readPID(t, pidfile)
-	if err := syscall.Kill(server, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Kill(server, syscall.SIGCONT)
-	testenv.WaitFor(t, 5*time.Second, "the server stopped", func() bool { p, _ := procinfo.StoppedIn(wrapper); return p == server })
+	b, wrapper, _ := startStopped(t, "wrapper")
 	start := time.Now()
 	call := b.start("1", "tools/call", `{"name":"pid","arguments":{}}`)
 	next := b.record("a new server", func(r *state.Record) bool { return r.State == state.Running && r.ChildPID != wrapper && r.ChildPID > 0 }).ChildPID
