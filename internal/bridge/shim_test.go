@@ -66,14 +66,8 @@ func startShimEnv(t testing.TB, env []string, args ...string) *shimProc {
 	s.stdin = in
 	go s.read(out)
 	t.Cleanup(func() {
-		s.stdin.Close()
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
+		if !testenv.CloseAndWait(cmd, s.stdin, 10*time.Second) {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // what it left in its group
 		}
 		if t.Failed() || os.Getenv("BRIDGE_TEST_SHIM_LOG") != "" {
 			t.Logf("shim stderr:\n%s", testenv.LastLines(s.stderr.String(), 60))
