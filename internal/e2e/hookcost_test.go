@@ -133,17 +133,9 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 //
 // Without -report it checks the doc has the table with a row per setup.
 func TestHookCost(t *testing.T) {
-	path := filepath.Join(testenv.ModuleRoot(t), costDoc)
-	doc, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	i, j := bytes.Index(doc, []byte(costBegin)), bytes.Index(doc, []byte(costEnd))
-	if i < 0 || j < i {
-		t.Fatalf("%s has no %q ... %q section", costDoc, strings.TrimSpace(costBegin), strings.TrimSpace(costEnd))
-	}
+	doc := readDocTable(t, costDoc, costBegin, costEnd)
 	if !*reportFlag {
-		table := string(doc[i+len(costBegin) : j])
+		table := doc.text()
 		for _, c := range costSetups {
 			if !strings.Contains(table, "| "+c.name+" | ") {
 				t.Errorf("%s hook-cost table lacks the row %q: run go test ./internal/e2e -run TestHookCost -args -report", costDoc, c.name)
@@ -182,15 +174,54 @@ func TestHookCost(t *testing.T) {
 			float64(sk)/float64(sNone), float64(sk)/float64(sFloor), ms(testenv.Median(calls[k])), ms(fast[k]),
 			ms(fast[k]-none), float64(fast[k])/float64(none), ms(fast[k]-floor), float64(fast[k])/float64(floor))
 	}
-	fmt.Fprint(os.Stdout, "\n"+b.String())
-	if t.Failed() {
+	if !doc.publish(t, b.String()) {
 		return // a session whose calls failed measures nothing
-	}
-	out := append(append(append([]byte{}, doc[:i+len(costBegin)]...), b.String()...), doc[j:]...)
-	if err := os.WriteFile(path, out, 0o644); err != nil {
-		t.Fatal(err)
 	}
 	if ratio := float64(fast[2]) / float64(floor); ratio > costTarget {
 		t.Errorf("an MCP call with mcp-heal takes %.2f× what it takes with the floor plugin, want at most %.2f× (the table is written all the same)", ratio, costTarget)
 	}
+}
+
+// docTable is a table the -report runs generate in a doc: the text
+// between two marker lines.
+type docTable struct {
+	path       string
+	doc        []byte
+	begin, end int // the table's text is doc[begin:end]
+}
+
+// readDocTable reads the doc at rel (a path from the module root) and
+// finds its table between the lines begin and end; the test fails when
+// the doc has none.
+func readDocTable(t *testing.T, rel, begin, end string) *docTable {
+	t.Helper()
+	path := filepath.Join(testenv.ModuleRoot(t), filepath.FromSlash(rel))
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i, j := bytes.Index(doc, []byte(begin)), bytes.Index(doc, []byte(end))
+	if i < 0 || j < i {
+		t.Fatalf("%s has no %q ... %q section", rel, strings.TrimSpace(begin), strings.TrimSpace(end))
+	}
+	return &docTable{path: path, doc: doc, begin: i + len(begin), end: j}
+}
+
+// text is the table as the doc has it.
+func (d *docTable) text() string { return string(d.doc[d.begin:d.end]) }
+
+// publish prints table and, unless the test failed (its figures then go
+// nowhere), writes it into the doc in place of the old one; it reports
+// whether it did.
+func (d *docTable) publish(t *testing.T, table string) bool {
+	t.Helper()
+	fmt.Fprint(os.Stdout, "\n"+table)
+	if t.Failed() {
+		return false
+	}
+	out := append(append(append([]byte{}, d.doc[:d.begin]...), table...), d.doc[d.end:]...)
+	if err := os.WriteFile(d.path, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return true
 }

@@ -3,11 +3,8 @@
 package e2e
 
 import (
-	"bytes"
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -75,18 +72,10 @@ var reportRows = []reportRow{
 // Without -report it checks that the doc's table has one row for every
 // scenario of the report, in order, so the doc cannot drift from it.
 func TestReport(t *testing.T) {
-	path := filepath.Join(testenv.ModuleRoot(t), filepath.FromSlash(reportDoc))
-	doc, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	reportBegin, reportEnd := reportMarkers(t)
-	i, j := bytes.Index(doc, []byte(reportBegin)), bytes.Index(doc, []byte(reportEnd))
-	if i < 0 || j < i {
-		t.Fatalf("%s has no %q ... %q section", reportDoc, strings.TrimSpace(reportBegin), strings.TrimSpace(reportEnd))
-	}
+	doc := readDocTable(t, reportDoc, reportBegin, reportEnd)
 	var rows []string
-	for _, l := range strings.Split(string(doc[i+len(reportBegin):j]), "\n") {
+	for _, l := range strings.Split(doc.text(), "\n") {
 		if strings.HasPrefix(l, "| ") && !strings.HasPrefix(l, "| scenario ") {
 			rows = append(rows, l)
 		}
@@ -140,14 +129,7 @@ func TestReport(t *testing.T) {
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", row.name, cell(got[i][0]), cell(got[i][1]))
 	}
-	fmt.Fprint(os.Stdout, "\n"+b.String())
-	if t.Failed() {
-		return // a failed scenario's numbers do not go into the doc
-	}
-	out := append(append(append([]byte{}, doc[:i+len(reportBegin)]...), b.String()...), doc[j:]...)
-	if err := os.WriteFile(path, out, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	doc.publish(t, b.String()) // a failed scenario's numbers do not go into the doc
 }
 
 // cell renders an outcome for the table.
