@@ -103,27 +103,33 @@ func report(b *testing.B, row string) {
 	b.Log(row)
 }
 
-func BenchmarkRoundTrip(b *testing.B) {
-	direct := startPipe(b, benchEnv, os.Args[0])
-	direct.handshake(b)
-	shim, _ := benchShim(b)
-	shim.handshake(b)
-	var dd, ds []time.Duration
-	id := 10
-	// Interleave batches so load on the machine hits both alike.
+// roundTrips times 10 rounds of per round trips of call (given the next
+// id, counted on in *id) on direct and then on shim, interleaved so that
+// load on the machine hits both alike, and returns each side's times.
+func roundTrips(b *testing.B, direct, shim *pipeClient, per int, id *int, call func(id int) []byte) (dd, ds []time.Duration) {
 	for round := 0; round < 10; round++ {
 		for _, side := range []struct {
 			c   *pipeClient
 			out *[]time.Duration
 		}{{direct, &dd}, {shim, &ds}} {
-			for i := 0; i < 300; i++ {
-				id++
+			for i := 0; i < per; i++ {
+				*id++
 				t := time.Now()
-				side.c.roundTrip(b, echoCall(id))
+				side.c.roundTrip(b, call(*id))
 				*side.out = append(*side.out, time.Since(t))
 			}
 		}
 	}
+	return dd, ds
+}
+
+func BenchmarkRoundTrip(b *testing.B) {
+	direct := startPipe(b, benchEnv, os.Args[0])
+	direct.handshake(b)
+	shim, _ := benchShim(b)
+	shim.handshake(b)
+	id := 10
+	dd, ds := roundTrips(b, direct, shim, 300, &id, echoCall)
 	md, ms := testenv.Median(dd), testenv.Median(ds)
 	b.ReportMetric(float64(md.Microseconds()), "direct-µs")
 	b.ReportMetric(float64(ms.Microseconds()), "shim-µs")
@@ -131,20 +137,9 @@ func BenchmarkRoundTrip(b *testing.B) {
 	report(b, fmt.Sprintf("| round-trip latency, tools/call echo (median of 3000) | %v | %v | %.2f× |", md.Round(time.Microsecond), ms.Round(time.Microsecond), float64(ms)/float64(md)))
 
 	// The same with a tool that works for 1 ms, closer to a real call.
-	dd, ds = nil, nil
-	for round := 0; round < 10; round++ {
-		for _, side := range []struct {
-			c   *pipeClient
-			out *[]time.Duration
-		}{{direct, &dd}, {shim, &ds}} {
-			for i := 0; i < 50; i++ {
-				id++
-				t := time.Now()
-				side.c.roundTrip(b, []byte(`{"jsonrpc":"2.0","id":`+strconv.Itoa(id)+`,"method":"tools/call","params":{"name":"slow","arguments":{"ms":1}}}`))
-				*side.out = append(*side.out, time.Since(t))
-			}
-		}
-	}
+	dd, ds = roundTrips(b, direct, shim, 50, &id, func(id int) []byte {
+		return []byte(`{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"tools/call","params":{"name":"slow","arguments":{"ms":1}}}`)
+	})
 	md, ms = testenv.Median(dd), testenv.Median(ds)
 	report(b, fmt.Sprintf("| round-trip latency, tools/call working 1 ms (median of 500) | %v | %v | %.2f× |", md.Round(time.Microsecond), ms.Round(time.Microsecond), float64(ms)/float64(md)))
 }
