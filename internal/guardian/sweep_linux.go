@@ -39,13 +39,7 @@ func killTree(pgid int, cookie string, others map[int]bool) (outside []int, ok b
 				continue
 			}
 			live++
-			if !seen[pid] {
-				seen[pid] = true
-				if g, err := syscall.Getpgid(pid); err == nil && g != pgid {
-					outside = append(outside, pid)
-				}
-			}
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+			outside = killNoted(pid, pgid, seen, outside)
 		}
 		reapDead()
 		if len(tree) == 0 {

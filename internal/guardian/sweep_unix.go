@@ -42,13 +42,7 @@ func Sweep(cookie string, pgid int, since time.Time) []int {
 				continue
 			}
 			found++
-			if !seen[pid] {
-				seen[pid] = true
-				if g, err := syscall.Getpgid(pid); err == nil && g != pgid {
-					outside = append(outside, pid)
-				}
-			}
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+			outside = killNoted(pid, pgid, seen, outside)
 		}
 		if found == 0 {
 			break
@@ -78,4 +72,17 @@ func withCookie(pids []int, cookie string) []int {
 		}
 	}
 	return out
+}
+
+// killNoted SIGKILLs pid and returns outside with pid added when, the
+// first time it is seen, it was outside process group pgid (0: any).
+func killNoted(pid, pgid int, seen map[int]bool, outside []int) []int {
+	if !seen[pid] {
+		seen[pid] = true
+		if g, err := syscall.Getpgid(pid); err == nil && g != pgid {
+			outside = append(outside, pid)
+		}
+	}
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	return outside
 }
