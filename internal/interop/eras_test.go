@@ -84,8 +84,7 @@ func eraSession(t *testing.T, era string, cmdline []string, tool string, args ma
 			t.Errorf("shim did not exit within 10s of stdin closing")
 		}
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	ctx := testCtx(t, 30*time.Second)
 	if r, err := c.Call(ctx, "tools/list", nil); err != nil || r.Error != nil || !strings.Contains(string(r.Result), tool) {
 		t.Fatalf("tools/list: %v %s", err, r.Raw)
 	}
@@ -104,14 +103,12 @@ func eraSession(t *testing.T, era string, cmdline []string, tool string, args ma
 		}
 	}
 	callOK("first call")
-	pid := shimChild(t, xdg, shim.pid(), 0)
-	kill9(t, pid)
 	// Killed while idle, as when a server dies between two of Claude
 	// Code's calls: the next call comes after the shim has noticed. (A call
 	// written in the very instant of the kill is in flight for the shim,
 	// and these tools carry no annotations, so it would rightly get
 	// -32603; the npm tests cover calls in flight.)
-	shimChild(t, xdg, shim.pid(), pid)
+	respawn(t, xdg, shim.pid())
 	callOK("call after kill -9")
 	callOK("second call after kill -9")
 }
