@@ -20,22 +20,6 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
 )
 
-// waitListening waits until addr accepts TCP connections.
-func waitListening(addr string, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if err == nil {
-			c.Close()
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not listening after %v: %w", addr, timeout, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // everythingHTTP is server-everything in streamableHttp mode on a fixed
 // port, so that it can be restarted in place. It is stateful and answers
 // 400 to a request with a session id it does not know.
@@ -66,7 +50,7 @@ func (e *everythingHTTP) start() error {
 	}
 	e.cmd = cmd
 	go cmd.Wait()
-	return waitListening(fmt.Sprintf("127.0.0.1:%d", e.port), 30*time.Second)
+	return testenv.WaitListening(fmt.Sprintf("127.0.0.1:%d", e.port), 30*time.Second, nil)
 }
 
 func (e *everythingHTTP) stop() {
