@@ -49,12 +49,9 @@ func (s *Shim) rediscover(ctx context.Context, r *run, ss session, dead <-chan s
 	if ss.discoverLine == nil {
 		return nil
 	}
-	resp, err := s.inject(ctx, r, ss.discoverLine, s.o.ReplayTimeout, dead)
+	resp, err := s.reinject(ctx, r, "server/discover", ss.discoverLine, dead)
 	if err != nil {
-		return fmt.Errorf("server/discover: %w", err)
-	}
-	if r := gjson.GetBytes(resp, "error"); r.Exists() {
-		return fmt.Errorf("server/discover answered with an error; %s", text.Said("the server", r.Get("message").String()))
+		return err
 	}
 	supported := false
 	gjson.GetBytes(resp, "result.supportedVersions").ForEach(func(_, v gjson.Result) bool {

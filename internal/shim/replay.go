@@ -12,6 +12,20 @@ import (
 	"github.com/mcp-heal/mcp-heal/internal/text"
 )
 
+// reinject sends a new server of run r the client's own request line
+// (initialize or server/discover, named method) within ReplayTimeout and
+// returns its answer; none, or an error answer, is an error that says so.
+func (s *Shim) reinject(ctx context.Context, r *run, method string, line []byte, dead <-chan struct{}) ([]byte, error) {
+	resp, err := s.inject(ctx, r, line, s.o.ReplayTimeout, dead)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", method, err)
+	}
+	if e := gjson.GetBytes(resp, "error"); e.Exists() {
+		return nil, fmt.Errorf("%s answered with an error; %s", method, text.Said("the server", e.Get("message").String()))
+	}
+	return resp, nil
+}
+
 // replay brings a new server to the client's session: in the handshake era
 // the client's own initialize (result swallowed, protocol version checked),
 // notifications/initialized, the last logging/setLevel and every resource
@@ -30,12 +44,9 @@ func (s *Shim) replay(ctx context.Context, r *run, dead <-chan struct{}) error {
 	if ss.era != EraHandshake || ss.initLine == nil {
 		return nil
 	}
-	resp, err := s.inject(ctx, r, ss.initLine, s.o.ReplayTimeout, dead)
+	resp, err := s.reinject(ctx, r, "initialize", ss.initLine, dead)
 	if err != nil {
-		return fmt.Errorf("initialize: %w", err)
-	}
-	if r := gjson.GetBytes(resp, "error"); r.Exists() {
-		return fmt.Errorf("initialize answered with an error; %s", text.Said("the server", r.Get("message").String()))
+		return err
 	}
 	if v := gjson.GetBytes(resp, "result.protocolVersion").String(); v != ss.version {
 		// The client negotiated ss.version and will keep speaking it; a
