@@ -151,6 +151,20 @@ func (c *client) tool(name, args string) string {
 	return r.Get("result.content.0.text").String()
 }
 
+// reattached takes c through the handshake and fails the test unless it
+// re-attached to the kept server pid with its state: the counter
+// (counter_increment) then at want. when says after what.
+func (c *client) reattached(pid int, want, when string) {
+	c.t.Helper()
+	c.handshake()
+	if got := int(c.info().Get("pid").Int()); got != pid {
+		c.t.Fatalf("%s: re-attached to pid %d, want the kept %d", when, got, pid)
+	}
+	if got := c.tool("counter_increment", `{}`); got != want {
+		c.t.Errorf("%s: counter %q, want %s (state kept)", when, got, want)
+	}
+}
+
 // info is the server's session_info: pid, initialize count, ...
 func (c *client) info() gjson.Result { return gjson.Parse(c.tool("session_info", `{}`)) }
 
@@ -414,23 +428,11 @@ func TestSIGTERMAndEOFKeep(t *testing.T) {
 		t.Errorf("the shim took %v to exit on SIGTERM", d)
 	}
 	b := e.shim(t, "1m")
-	b.handshake()
-	if got := b.info().Get("pid").Int(); got != pid {
-		t.Fatalf("after SIGTERM: pid %d, want the kept %d", got, pid)
-	}
-	if got := b.tool("counter_increment", `{}`); got != "2" {
-		t.Errorf("counter after SIGTERM: %q, want 2", got)
-	}
+	b.reattached(int(pid), "2", "after SIGTERM")
 	b.in.Close() // stdin EOF
 	b.cmd.Wait()
 	c := e.shim(t, "1m")
-	c.handshake()
-	if got := c.info().Get("pid").Int(); got != pid {
-		t.Fatalf("after stdin EOF: pid %d, want the kept %d", got, pid)
-	}
-	if got := c.tool("counter_increment", `{}`); got != "3" {
-		t.Errorf("counter after stdin EOF: %q, want 3", got)
-	}
+	c.reattached(int(pid), "3", "after stdin EOF")
 	e.stop(t)
 	testenv.WaitGone(t, "after stop", 10*time.Second, int(pid))
 }

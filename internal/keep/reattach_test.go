@@ -94,13 +94,7 @@ func TestShimKilledMidWrite(t *testing.T) {
 	e.keptRecord(t)
 
 	b := e.shim(t, "1m")
-	b.handshake()
-	if got := int(b.info().Get("pid").Int()); got != pid {
-		t.Fatalf("re-attached to pid %d, want the kept %d", got, pid)
-	}
-	if got := b.tool("counter_increment", `{}`); got != "2" {
-		t.Errorf("counter after re-attach: %q, want 2 (state kept)", got)
-	}
+	b.reattached(pid, "2", "after the shim killed mid-write")
 	b.kill()
 	e.keptRecord(t)
 	e.stop(t)

@@ -61,13 +61,7 @@ func TestOtherSlotsCoexist(t *testing.T) {
 			}
 
 			c := e.shimAt(t, first, "1m", e.bin, "example-server")
-			c.handshake()
-			if got := int(c.info().Get("pid").Int()); got != kept {
-				t.Fatalf("the first session's next shim got server %d, not its kept %d", got, kept)
-			}
-			if got := c.tool("counter_increment", `{}`); got != "2" {
-				t.Errorf("counter after re-attach: %q, want 2 (state kept)", got)
-			}
+			c.reattached(kept, "2", "the first session's next shim")
 			c.kill()
 			// Both detached (the records are written asynchronously),
 			// then one stop ends both.
