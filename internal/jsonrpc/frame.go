@@ -51,7 +51,14 @@ type Reader struct {
 	// line is not gathered, and Next returns an empty line for it. A
 	// part is valid only during the call.
 	Parts func(part []byte, first, last bool) (keep bool)
+
+	cut bool // the line last returned ended with the input, with no line end
 }
+
+// Cut reports whether the line last returned ended with the input rather
+// than with a line end: the writer may have stopped in the middle of it
+// (a server killed mid-answer).
+func (r *Reader) Cut() bool { return r.cut }
 
 // NewReader returns a Reader that reads from r with no ceiling on line
 // length. Use NewReaderMax for anything that reads another process's output.
@@ -113,13 +120,14 @@ func (r *Reader) Own(b []byte) []byte {
 // the ceiling for that line (<= 0: no ceiling). A nil limit uses the
 // Reader's own ceiling.
 func (r *Reader) NextMax(limit func(first []byte) int) ([]byte, error) {
-	r.joined = false
+	r.joined, r.cut = false, false
 	line, err := r.br.ReadSlice('\n')
 	max := r.max
 	if limit != nil {
 		max = limit(line)
 	}
 	if err == nil || (len(line) > 0 && errors.Is(err, io.EOF)) {
+		r.cut = err != nil
 		out := trimEOL(line)
 		if max > 0 && len(out) > max {
 			return nil, &TooLongError{Len: int64(len(out)), Limit: max, Head: bytes.Clone(out[:min(len(out), headSize, max)])}
@@ -193,6 +201,7 @@ func (r *Reader) NextMax(limit func(first []byte) int) ([]byte, error) {
 			}
 		}
 		if end {
+			r.cut = err != nil
 			break
 		}
 	}

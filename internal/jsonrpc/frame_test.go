@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -36,6 +37,37 @@ func TestReaderLines(t *testing.T) {
 			}
 			if strings.Join(got, "|") != strings.Join(tt.want, "|") || len(got) != len(tt.want) {
 				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestReaderCut: Cut tells a last line that ended with the input from one
+// that ended with its line end, short or longer than the read buffer (a
+// server killed in the middle of an answer: proc drops such a line).
+func TestReaderCut(t *testing.T) {
+	long := strings.Repeat("x", 200<<10)
+	for _, tt := range []struct {
+		name string
+		in   string
+		cuts []bool
+	}{
+		{"ended", "a\nb\n", []bool{false, false}},
+		{"short, cut", "a\nb", []bool{false, true}},
+		{"long, ended", long + "\n", []bool{false}},
+		{"long, cut", "a\n" + long, []bool{false, true}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := NewReaderMax(strings.NewReader(tt.in), 1<<20)
+			var cuts []bool
+			for {
+				if _, err := r.Next(); err != nil {
+					break
+				}
+				cuts = append(cuts, r.Cut())
+			}
+			if fmt.Sprint(cuts) != fmt.Sprint(tt.cuts) {
+				t.Errorf("Cut after each line: %v, want %v", cuts, tt.cuts)
 			}
 		})
 	}

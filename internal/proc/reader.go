@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcp-heal/mcp-heal/internal/rawio"
 
+	"github.com/mcp-heal/mcp-heal/internal/jsoncheck"
 	"github.com/mcp-heal/mcp-heal/internal/jsonrpc"
 	"github.com/mcp-heal/mcp-heal/internal/redact"
 	"github.com/mcp-heal/mcp-heal/internal/upstream"
@@ -86,6 +87,15 @@ func (p *Process) readStdout(prefix []byte) {
 			return
 		}
 		if len(line) == 0 {
+			continue
+		}
+		if r.Cut() && jsoncheck.Valid(line) != nil {
+			// Its output ended in the middle of a message: the server
+			// ended (or closed stdout) while writing it. Nothing of it
+			// reached the client; the call it answered is settled with
+			// the server's end, as one that got no answer (a message cut
+			// while passed on as it came is the shim's: cutShort).
+			p.log.Warn("the server's output ended in the middle of a message; dropped it", "pid", p.pid, "bytes", len(line), "head", redact.String(string(line[:min(len(line), 200)])))
 			continue
 		}
 		// Every line goes to the shim as it is: whether it is JSON-RPC,
