@@ -135,11 +135,24 @@ func (s *Shim) connDied(r *run, ex upstream.Exit, failedNow bool, purpose string
 }
 
 // settle decides the fate of request e whose server died: nil means re-send
-// it, otherwise the error reply to send. Called with mu held.
+// it, otherwise the error reply to send. A call whose answer the death cut
+// (stream.go) is re-sent by the same rule as any other, once: the client
+// skips the cut line (Claude Code does: docs/claude-code-behaviour.md) and
+// gets the new process's answer; else it gets the one account of the cut.
+// Called with mu held.
 func (s *Shim) settle(e *entry, ex upstream.Exit, undelivered bool, purpose string) []byte {
+	reply := s.settleRule(e, ex, undelivered, purpose)
 	if e.cut > 0 {
-		return s.cutReply(e, ex, purpose) // stream.go
+		if reply != nil || e.recut {
+			return s.cutReply(e, ex, purpose)
+		}
+		e.cut, e.recut = 0, true
 	}
+	return reply
+}
+
+// settleRule is settle's rule for a request that got no answer.
+func (s *Shim) settleRule(e *entry, ex upstream.Exit, undelivered bool, purpose string) []byte {
 	if t := s.goneTaskOf(e.method, e.line); t != "" {
 		e.task = t // tasks.go: its task ended with this server
 	}

@@ -189,7 +189,8 @@ type entry struct {
 	injected bool
 	waiter   chan []byte // injected: gets the response; closed on death
 
-	cut int64 // bytes of its answer passed on before the server ended (stream.go)
+	cut   int64 // bytes of its answer passed on before the server ended (stream.go)
+	recut bool  // re-sent once after a cut answer: a second cut is told, not re-sent
 	// task is the taskId it names when that task belonged to a server
 	// process that ended (tasks.go); its error answer is reworded.
 	task string

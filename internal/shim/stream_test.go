@@ -31,7 +31,9 @@ import (
 // TypeScript SDK does), or "broken" (id first and a tail that is no JSON);
 // arguments.tail, when set, is the tail after the text (id first);
 // arguments.cut, when set, is where the server is killed (SIGKILL): after
-// that many bytes of the line.
+// that many bytes of the line (only the first time when FAKE_CUT_ONCE
+// names a file, which it creates); arguments.whole writes the tail at
+// once. tools/list lists read and the read-only read_safe.
 // resources/subscribe to the uri "long-error" is answered with a long
 // error, written whole. FAKE_METHODS, when set, is a file that gets the
 // method of every message the server reads, one a line.
@@ -61,6 +63,13 @@ func fakeHalfway() {
 			w.WriteByte('\n')
 			w.Flush()
 			continue
+		case m.Method == "tools/list":
+			// read is unknown to the shim (not re-sent); read_safe is
+			// read-only.
+			w.Write(jsonrpc.ResultReply(m.ID, []byte(`{"tools":[{"name":"read","inputSchema":{"type":"object"}},{"name":"read_safe","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}]}`)))
+			w.WriteByte('\n')
+			w.Flush()
+			continue
 		case m.Method != "tools/call":
 			w.Write(jsonrpc.ErrorReply(m.ID, jsonrpc.CodeMethodNotFound, "Method not found", nil))
 			w.WriteByte('\n')
@@ -83,7 +92,16 @@ func fakeHalfway() {
 				tail = []byte(t.String() + "\n")
 			}
 		}
-		if cut := int(gjson.GetBytes(line, "params.arguments.cut").Int()); cut > 0 {
+		cut := int(gjson.GetBytes(line, "params.arguments.cut").Int())
+		if once := os.Getenv("FAKE_CUT_ONCE"); cut > 0 && once != "" {
+			// Cut the first process's answer only: the file says it was.
+			if _, err := os.Stat(once); err == nil {
+				cut = 0
+			} else {
+				os.WriteFile(once, nil, 0o600)
+			}
+		}
+		if cut > 0 {
 			// Killed mid-answer: the first cut bytes of the line, then
 			// SIGKILL.
 			w.Write(bytes.Repeat([]byte("x"), cut-w.Buffered()))
@@ -91,6 +109,10 @@ func fakeHalfway() {
 			syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		}
 		w.Write(bytes.Repeat([]byte("x"), kb<<10))
+		if gjson.GetBytes(line, "params.arguments.whole").Bool() {
+			w.Write(tail) // the line at once, not at notifications/rest
+			tail = nil
+		}
 		w.Flush()
 	}
 }
@@ -397,6 +419,67 @@ func cutAnswerOneAccount(t *testing.T, order string) {
 	if n := len(gjson.Get(next, "result.content").Array()); n != 1 {
 		c := gjson.Get(next, "result.content").Raw
 		t.Errorf("the next call's answer has %d items, want the server's one (no restart note): …%s", n, c[max(0, len(c)-400):])
+	}
+}
+
+// TestCutAnswerReadOnlyResent: the answer of a read-only call cut by its
+// server's death (SIGKILL after 4 MB of 8 MiB) is re-sent, by the rule
+// any call lost with its server follows: the client gets the cut line,
+// ended (Claude Code skips it and keeps the connection), then the new
+// process's whole answer, with the note of the restart. Before, it got the
+// account "the answer is lost ... this call was not re-sent", though the
+// call was safe to re-send. A server that dies under the call each time
+// gets it at most maxRetries times, then one error that names the kill
+// (before, the new process's answer, held whole for the restart note, was
+// read as a finished line when the kill cut it: "not valid JSON ... the
+// server is still running").
+func TestCutAnswerReadOnlyResent(t *testing.T) {
+	for _, once := range []bool{true, false} {
+		t.Run(map[bool]string{true: "cut once", false: "cut each time"}[once], func(t *testing.T) {
+			var env []string
+			if once {
+				env = []string{"FAKE_CUT_ONCE=" + filepath.Join(t.TempDir(), "cut")}
+			}
+			s := startRawShimEnv(t, "halfway", env)
+			s.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+			if l := s.line(); gjson.Get(l, "result.tools.1.name").String() != "read_safe" {
+				t.Fatalf("tools/list: %.300s", l)
+			}
+			const cut = 4_000_000
+			s.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read_safe","arguments":{"kb":8192,"order":"first","cut":4000000,"whole":true}}}`)
+			var l string
+			within(t, 20*time.Second, "the cut line", func() { l = s.line() })
+			if len(l) != cut+1 || !strings.HasPrefix(l, `{"jsonrpc":"2.0","id":3,"result":`) {
+				t.Fatalf("the cut line: %d bytes, want %d and a line end: %.60q", len(l), cut+1, l)
+			}
+			if !once {
+				// Each new process dies under the call as well, before the
+				// restart note lets its answer go on as it comes: what it
+				// wrote is dropped, and once the re-sends are spent the
+				// call gets one error, true to what happened.
+				var account string
+				within(t, 20*time.Second, "the call's error", func() { account = s.line() })
+				msg := gjson.Get(account, "error.message").String()
+				if gjson.Get(account, "id").Raw != "3" || gjson.Get(account, "error.data.reason").String() != "retries-exhausted" ||
+					!strings.Contains(msg, "killed by signal 9") || strings.Contains(msg, "still running") {
+					t.Fatalf("after the call was cut and its server died under it again, want one error naming the kill, got %.600s", account)
+				}
+				t.Logf("the error: %s", msg)
+				return
+			}
+			var whole string
+			within(t, 20*time.Second, "the re-sent call's answer", func() { whole = s.line() })
+			if gjson.Get(whole, "id").Raw != "3" || gjson.Get(whole, "error").Exists() {
+				t.Fatalf("want the re-sent call's answer to id 3, got %.300s", whole)
+			}
+			text := gjson.Get(whole, "result.content.0.text").String()
+			if len(text) != 8192<<10 {
+				t.Errorf("the answer's text: %d bytes, want %d", len(text), 8192<<10)
+			}
+			if c := gjson.Get(whole, "result.content").Array(); len(c) < 2 || !strings.Contains(c[len(c)-1].Get("text").String(), "halfway") {
+				t.Errorf("the answer carries no note of the restart: %d items", len(c))
+			}
+		})
 	}
 }
 

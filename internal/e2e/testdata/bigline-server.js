@@ -4,7 +4,9 @@
 // of that line and SIGKILLs itself (a server killed mid-answer); with
 // `broken`, it writes the first `broken` bytes, ends the line there, then
 // answers the call with an error and runs on (what a relay does with an
-// answer it cut). Tool "echo" returns its text and this process's pid.
+// answer it cut). Tool "peek" is "big" marked read-only; with `cutOnce`
+// (a file) it cuts only while that file is missing, and makes it. Tool
+// "echo" returns its text and this process's pid.
 // Plain Node, no SDK: the line is written as given, in one write; a cut
 // line is written whole to the pipe before the kill (writeAllSync:
 // process.stdout would queue what the pipe does not take at once, and the
@@ -37,6 +39,7 @@ rl.on("line", (line) => {
     case "tools/list":
       send({ jsonrpc: "2.0", id: m.id, result: { tools: [
         { name: "big", description: "Answers with one line of the given length.", inputSchema: { type: "object", properties: { bytes: { type: "number" }, cut: { type: "number" }, broken: { type: "number" } } } },
+        { name: "peek", description: "big, read-only; with cutOnce (a file), cut only while the file is missing (then made).", annotations: { readOnlyHint: true }, inputSchema: { type: "object", properties: { bytes: { type: "number" }, cut: { type: "number" }, cutOnce: { type: "string" } } } },
         { name: "echo", description: "Returns its text.", inputSchema: { type: "object", properties: { text: { type: "string" } } } },
       ] } });
       break;
@@ -49,6 +52,10 @@ rl.on("line", (line) => {
       const frame = (text) => JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { content: [{ type: "text", text }] } });
       const pad = args.bytes - Buffer.byteLength(frame(""));
       const line = frame("x".repeat(Math.max(0, pad)));
+      if (args.cut && args.cutOnce) {
+        if (fs.existsSync(args.cutOnce)) args.cut = 0;
+        else fs.writeFileSync(args.cutOnce, "");
+      }
       if (args.cut) {
         writeAllSync(line.slice(0, args.cut));
         process.kill(process.pid, "SIGKILL");
