@@ -3,7 +3,6 @@
 package shim
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -34,18 +33,7 @@ func fakeIdler() {
 		fmt.Fprintln(f, os.Getpid())
 		f.Close()
 	}
-	lines := make(chan []byte)
-	go func() {
-		r := jsonrpc.NewReader(os.Stdin)
-		for {
-			l, err := r.Next()
-			if err != nil {
-				close(lines)
-				return
-			}
-			lines <- bytes.Clone(l)
-		}
-	}()
+	lines := lineChan(os.Stdin, 0)
 	reply := func(id []byte, result string) {
 		os.Stdout.Write(append(jsonrpc.ResultReply(id, []byte(result)), '\n'))
 	}

@@ -123,7 +123,7 @@ type hostileShim struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	lines  chan []byte
+	lines  <-chan []byte
 	stderr *lockedBuffer
 	next   int
 }
@@ -135,18 +135,7 @@ func startHostile(t *testing.T, flags ...string) *hostileShim {
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "FAKE_MCP=hostile", "XDG_STATE_HOME="+t.TempDir())
 	in, out, stderr := startLogged(t, cmd)
-	h := &hostileShim{t: t, cmd: cmd, stdin: in, lines: make(chan []byte, 100), stderr: stderr}
-	go func() {
-		r := jsonrpc.NewReader(out)
-		for {
-			l, err := r.Next()
-			if err != nil {
-				close(h.lines)
-				return
-			}
-			h.lines <- bytes.Clone(l)
-		}
-	}()
+	h := &hostileShim{t: t, cmd: cmd, stdin: in, lines: lineChan(out, 100), stderr: stderr}
 	if r := h.call("initialize", initParams); !r.Get("result").Exists() {
 		t.Fatalf("initialize: %s", r.Raw)
 	}

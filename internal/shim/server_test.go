@@ -3,10 +3,12 @@
 package shim
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"os"
 	"os/exec"
@@ -123,6 +125,24 @@ func fakeWrapper() {
 	}
 	signal.Ignore(syscall.SIGTERM) // like a wrapper that does not forward signals
 	cmd.Wait()
+}
+
+// lineChan sends a copy of each JSON-RPC line read from r on the channel
+// it returns (with room for buffer lines), closed at EOF or a read error.
+func lineChan(r io.Reader, buffer int) <-chan []byte {
+	lines := make(chan []byte, buffer)
+	go func() {
+		defer close(lines)
+		jr := jsonrpc.NewReader(r)
+		for {
+			l, err := jr.Next()
+			if err != nil {
+				return
+			}
+			lines <- bytes.Clone(l)
+		}
+	}()
+	return lines
 }
 
 // stdinMessages are the messages a fake server reads on its stdin, each
