@@ -47,7 +47,7 @@ var costSetups = []costSetup{
 
 // batchHook is a PostToolBatch hook group running /bin/true.
 func batchHook(async bool) map[string]any {
-	h := map[string]any{"type": "command", "command": "/bin/true"}
+	h := map[string]any{"type": "command", "command": "/bin/true", "args": []any{}}
 	if async {
 		h["async"] = true
 	}
@@ -72,14 +72,18 @@ func pluginFiles(t *testing.T) string {
 // floorPlugin is the cheapest plugin that checks MCP calls: one blocking
 // PreToolUse hook on mcp__.* that runs /bin/true (and the hooks of more,
 // when not nil). Claude Code charges a price of its own for any blocking
-// hook; this is that price.
+// hook; this is that price. Its hooks are in the exec form (command and
+// args), as mcp-heal's are: a command without args runs through sh -c
+// (measured: the hook's parent is sh, with args Claude Code itself), which
+// would make the floor a shell and /bin/true, dearer than mcp-heal's
+// launcher alone.
 func floorPlugin(t *testing.T, more map[string]any) string {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, ".claude-plugin"), 0o755)
 	os.MkdirAll(filepath.Join(dir, "hooks"), 0o755)
 	writeJSONFile(t, filepath.Join(dir, ".claude-plugin", "plugin.json"), map[string]any{"name": "floor", "version": "1.0.0"})
 	hooks := map[string]any{
-		"PreToolUse": []any{map[string]any{"matcher": "mcp__.*", "hooks": []any{map[string]any{"type": "command", "command": "/bin/true"}}}},
+		"PreToolUse": []any{map[string]any{"matcher": "mcp__.*", "hooks": []any{map[string]any{"type": "command", "command": "/bin/true", "args": []any{}}}}},
 	}
 	for k, v := range more {
 		hooks[k] = v
