@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -71,7 +72,10 @@ func runStatusline(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stdout, "It adds these lines to %s\n(or add them yourself, inside its outer { }):\n\n%s\n", path, indent(setup.Snippet(command)))
 	}
 	if s := env.Getenv("CLAUDE_CODE_SESSION_ID"); s != "" {
-		recs, _ := state.FindSession(s, 0)
+		// The session's shims by its id or its Claude Code (/clear
+		// changes the id, not the servers): the status line's own rule.
+		pid, _ := strconv.Atoi(env.Getenv("CLAUDE_PID"))
+		recs, _ := state.FindSession(s, pid)
 		if l := statusline.Line(recs, time.Now(), false); l != "" {
 			fmt.Fprintf(env.Stdout, "\nThis session's line now: %s\n", l)
 		} else {

@@ -9,12 +9,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tidwall/gjson"
 
+	"github.com/mcp-heal/mcp-heal/internal/state"
 	"github.com/mcp-heal/mcp-heal/internal/testenv"
+	"github.com/mcp-heal/mcp-heal/internal/testenv/fakeshim"
 )
 
 // cfgEnv is a throwaway home and project for the config commands, with
@@ -370,6 +374,25 @@ func notes(out string) string {
 // ~/.claude/settings.json, says so the second time, and leaves a
 // statusLine of the user's own as it is, printing a command that shows
 // both (exit 1).
+// TestStatuslineLineNowAfterClear: /mcp-heal statusline inside a session
+// prints the session's line now, from the shims of its id or of its
+// Claude Code ($CLAUDE_PID): after /clear (a new id, the same servers) the
+// line is still the session's, as the status line itself shows it.
+func TestStatuslineLineNowAfterClear(t *testing.T) {
+	home := testenv.TempDir(t)
+	stateDir := testenv.UseStateDir(t, filepath.Join(home, "state"))
+	claude := testenv.StartProcess(t, "sleep", "60")
+	shim := testenv.StartProcess(t, "sleep", "60")
+	fakeshim.WriteRecord(t, state.Record{Server: "notes", Session: "before-clear", ClaudePID: claude.Process.Pid, ShimPID: shim.Process.Pid, Mode: state.ModeStdio, State: state.Running, ChildPID: 1, Started: time.Now()})
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_STATE_HOME=" + stateDir, "XDG_DATA_HOME=" + filepath.Join(home, "data"), "MCP_HEAL_CONTEXT=claude-code", "CLAUDE_CODE_SESSION_ID=after-clear"}
+	if _, out, _ := testenv.RunBinary(t, append(env, "CLAUDE_PID="+strconv.Itoa(claude.Process.Pid)), "", "", "statusline"); !strings.Contains(out, "This session's line now: MCP 1/1 ok") {
+		t.Errorf("after /clear, under the same Claude Code: %s", out)
+	}
+	if _, out, _ := testenv.RunBinary(t, env, "", "", "statusline"); !strings.Contains(out, "This session's line is empty now") {
+		t.Errorf("another session, no Claude Code pid: %s", out)
+	}
+}
+
 func TestStatuslineSetup(t *testing.T) {
 	bin := testenv.Binary(t)
 	home := testenv.TempDir(t)
