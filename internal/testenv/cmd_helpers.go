@@ -2,7 +2,6 @@ package testenv
 
 import (
 	"context"
-	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -22,19 +21,19 @@ func RunBinary(tb testing.TB, env []string, dir, stdin string, args ...string) (
 	defer cancel()
 	cmd := exec.CommandContext(ctx, Binary(tb), args...)
 	cmd.Env, cmd.Dir, cmd.Stdin = env, dir, strings.NewReader(stdin)
-	var o, e strings.Builder
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
+	code, stdout, stderr = RunCode(tb, cmd)
 	if ctx.Err() != nil {
-		tb.Fatalf("mcp-heal %s still running after 60 s; stderr:\n%.2000s", strings.Join(args, " "), e.String())
+		tb.Fatalf("mcp-heal %s still running after 60 s; stderr:\n%.2000s", strings.Join(args, " "), stderr)
 	}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return ee.ExitCode(), o.String(), e.String()
-	} else if err != nil {
-		tb.Fatalf("mcp-heal %s: %v", strings.Join(args, " "), err)
-	}
-	return 0, o.String(), e.String()
+	return code, stdout, stderr
+}
+
+// shimCommand is `mcp-heal shim` with args (its flags, then "--" and the
+// server's command line) and env added to the test's environment.
+func shimCommand(tb testing.TB, env []string, args ...string) *exec.Cmd {
+	cmd := exec.Command(Binary(tb), append([]string{"shim"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	return cmd
 }
 
 // StartShim starts `mcp-heal shim` with args (its flags, then "--" and
@@ -43,8 +42,7 @@ func RunBinary(tb testing.TB, env []string, dir, stdin string, args ...string) (
 // the shim, and the shim is waited for (15 s, then killed).
 func StartShim(tb testing.TB, env []string, args ...string) (*exec.Cmd, io.WriteCloser) {
 	tb.Helper()
-	cmd := exec.Command(Binary(tb), append([]string{"shim"}, args...)...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd := shimCommand(tb, env, args...)
 	stdin, err := cmd.StdinPipe()
 	if err == nil {
 		err = cmd.Start()

@@ -26,14 +26,11 @@ type RPCClient struct {
 	stderr bytes.Buffer // read only once Wait returned
 }
 
-// StartShimRPC starts `mcp-heal shim` with args (its flags, then "--" and
-// the server's command line) and env added to the test's environment, as
+// StartShimRPC starts `mcp-heal shim` with args and env (shimCommand) as
 // an RPCClient's child.
 func StartShimRPC(tb testing.TB, env []string, args ...string) *RPCClient {
 	tb.Helper()
-	cmd := exec.Command(Binary(tb), append([]string{"shim"}, args...)...)
-	cmd.Env = append(os.Environ(), env...)
-	return StartRPC(tb, cmd)
+	return StartRPC(tb, shimCommand(tb, env, args...))
 }
 
 // StartRPC starts cmd and reads its stdout as JSON-RPC lines. When tb
